@@ -1,0 +1,224 @@
+"""The ``cvfilters`` command line (Typer), installed as ``cvfilters.cli``.
+
+Exit codes: 0 all done; 1 some inputs failed and the rest were written; 2 usage
+error (unknown filter, bad parameter, unavailable backend), nothing written; 130
+interrupted. Errors are one line each on stderr; ``--debug`` adds tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+
+app = typer.Typer(
+    name="cvfilters",
+    help="Image filters on OpenCV: one definition, cpu / OpenCL / CUDA backends.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+_state = {"debug": False}
+
+
+def _err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+@app.callback()
+def _main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks for errors.")] = False) -> None:
+    _state["debug"] = debug
+
+
+# ---------------------------------------------------------------- apply
+@app.command()
+def apply(
+    inputs: Annotated[list[str], typer.Argument(metavar="INPUT...", help="Image files, directories or globs.")],
+    output: Annotated[str, typer.Option("-o", "--output", help="Output file (one input) or directory.")],
+    specs: Annotated[list[str] | None, typer.Option("-f", "--filter", metavar="SPEC",
+                                                    help="name or name:key=value,...; repeat or join with |")] = None,
+    pipeline_file: Annotated[Path | None, typer.Option("-p", "--pipeline", help="YAML/JSON pipeline file.")] = None,
+    backend: Annotated[str, typer.Option(help="auto, cpu, opencl or cuda.")] = "auto",
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes; 0 = one per core.")] = 0,
+    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs (never the input).")] = False,
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Descend into sub-directories.")] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help="Output extension for directory outputs (png, jpg ...).")] = None,
+    quality: Annotated[int | None, typer.Option(min=1, max=100, help="JPEG/WebP quality.")] = None,
+    max_pixels: Annotated[int | None, typer.Option(min=1, help="Refuse larger images (default 2^28).")] = None,
+    explain: Annotated[bool, typer.Option(help="Print the plan: backend, steps, transfers, fallbacks.")] = False,
+) -> None:
+    """Run a pipeline on image files and write the results."""
+    from cvfilters import batch, io
+    from cvfilters.backends import BACKEND_NAMES, get_backend
+    from cvfilters.errors import UsageError
+    from cvfilters.pipeline import Pipeline
+
+    pipeline = Pipeline(Pipeline.load(pipeline_file).steps if pipeline_file else [])
+    pipeline.steps += Pipeline.parse(specs).steps if specs else []
+    if not pipeline.steps:
+        raise UsageError("give at least one filter with -f SPEC or a pipeline file with -p FILE")
+    if backend not in BACKEND_NAMES:
+        raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKEND_NAMES)}")
+    if backend != "auto":
+        get_backend(backend)
+    suffix = None
+    if fmt:
+        suffix = "." + fmt.lower().lstrip(".")
+        if suffix not in io.IMAGE_EXTENSIONS:
+            raise UsageError(f"--format {fmt!r} is not an image format cvfilters writes")
+    tasks, failures = batch.plan(inputs, output, recursive=recursive, suffix=suffix)
+    options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels)
+    workers = jobs or os.cpu_count() or 1
+    summary = batch.Summary()
+    for failure in failures:
+        _err(f"error: {failure.message}")
+    outcomes = batch.timed(batch.run(tasks, options, jobs=workers), summary)
+    explained = False
+    with _progress(len(tasks)) as advance:
+        for outcome in outcomes:
+            for note in outcome.warnings:
+                _err(f"warning: {note}")
+            if outcome.status == "failed":
+                _err(f"error: {outcome.message}")
+            elif outcome.status == "skipped":
+                _err(outcome.message)
+            elif explain and not explained:
+                _err("\n".join(outcome.report))
+                explained = True
+            advance()
+    summary.failed += len(failures)
+    if len(tasks) + len(failures) > 1:
+        _err(summary.line())
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+class _progress:
+    """A rich progress bar on a terminal for multi-file runs; nothing when piped."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.bar: Any = None
+
+    def __enter__(self) -> Any:
+        if self.total < 2 or not sys.stderr.isatty():
+            return lambda: None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("filtering"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                            console=Console(stderr=True), transient=True)
+        self.bar.start()
+        task = self.bar.add_task("files", total=self.total)
+        return lambda: self.bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# ---------------------------------------------------------------- list / info
+@app.command("list")
+def list_filters(
+    category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON list of {name, category, summary}.")] = False,
+) -> None:
+    """List the registered filters."""
+    from cvfilters.errors import UsageError
+    from cvfilters.registry import CATEGORIES, filters
+
+    if category is not None and category not in CATEGORIES:
+        raise UsageError(f"--category {category!r} is not one of {', '.join(CATEGORIES)}")
+    chosen = filters(category)
+    if as_json:
+        typer.echo(json.dumps([{"name": f.name, "category": f.category, "summary": f.summary} for f in chosen],
+                              indent=2))
+        return
+    width = max((len(f.name) for f in chosen), default=0)
+    for flt in chosen:
+        typer.echo(f"{flt.name:<{width}}  {flt.category:<9}  {flt.summary}")
+
+
+@app.command()
+def info(
+    name: Annotated[str, typer.Argument(help="Filter name.")],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON object with a params list.")] = False,
+) -> None:
+    """Describe a filter and its parameters."""
+    from cvfilters.registry import get
+
+    flt = get(name)
+    data = flt.info()
+    if as_json:
+        typer.echo(json.dumps(data, indent=2))
+        return
+    typer.echo(f"{flt.name} ({flt.category}, alpha: {flt.alpha})\n  {flt.summary}\n")
+    typer.echo("\n".join("  " + line for line in flt.description.splitlines()))
+    typer.echo("\nparameters:" if flt.params else "\nparameters: none")
+    for param in data["params"]:
+        allowed = (f"one of {', '.join(param['choices'])}" if "choices" in param else
+                   f"[{param.get('min', '-inf')}, {param.get('max', 'inf')}]" if "min" in param or "max" in param
+                   else "")
+        unit = f" {param['unit']}" if param["unit"] else ""
+        default = "required" if param["required"] else f"default {json.dumps(param['default'])}"
+        typer.echo(f"  {param['name']} ({param['type']}{unit}, {default}{', ' + allowed if allowed else ''})")
+        typer.echo(f"      {param['help']}")
+
+
+@app.command()
+def backends(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")] = False) -> None:
+    """Show which backends can run here, on which device, and if not, why."""
+    from cvfilters.backends import BACKEND_NAMES, availability
+
+    rows = [availability(name).as_dict() for name in BACKEND_NAMES if name != "auto"]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        state = "available" if row["available"] else "unavailable"
+        typer.echo(f"{row['name']:<7} {state:<11}  {row['device'] if row['available'] else row['reason']}")
+
+
+# ---------------------------------------------------------------- entry point
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code (the console script calls this)."""
+    from cvfilters.errors import CvfError, UsageError
+
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="cvfilters", standalone_mode=False)
+        return code if isinstance(code, int) else 0
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        _err("interrupted")
+        return 130
+    except click.ClickException as exc:
+        _err(f"error: {exc.format_message()}")
+        return exc.exit_code
+    except UsageError as exc:
+        _report(exc)
+        return 2
+    except CvfError as exc:
+        _report(exc)
+        return 1
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except Exception as exc:  # a bug: still one line unless --debug
+        if _state["debug"]:
+            raise
+        _err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        return 1
+
+
+def _report(exc: Exception) -> None:
+    if _state["debug"]:
+        traceback.print_exception(exc)
+    _err(f"error: {exc}")

@@ -1,0 +1,26 @@
+"""cvfilters: image filters on OpenCV, one definition for cpu, OpenCL and CUDA.
+
+>>> import cvfilters as cvf
+>>> img = cvf.read("photo.jpg")                                   # doctest: +SKIP
+>>> out = cvf.apply(img, "gaussian_blur", sigma=3)                 # doctest: +SKIP
+>>> pipe = cvf.Pipeline.parse("gaussian_blur:sigma=3 | pixellate:size=8")
+>>> cvf.write("out.png", pipe(img))                                # doctest: +SKIP
+"""
+
+from . import filters as _builtin_filters  # noqa: F401  (registers the built-in filters)
+from .backends import availability as backend_availability
+from .context import Context, ImageSpec
+from .errors import CvfError, ImageError, ParameterError, UsageError
+from .io import read, read_with_metadata, write
+from .params import Param
+from .pipeline import Pipeline, RunReport, apply
+from .registry import Filter, filters, register
+from .registry import get as get_filter
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Context", "CvfError", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline",
+    "RunReport", "UsageError", "apply", "backend_availability", "filters", "get_filter", "read",
+    "read_with_metadata", "register", "write", "__version__",
+]

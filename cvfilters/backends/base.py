@@ -1,0 +1,199 @@
+"""The Backend protocol: where images live and the primitives filters are written with.
+
+Filters never call ``cv2`` directly; they call primitives on ``ctx.be``. A backend
+implements every primitive for its own image type (numpy array, ``cv2.UMat`` or
+``cv2.cuda.GpuMat``). A primitive a backend cannot run on its device falls back
+explicitly (download, run on the host, upload) and is counted in
+:attr:`Backend.counters`, which ``--explain`` prints.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+BORDERS: dict[str, int] = {
+    "reflect101": cv2.BORDER_REFLECT_101,
+    "replicate": cv2.BORDER_REPLICATE,
+    "reflect": cv2.BORDER_REFLECT,
+    "wrap": cv2.BORDER_WRAP,
+    "constant": cv2.BORDER_CONSTANT,
+}
+BORDER_HELP = (
+    "edge handling: reflect101 (gfedcb|abcdefgh|gfedcba, default), replicate (aaaaaa|abcdefgh|hhhhhhh, "
+    "Core Image's clamp-to-extent), reflect (fedcba|abcdefgh|hgfedcb), wrap (cdefgh|abcdefgh|abcdefg), "
+    "constant (000000|abcdefgh|0000000)"
+)
+CV_DEPTH: dict[np.dtype, int] = {
+    np.dtype(np.uint8): cv2.CV_8U,
+    np.dtype(np.uint16): cv2.CV_16U,
+    np.dtype(np.int16): cv2.CV_16S,
+    np.dtype(np.float32): cv2.CV_32F,
+    np.dtype(np.float64): cv2.CV_64F,
+}
+CACHE_ENTRIES = 32
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend can run here, on which device, and if not, why."""
+
+    name: str
+    available: bool
+    device: str = ""
+    reason: str = ""
+    is_gpu: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "available": self.available, "device": self.device,
+                "reason": self.reason, "gpu": self.is_gpu}
+
+
+@dataclass
+class Counters:
+    """Transfers and host fallbacks a backend performed."""
+
+    uploads: int = 0
+    downloads: int = 0
+    fallbacks: Counter[str] = field(default_factory=Counter)
+
+    def snapshot(self) -> Counters:
+        return Counters(self.uploads, self.downloads, Counter(self.fallbacks))
+
+    def since(self, earlier: Counters) -> Counters:
+        fallbacks = self.fallbacks - earlier.fallbacks
+        return Counters(self.uploads - earlier.uploads, self.downloads - earlier.downloads, fallbacks)
+
+
+class Backend(abc.ABC):
+    """A place where images live, plus the primitive operations filters use."""
+
+    name: str = ""
+
+    def __init__(self) -> None:
+        self.counters = Counters()
+        self._cache: OrderedDict[Hashable, Any] = OrderedDict()
+
+    # ------------------------------------------------------------ availability
+    @classmethod
+    @abc.abstractmethod
+    def probe(cls) -> Availability:
+        """Report whether this backend can run on this machine (never raises)."""
+
+    # ------------------------------------------------------------ residency
+    @abc.abstractmethod
+    def is_native(self, image: Any) -> bool:
+        """True if ``image`` already lives where this backend computes."""
+
+    @abc.abstractmethod
+    def upload(self, array: np.ndarray) -> Any:
+        """Move a host array to the backend's device (counted)."""
+
+    @abc.abstractmethod
+    def download(self, image: Any) -> np.ndarray:
+        """Move a device image to a host array (counted)."""
+
+    def cached(self, key: Hashable, factory: Callable[[], np.ndarray]) -> Any:
+        """A device copy of a host array built by ``factory``, built and uploaded once per key.
+
+        Used for masks and maps that depend only on the image size and the parameters.
+        """
+        try:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        except KeyError:
+            value = self.upload(factory())
+            self._cache[key] = value
+            if len(self._cache) > CACHE_ENTRIES:
+                self._cache.popitem(last=False)
+            return value
+
+    # ------------------------------------------------------------ primitives
+    # Every method below takes and returns native images of this backend.
+    @abc.abstractmethod
+    def convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        """``saturate(image * alpha + beta)`` stored as ``dtype`` (rounded for integers)."""
+
+    @abc.abstractmethod
+    def split(self, image: Any) -> list[Any]: ...
+
+    @abc.abstractmethod
+    def merge(self, planes: Sequence[Any]) -> Any: ...
+
+    @abc.abstractmethod
+    def pad(self, image: Any, top: int, bottom: int, left: int, right: int, border: int,
+            value: float = 0.0) -> Any: ...
+
+    @abc.abstractmethod
+    def crop(self, image: Any, x: int, y: int, width: int, height: int) -> Any:
+        """A region of ``image``; may share memory with it."""
+
+    @abc.abstractmethod
+    def gaussian(self, image: Any, ksize: tuple[int, int], sigma: float, border: int) -> Any: ...
+
+    @abc.abstractmethod
+    def box(self, image: Any, ksize: tuple[int, int], border: int) -> Any:
+        """Normalised box (mean) filter."""
+
+    @abc.abstractmethod
+    def filter2d(self, image: Any, kernel: np.ndarray, border: int, delta: float = 0.0,
+                 ddepth: int = -1) -> Any:
+        """Correlation with ``kernel`` (anchor at the centre) plus ``delta``."""
+
+    @abc.abstractmethod
+    def sep_filter2d(self, image: Any, kernel_x: np.ndarray, kernel_y: np.ndarray, border: int,
+                     delta: float = 0.0, ddepth: int = -1) -> Any: ...
+
+    @abc.abstractmethod
+    def sobel(self, image: Any, ddepth: int, dx: int, dy: int, ksize: int, border: int) -> Any: ...
+
+    @abc.abstractmethod
+    def magnitude(self, x: Any, y: Any) -> Any:
+        """Per-element ``sqrt(x**2 + y**2)`` of two float32 images."""
+
+    @abc.abstractmethod
+    def absolute(self, image: Any) -> Any: ...
+
+    @abc.abstractmethod
+    def clip(self, image: Any, low: float, high: float) -> Any:
+        """Clamp every channel to ``[low, high]``."""
+
+    @abc.abstractmethod
+    def lut(self, image: Any, table: np.ndarray) -> Any:
+        """Look-up table for uint8 images (256 entries, or 256 x C for per-channel tables)."""
+
+    @abc.abstractmethod
+    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any: ...
+
+    @abc.abstractmethod
+    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any: ...
+
+    @abc.abstractmethod
+    def add_weighted(self, a: Any, wa: float, b: Any, wb: float, gamma: float = 0.0,
+                     dtype: np.dtype | None = None) -> Any: ...
+
+    @abc.abstractmethod
+    def bitwise_not(self, image: Any) -> Any: ...
+
+    @abc.abstractmethod
+    def flip(self, image: Any, code: int) -> Any: ...
+
+    @abc.abstractmethod
+    def resize(self, image: Any, size: tuple[int, int], interpolation: int) -> Any: ...
+
+    @abc.abstractmethod
+    def cvt_color(self, image: Any, code: int) -> Any: ...
+
+    @abc.abstractmethod
+    def remap(self, image: Any, map_x: Any, map_y: Any, interpolation: int, border: int,
+              value: float = 0.0) -> Any: ...
+
+    @abc.abstractmethod
+    def concat(self, images: Sequence[Any], axis: int) -> Any:
+        """Stack images side by side (``axis=1``) or top to bottom (``axis=0``)."""

@@ -1,0 +1,35 @@
+"""The cpu backend: OpenCV on numpy arrays. Always available."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .base import Availability
+from .cv import CvBackend
+
+
+class CpuBackend(CvBackend):
+    """Images are numpy arrays; uploads and downloads are free and not counted."""
+
+    name = "cpu"
+
+    @classmethod
+    def probe(cls) -> Availability:
+        threads = cv2.getNumThreads()
+        return Availability("cpu", True, device=f"{os.cpu_count()} cores, {threads} OpenCV threads")
+
+    def is_native(self, image: Any) -> bool:
+        return isinstance(image, np.ndarray)
+
+    def upload(self, array: np.ndarray) -> np.ndarray:
+        return array
+
+    def download(self, image: np.ndarray) -> np.ndarray:
+        return image
+
+    def crop(self, image: np.ndarray, x: int, y: int, width: int, height: int) -> np.ndarray:
+        return image[y : y + height, x : x + width]

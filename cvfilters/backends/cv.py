@@ -1,0 +1,95 @@
+"""Primitives shared by the cpu and opencl backends.
+
+OpenCV's transparent API accepts numpy arrays and ``cv2.UMat`` in the same calls, so
+one implementation serves both; the subclasses only decide where images live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .base import CV_DEPTH, Backend
+
+
+def _depth(dtype: np.dtype | None) -> int:
+    return -1 if dtype is None else CV_DEPTH[np.dtype(dtype)]
+
+
+class CvBackend(Backend):
+    """cv2 calls on whatever array type the subclass keeps images in."""
+
+    def convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0, beta: float = 0.0) -> Any:
+        # addWeighted with a zero second weight is Mat::convertTo(alpha, beta) for any array type.
+        return cv2.addWeighted(image, alpha, image, 0.0, beta, dtype=_depth(dtype))
+
+    def split(self, image: Any) -> list[Any]:
+        return list(cv2.split(image))
+
+    def merge(self, planes: Sequence[Any]) -> Any:
+        return cv2.merge(list(planes))
+
+    def pad(self, image: Any, top: int, bottom: int, left: int, right: int, border: int,
+            value: float = 0.0) -> Any:
+        return cv2.copyMakeBorder(image, top, bottom, left, right, border, value=(value,) * 4)
+
+    def gaussian(self, image: Any, ksize: tuple[int, int], sigma: float, border: int) -> Any:
+        return cv2.GaussianBlur(image, ksize, sigma, sigmaY=sigma, borderType=border)
+
+    def box(self, image: Any, ksize: tuple[int, int], border: int) -> Any:
+        return cv2.blur(image, ksize, borderType=border)
+
+    def filter2d(self, image: Any, kernel: np.ndarray, border: int, delta: float = 0.0,
+                 ddepth: int = -1) -> Any:
+        return cv2.filter2D(image, ddepth, kernel, delta=delta, borderType=border)
+
+    def sep_filter2d(self, image: Any, kernel_x: np.ndarray, kernel_y: np.ndarray, border: int,
+                     delta: float = 0.0, ddepth: int = -1) -> Any:
+        return cv2.sepFilter2D(image, ddepth, kernel_x, kernel_y, delta=delta, borderType=border)
+
+    def sobel(self, image: Any, ddepth: int, dx: int, dy: int, ksize: int, border: int) -> Any:
+        return cv2.Sobel(image, ddepth, dx, dy, ksize=ksize, borderType=border)
+
+    def magnitude(self, x: Any, y: Any) -> Any:
+        return cv2.magnitude(x, y)
+
+    def absolute(self, image: Any) -> Any:
+        return cv2.absdiff(image, (0.0, 0.0, 0.0, 0.0))
+
+    def clip(self, image: Any, low: float, high: float) -> Any:
+        return cv2.min(cv2.max(image, (low,) * 4), (high,) * 4)
+
+    def lut(self, image: Any, table: np.ndarray) -> Any:
+        return cv2.LUT(image, table)
+
+    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
+        return cv2.multiply(a, b, scale=scale, dtype=_depth(dtype))
+
+    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
+        return cv2.divide(a, b, scale=scale, dtype=_depth(dtype))
+
+    def add_weighted(self, a: Any, wa: float, b: Any, wb: float, gamma: float = 0.0,
+                     dtype: np.dtype | None = None) -> Any:
+        return cv2.addWeighted(a, wa, b, wb, gamma, dtype=_depth(dtype))
+
+    def bitwise_not(self, image: Any) -> Any:
+        return cv2.bitwise_not(image)
+
+    def flip(self, image: Any, code: int) -> Any:
+        return cv2.flip(image, code)
+
+    def resize(self, image: Any, size: tuple[int, int], interpolation: int) -> Any:
+        return cv2.resize(image, size, interpolation=interpolation)
+
+    def cvt_color(self, image: Any, code: int) -> Any:
+        return cv2.cvtColor(image, code)
+
+    def remap(self, image: Any, map_x: Any, map_y: Any, interpolation: int, border: int,
+              value: float = 0.0) -> Any:
+        return cv2.remap(image, map_x, map_y, interpolation, borderMode=border, borderValue=(value,) * 4)
+
+    def concat(self, images: Sequence[Any], axis: int) -> Any:
+        return (cv2.vconcat if axis == 0 else cv2.hconcat)(list(images))

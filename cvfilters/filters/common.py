@@ -1,0 +1,32 @@
+"""Pieces shared by filter families: border parameters and wrap-around borders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import cv2
+
+from ..backends import BORDER_HELP, BORDERS
+from ..context import Context
+from ..params import Param
+
+
+def border_param(default: str = "reflect101") -> Param:
+    """The ``border`` parameter every neighbourhood filter declares."""
+    return Param("border", "choice", default, choices=tuple(BORDERS), help=BORDER_HELP)
+
+
+def with_border(ctx: Context, image: Any, reach: tuple[int, int], border: str,
+                run: Callable[[Any, int], Any]) -> Any:
+    """Run a neighbourhood operation ``run(image, cv_border)`` with any border mode.
+
+    OpenCV's filters reject ``BORDER_WRAP``; for it the image is padded by ``reach``
+    (x, y) pixels with wrapped content, filtered, and cropped back to its extent
+    (Core Image's clamp-and-crop approach, with a wrap instead of a clamp).
+    """
+    if border != "wrap":
+        return run(image, BORDERS[border])
+    rx, ry = reach
+    padded = ctx.be.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
+    return ctx.be.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.spec.width, ctx.spec.height)

@@ -1,0 +1,338 @@
+"""Pipelines: an ordered list of filter steps, parsed, saved and run on one backend.
+
+Spec syntax (CLI ``-f`` and :meth:`Pipeline.parse`)::
+
+    name                       a filter with its defaults
+    name:key=value,key=value   values: numbers, true/false, words, [lists], @file,
+                               or 'quoted text' when a value holds , | or :
+    step | step | step         several steps in one string
+
+Pipeline files are YAML or JSON: ``{version: 1, steps: [{filter: name, params: {...}}]}``.
+A run uploads the image once, runs every step on the device and downloads once; the
+result has the input's type (ndarray, ``cv2.UMat`` or ``cv2.cuda.GpuMat``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import cv2
+import numpy as np
+
+from . import registry
+from .backends import Backend, Counters, get_backend, native_backend, select
+from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
+from .errors import InvalidImageError, SpecError
+from .registry import Filter
+
+PIPELINE_VERSION = 1
+_CV_DTYPE = {cv2.CV_8U: np.dtype(np.uint8), cv2.CV_16U: np.dtype(np.uint16), cv2.CV_32F: np.dtype(np.float32)}
+
+
+class Step(NamedTuple):
+    """One filter with its resolved (validated, complete) parameters."""
+
+    filter: Filter
+    params: dict[str, Any]
+
+    def overrides(self) -> dict[str, Any]:
+        """The parameters that differ from their defaults."""
+        return {p.name: self.params[p.name] for p in self.filter.params if self.params[p.name] != p.default}
+
+    def to_spec(self) -> str:
+        values = self.overrides()
+        if not values:
+            return self.filter.name
+        parts = [f"{k}={_quote(self.filter.param(k).format(v))}" for k, v in values.items()]
+        return f"{self.filter.name}:{','.join(parts)}"
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a run did: backend, device, transfers and host fallbacks."""
+
+    backend: str
+    device: str
+    steps: tuple[str, ...]
+    counters: Counters
+
+    def lines(self) -> list[str]:
+        fallbacks = ", ".join(f"{name} x{n}" for name, n in sorted(self.counters.fallbacks.items())) or "none"
+        return [f"backend: {self.backend} ({self.device})",
+                *(f"  step {i}: {spec}" for i, spec in enumerate(self.steps, 1)),
+                f"transfers: {self.counters.uploads} upload(s), {self.counters.downloads} download(s)",
+                f"host fallbacks: {fallbacks}"]
+
+
+class Pipeline:
+    """An ordered list of filter steps.
+
+    Parameters
+    ----------
+    steps : iterable
+        Items are :class:`Step`, ``(name_or_filter, params_dict)`` tuples, or spec
+        strings such as ``"gaussian_blur:sigma=3"``.
+
+    Examples
+    --------
+    >>> pipe = Pipeline.parse("gaussian_blur:sigma=3 | pixellate:size=8")
+    >>> out = pipe(image, backend="cpu")  # doctest: +SKIP
+    """
+
+    def __init__(self, steps: Iterable[Step | tuple[str | Filter, Mapping[str, Any]] | str] = (), *,
+                 base_dir: str | os.PathLike[str] | None = None) -> None:
+        self.steps: list[Step] = []
+        for item in steps:
+            if isinstance(item, Step):
+                self.steps.append(item)
+            elif isinstance(item, str):
+                self.steps.extend(Pipeline.parse(item, base_dir=base_dir).steps)
+            else:
+                name, params = item
+                flt = registry.get(name)
+                self.steps.append(Step(flt, flt.resolve(params, base_dir=base_dir)))
+
+    # ------------------------------------------------------------ parsing
+    @classmethod
+    def parse(cls, spec: str | Sequence[str], *, base_dir: str | os.PathLike[str] | None = None) -> Pipeline:
+        """Parse one spec string (steps joined by ``|``) or a sequence of them.
+
+        Raises
+        ------
+        SpecError, UnknownFilterError, ParameterError
+            Naming the step or parameter at fault.
+        """
+        texts = [spec] if isinstance(spec, str) else list(spec)
+        steps: list[Step] = []
+        for text in texts:
+            for part in _split_top(text, "|"):
+                steps.append(_parse_step(part.strip(), base_dir))
+        return cls(steps)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, base_dir: str | os.PathLike[str] | None = None) -> Pipeline:
+        """Build from the dict form of a pipeline file (``version`` and ``steps``)."""
+        if not isinstance(data, Mapping):
+            raise SpecError("a pipeline file must hold a mapping with 'version' and 'steps'")
+        unknown = set(data) - {"version", "steps"}
+        if unknown:
+            raise SpecError(f"unknown key {sorted(unknown)[0]!r} in pipeline file (allowed: version, steps)")
+        if data.get("version") != PIPELINE_VERSION:
+            raise SpecError(f"pipeline file version must be {PIPELINE_VERSION}, not {data.get('version')!r}")
+        items = data.get("steps")
+        if not isinstance(items, list):
+            raise SpecError("'steps' must be a list of {filter: NAME, params: {...}}")
+        steps = []
+        for i, item in enumerate(items, 1):
+            if not isinstance(item, Mapping) or "filter" not in item or set(item) - {"filter", "params"}:
+                raise SpecError(f"step {i} must be a mapping with 'filter' and optional 'params' only")
+            params = item.get("params") or {}
+            if not isinstance(params, Mapping):
+                raise SpecError(f"step {i}: 'params' must be a mapping")
+            flt = registry.get(str(item["filter"]))
+            steps.append(Step(flt, flt.resolve(params, base_dir=base_dir)))
+        return cls(steps)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Pipeline:
+        """Read a YAML or JSON pipeline file; relative ``@file`` values are read from its folder."""
+        import yaml
+
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise SpecError(f"{path}: cannot read pipeline file ({exc.strerror or exc})") from None
+        try:
+            data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise SpecError(f"{path}: not a valid pipeline file ({first})") from None
+        return cls.from_dict(data, base_dir=path.parent)
+
+    # ------------------------------------------------------------ writing back
+    def to_dict(self) -> dict[str, Any]:
+        """The pipeline-file form; parameters equal to their defaults are left out."""
+        steps = []
+        for step in self.steps:
+            entry: dict[str, Any] = {"filter": step.filter.name}
+            values = step.overrides()
+            if values:
+                entry["params"] = {k: step.filter.param(k).to_json(v) for k, v in values.items()}
+            steps.append(entry)
+        return {"version": PIPELINE_VERSION, "steps": steps}
+
+    def to_spec(self) -> str:
+        """The one-line CLI form, parsed back by :meth:`parse` to the same pipeline."""
+        return " | ".join(step.to_spec() for step in self.steps)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write a ``.json`` file, or YAML for any other suffix."""
+        import yaml
+
+        path = Path(path)
+        data = self.to_dict()
+        text = json.dumps(data, indent=2) + "\n" if path.suffix.lower() == ".json" else yaml.safe_dump(data, sort_keys=False)
+        path.write_text(text)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pipeline) and [(s.filter.name, s.params) for s in self.steps] == [
+            (s.filter.name, s.params) for s in other.steps]
+
+    def __repr__(self) -> str:
+        return f"Pipeline.parse({self.to_spec()!r})"
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    # ------------------------------------------------------------ running
+    def __call__(self, image: Any, *, backend: str = "auto") -> Any:
+        """Run the pipeline; the result has the input's type, shape and dtype."""
+        return self.run(image, backend=backend)[0]
+
+    def run(self, image: Any, *, backend: str = "auto") -> tuple[Any, RunReport]:
+        """Run the pipeline and report the backend, transfers and fallbacks.
+
+        Parameters
+        ----------
+        image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
+            uint8, uint16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
+        backend : {"auto", "cpu", "opencl", "cuda"}
+            Where to run; an unavailable backend named explicitly is an error.
+
+        Returns
+        -------
+        (image, RunReport)
+        """
+        spec = spec_of(image)
+        be = select(backend, image, spec.pixels)
+        before = be.counters.snapshot()
+        native = _to_backend(image, be)
+        ctx = Context(be, spec)
+        for step in self.steps:
+            native = step.filter.run(ctx, native, step.params)
+        out = _from_backend(native, be, image)
+        report = RunReport(be.name, _device_name(be), tuple(s.to_spec() for s in self.steps),
+                           be.counters.since(before))
+        return out, report
+
+
+def apply(image: Any, filter: str | Filter, *, backend: str = "auto", **params: Any) -> Any:
+    """Apply one filter to an image.
+
+    Parameters
+    ----------
+    image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
+        uint8, uint16 or float32; 1, 3 or 4 channels.
+    filter : str or Filter
+        A registered filter name or a filter object.
+    backend : {"auto", "cpu", "opencl", "cuda"}
+    **params
+        The filter's parameters (``cvfilters info NAME`` lists them).
+
+    Returns
+    -------
+    Same type, shape and dtype as ``image``.
+    """
+    return Pipeline([(filter, params)])(image, backend=backend)
+
+
+def spec_of(image: Any) -> ImageSpec:
+    """The :class:`ImageSpec` of an image, validating what cvfilters processes."""
+    if isinstance(image, np.ndarray):
+        spec = ImageSpec(image.shape[0], image.shape[1], 1 if image.ndim == 2 else image.shape[-1],
+                         image.dtype) if image.ndim in (2, 3) else None
+    elif isinstance(image, cv2.cuda.GpuMat):
+        width, height = image.size()
+        spec = ImageSpec(height, width, image.channels(), _CV_DTYPE.get(image.depth(), np.dtype(np.int8)))
+    elif isinstance(image, cv2.UMat):
+        return spec_of(image.get())  # a UMat does not expose its shape: read it once
+    else:
+        raise InvalidImageError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
+    if spec is None or spec.channels not in SUPPORTED_CHANNELS:
+        shape = getattr(image, "shape", "?")
+        raise InvalidImageError(f"image shape {shape} is not H x W or H x W x C with C in 1, 3, 4")
+    if spec.dtype not in SUPPORTED_DTYPES:
+        raise InvalidImageError(f"image dtype {spec.dtype} is not supported (use uint8, uint16 or float32)")
+    if spec.height == 0 or spec.width == 0:
+        raise InvalidImageError("image is empty (0 pixels)")
+    return spec
+
+
+def _to_backend(image: Any, be: Backend) -> Any:
+    if be.is_native(image):
+        return image
+    if isinstance(image, np.ndarray):
+        return be.upload(image)
+    return be.upload(get_backend(native_backend(image) or "cpu").download(image))
+
+
+def _from_backend(native: Any, be: Backend, original: Any) -> Any:
+    if be.is_native(original):
+        return native
+    host = be.download(native)
+    if isinstance(original, np.ndarray):
+        return np.ascontiguousarray(host).reshape(original.shape)
+    return get_backend(native_backend(original) or "cpu").upload(host)
+
+
+def _device_name(be: Backend) -> str:
+    from .backends import availability
+
+    return availability(be.name).device
+
+
+# ---------------------------------------------------------------- spec parsing
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split on ``sep`` outside brackets and quotes."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    if quote or depth:
+        raise SpecError(f"unbalanced {'quote' if quote else 'brackets'} in {text!r}")
+    parts.append(text[start:])
+    return parts
+
+
+def _parse_step(text: str, base_dir: str | os.PathLike[str] | None) -> Step:
+    if not text:
+        raise SpecError("empty filter step (two '|' in a row, or a trailing '|')")
+    name, _, rest = text.partition(":")
+    flt = registry.get(name.strip())
+    values: dict[str, Any] = {}
+    for item in _split_top(rest, ",") if rest.strip() else []:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise SpecError(f"{flt.name}: expected key=value, got {item.strip()!r}")
+        if key in values:
+            raise SpecError(f"{flt.name}: {key} is given twice")
+        values[key] = _unquote(value.strip())
+    return Step(flt, flt.resolve(values, base_dir=base_dir))
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+def _quote(text: str) -> str:
+    if any(ch in text for ch in ",|:'\"") and not text.startswith("["):
+        return "'" + text + "'" if "'" not in text else '"' + text + '"'
+    return text
