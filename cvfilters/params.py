@@ -52,6 +52,9 @@ class Param:
         The filter cannot run without it (e.g. the kernel of ``convolve``).
     odd : bool
         Integer values must be odd (0 is allowed when ``min`` is 0, meaning automatic).
+    example : object, optional
+        A typical value, required for required parameters: ``cvfilters info``, the
+        gallery and the registry-wide tests use it.
     """
 
     name: str
@@ -64,10 +67,13 @@ class Param:
     help: str = ""
     required: bool = False
     odd: bool = False
+    example: Any = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"Param {self.name!r}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.required and self.example is None:
+            raise ValueError(f"Param {self.name!r}: a required parameter needs an example value")
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"Param {self.name!r}: a choice parameter needs choices")
 
@@ -258,6 +264,8 @@ class Param:
         info.update(unit=self.unit, help=self.help, required=self.required)
         if self.odd:
             info["odd"] = True
+        if self.example is not None:
+            info["example"] = self.format(self.example)
         return info
 
 

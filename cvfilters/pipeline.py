@@ -65,7 +65,8 @@ class RunReport:
         fallbacks = ", ".join(f"{name} x{n}" for name, n in sorted(self.counters.fallbacks.items())) or "none"
         return [f"backend: {self.backend} ({self.device})",
                 *(f"  step {i}: {spec}" for i, spec in enumerate(self.steps, 1)),
-                f"transfers: {self.counters.uploads} upload(s), {self.counters.downloads} download(s)",
+                f"transfers: {self.counters.uploads} upload(s), {self.counters.downloads} download(s), "
+                f"{self.counters.constants} cached mask/map upload(s)",
                 f"host fallbacks: {fallbacks}"]
 
 
@@ -273,12 +274,12 @@ def _to_backend(image: Any, be: Backend) -> Any:
 
 
 def _from_backend(native: Any, be: Backend, original: Any) -> Any:
+    if isinstance(original, np.ndarray):
+        # cv2 drops a trailing axis of length 1 and slicing may leave a view: restore both.
+        return np.ascontiguousarray(be.download(native)).reshape(original.shape)
     if be.is_native(original):
         return native
-    host = be.download(native)
-    if isinstance(original, np.ndarray):
-        return np.ascontiguousarray(host).reshape(original.shape)
-    return get_backend(native_backend(original) or "cpu").upload(host)
+    return get_backend(native_backend(original) or "cpu").upload(be.download(native))
 
 
 def _device_name(be: Backend) -> str:

@@ -57,18 +57,23 @@ class Availability:
 
 @dataclass
 class Counters:
-    """Transfers and host fallbacks a backend performed."""
+    """Transfers and host fallbacks a backend performed.
+
+    ``uploads``/``downloads`` count images moved by pipelines; ``constants`` counts
+    masks and maps uploaded once and cached (see :meth:`Backend.cached`).
+    """
 
     uploads: int = 0
     downloads: int = 0
+    constants: int = 0
     fallbacks: Counter[str] = field(default_factory=Counter)
 
     def snapshot(self) -> Counters:
-        return Counters(self.uploads, self.downloads, Counter(self.fallbacks))
+        return Counters(self.uploads, self.downloads, self.constants, Counter(self.fallbacks))
 
     def since(self, earlier: Counters) -> Counters:
-        fallbacks = self.fallbacks - earlier.fallbacks
-        return Counters(self.uploads - earlier.uploads, self.downloads - earlier.downloads, fallbacks)
+        return Counters(self.uploads - earlier.uploads, self.downloads - earlier.downloads,
+                        self.constants - earlier.constants, self.fallbacks - earlier.fallbacks)
 
 
 class Backend(abc.ABC):
@@ -92,12 +97,22 @@ class Backend(abc.ABC):
         """True if ``image`` already lives where this backend computes."""
 
     @abc.abstractmethod
-    def upload(self, array: np.ndarray) -> Any:
-        """Move a host array to the backend's device (counted)."""
+    def to_device(self, array: np.ndarray) -> Any:
+        """Copy a host array to the device (not counted; use :meth:`upload`)."""
 
     @abc.abstractmethod
+    def to_host(self, image: Any) -> np.ndarray:
+        """Copy a device image to the host (not counted; use :meth:`download`)."""
+
+    def upload(self, array: np.ndarray) -> Any:
+        """Move a host image to the backend's device, counted in ``counters.uploads``."""
+        self.counters.uploads += 1
+        return self.to_device(array)
+
     def download(self, image: Any) -> np.ndarray:
-        """Move a device image to a host array (counted)."""
+        """Move a device image to the host, counted in ``counters.downloads``."""
+        self.counters.downloads += 1
+        return self.to_host(image)
 
     def cached(self, key: Hashable, factory: Callable[[], np.ndarray]) -> Any:
         """A device copy of a host array built by ``factory``, built and uploaded once per key.
@@ -108,7 +123,8 @@ class Backend(abc.ABC):
             self._cache.move_to_end(key)
             return self._cache[key]
         except KeyError:
-            value = self.upload(factory())
+            self.counters.constants += 1
+            value = self.to_device(factory())
             self._cache[key] = value
             if len(self._cache) > CACHE_ENTRIES:
                 self._cache.popitem(last=False)
@@ -158,11 +174,12 @@ class Backend(abc.ABC):
         """Per-element ``sqrt(x**2 + y**2)`` of two float32 images."""
 
     @abc.abstractmethod
-    def absolute(self, image: Any) -> Any: ...
+    def absolute(self, image: Any) -> Any:
+        """Per-element absolute value of a float32 image."""
 
     @abc.abstractmethod
     def clip(self, image: Any, low: float, high: float) -> Any:
-        """Clamp every channel to ``[low, high]``."""
+        """Clamp every channel of a float32 image to ``[low, high]``."""
 
     @abc.abstractmethod
     def lut(self, image: Any, table: np.ndarray) -> Any:

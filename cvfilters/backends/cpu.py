@@ -13,7 +13,7 @@ from .cv import CvBackend
 
 
 class CpuBackend(CvBackend):
-    """Images are numpy arrays; uploads and downloads are free and not counted."""
+    """Images are numpy arrays; nothing moves, so nothing is counted."""
 
     name = "cpu"
 
@@ -24,6 +24,12 @@ class CpuBackend(CvBackend):
 
     def is_native(self, image: Any) -> bool:
         return isinstance(image, np.ndarray)
+
+    def to_device(self, array: np.ndarray) -> np.ndarray:
+        return array
+
+    def to_host(self, image: np.ndarray) -> np.ndarray:
+        return image
 
     def upload(self, array: np.ndarray) -> np.ndarray:
         return array

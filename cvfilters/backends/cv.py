@@ -57,10 +57,14 @@ class CvBackend(Backend):
         return cv2.magnitude(x, y)
 
     def absolute(self, image: Any) -> Any:
-        return cv2.absdiff(image, (0.0, 0.0, 0.0, 0.0))
+        # Python scalars are ambiguous in cv2 (a float is Scalar(v, 0, 0, 0); a tuple is
+        # an array for 1x1 images), so arithmetic with constants goes through convert().
+        return cv2.max(image, self.convert(image, np.float32, -1.0))
 
     def clip(self, image: Any, low: float, high: float) -> Any:
-        return cv2.min(cv2.max(image, (low,) * 4), (high,) * 4)
+        below_high = cv2.threshold(image, high, high, cv2.THRESH_TRUNC)[1]
+        negated = self.convert(below_high, np.float32, -1.0)
+        return self.convert(cv2.threshold(negated, -low, -low, cv2.THRESH_TRUNC)[1], np.float32, -1.0)
 
     def lut(self, image: Any, table: np.ndarray) -> Any:
         return cv2.LUT(image, table)

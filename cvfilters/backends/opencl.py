@@ -51,12 +51,10 @@ class OpenclBackend(CvBackend):
     def is_native(self, image: Any) -> bool:
         return isinstance(image, cv2.UMat)
 
-    def upload(self, array: np.ndarray) -> cv2.UMat:
-        self.counters.uploads += 1
+    def to_device(self, array: np.ndarray) -> cv2.UMat:
         return cv2.UMat(np.ascontiguousarray(array))
 
-    def download(self, image: cv2.UMat) -> np.ndarray:
-        self.counters.downloads += 1
+    def to_host(self, image: cv2.UMat) -> np.ndarray:
         return image.get()
 
     def crop(self, image: cv2.UMat, x: int, y: int, width: int, height: int) -> cv2.UMat:

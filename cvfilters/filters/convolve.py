@@ -34,7 +34,7 @@ def prepare_kernel(kernel: tuple[tuple[float, ...], ...], *, mode: str = "correl
     category="convolve",
     summary="Correlate or convolve with any 2-D kernel, plus bias and scale.",
     params=[
-        Param("kernel", "kernel", None, required=True,
+        Param("kernel", "kernel", None, required=True, example=((0, -1, 0), (-1, 5, -1), (0, -1, 0)),
               help="2-D matrix: [[0,-1,0],[-1,5,-1],[0,-1,0]], or @file (.txt/.csv rows, .npy, .json)"),
         Param("mode", "choice", "correlate", choices=("correlate", "convolve"),
               help="correlate applies the kernel as written (cv2.filter2D); convolve flips it in x and y first"),

@@ -1,0 +1,111 @@
+"""Shared test fixtures: the backend matrix, test images and the tolerance table.
+
+``pytest --backend=cpu,opencl,cuda`` (or ``all``; default all, environment fallback
+``CVFILTERS_TEST_BACKENDS``) parametrises every test that takes the ``backend``
+fixture. A backend that cannot run here skips with the reason the probe gave.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from cvfilters.backends import availability
+
+ALL_BACKENDS = ("cpu", "opencl", "cuda")
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+DTYPES = (np.uint8, np.uint16, np.float32)
+CHANNELS = (1, 3, 4)
+
+# Largest allowed |a - b| between two backends, as a fraction of full scale. Integer
+# results may differ by one rounding step; float32 by accumulated single-precision error.
+PARITY_TOLERANCE = {np.dtype(np.uint8): 1.0 / 255, np.dtype(np.uint16): 2.0 / 65535, np.dtype(np.float32): 1e-4}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--backend", default=os.environ.get("CVFILTERS_TEST_BACKENDS", "all"),
+                     help="comma-separated backends to test: cpu, opencl, cuda or all (default all)")
+
+
+def _chosen(config: pytest.Config) -> list[str]:
+    value = config.getoption("--backend")
+    names = ALL_BACKENDS if value == "all" else tuple(v.strip() for v in value.split(",") if v.strip())
+    unknown = set(names) - set(ALL_BACKENDS)
+    if unknown:
+        raise pytest.UsageError(f"--backend: unknown {sorted(unknown)}; use cpu, opencl, cuda or all")
+    return list(names)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", _chosen(metafunc.config), indirect=True)
+    if "device_backend" in metafunc.fixturenames:
+        devices = [b for b in _chosen(metafunc.config) if b != "cpu"]
+        metafunc.parametrize("device_backend", devices, indirect=True)
+
+
+def _require(name: str) -> str:
+    status = availability(name)
+    if not status.available:
+        pytest.skip(f"{name} backend unavailable: {status.reason}")
+    return name
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    """A backend name from the matrix; skipped when it cannot run here."""
+    return _require(request.param)
+
+
+@pytest.fixture
+def device_backend(request: pytest.FixtureRequest) -> str:
+    """A non-cpu backend (opencl, cuda) from the matrix, to compare against cpu."""
+    return _require(request.param)
+
+
+def photo(height: int = 48, width: int = 64, channels: int = 3, dtype: type = np.uint8) -> np.ndarray:
+    """A crop of the astronaut fixture at the requested size, channel count and dtype.
+
+    The alpha channel (4 channels) is a diagonal ramp from transparent to opaque, so
+    premultiplied filtering is exercised at every alpha level.
+    """
+    base = cv2.imread(str(FIXTURES / "astronaut.png"))
+    bgr = cv2.resize(base, (width, height), interpolation=cv2.INTER_AREA)
+    if channels == 1:
+        image = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
+    elif channels == 4:
+        ramp = np.add.outer(np.arange(height), np.arange(width)) * 255.0 / max(height + width - 2, 1)
+        image = np.dstack([bgr, ramp.round().astype(np.uint8)])
+    else:
+        image = bgr
+    return to_dtype(image, dtype)
+
+
+def to_dtype(image8: np.ndarray, dtype: type) -> np.ndarray:
+    """Scale a uint8 image to uint16 (x257) or float32 (/255)."""
+    if dtype == np.uint16:
+        return image8.astype(np.uint16) * 257
+    if dtype == np.float32:
+        return image8.astype(np.float32) / 255
+    return image8.copy()
+
+
+def full_scale(dtype: np.dtype | type) -> float:
+    dtype = np.dtype(dtype)
+    return float(np.iinfo(dtype).max) if dtype.kind == "u" else 1.0
+
+
+def visible(image: np.ndarray) -> np.ndarray:
+    """Colour weighted by alpha for 4-channel images (what a viewer shows), as float64 0..1.
+
+    Where alpha is near zero the un-premultiplied colour is arbitrary, so backends are
+    compared on what is visible.
+    """
+    values = image.astype(np.float64) / full_scale(image.dtype)
+    if values.ndim == 3 and values.shape[2] == 4:
+        return np.dstack([values[..., :3] * values[..., 3:], values[..., 3]])
+    return values
