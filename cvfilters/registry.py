@@ -169,6 +169,11 @@ def add(flt: Filter, *, replace: bool = False) -> Filter:
     return flt
 
 
+def unregister(name: str) -> None:
+    """Remove a registered filter (a no-op for unknown names)."""
+    _REGISTRY.pop(name, None)
+
+
 def get(name: str | Filter) -> Filter:
     """Look up a filter by name (a Filter object is returned as is).
 

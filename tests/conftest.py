@@ -51,6 +51,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _require(name: str) -> str:
     status = availability(name)
     if not status.available:
+        if name in os.environ.get("CVFILTERS_REQUIRE_BACKENDS", "").split(","):
+            pytest.fail(f"{name} backend is required (CVFILTERS_REQUIRE_BACKENDS) but unavailable: {status.reason}")
         pytest.skip(f"{name} backend unavailable: {status.reason}")
     return name
 

@@ -15,6 +15,7 @@ from cvfilters.errors import (
     UnknownFilterError,
     UsageError,
 )
+from cvfilters import registry
 from cvfilters.params import Param
 from cvfilters.pipeline import Pipeline
 
@@ -156,7 +157,13 @@ def test_trailing_single_channel_axis_is_kept() -> None:
     assert cvf.apply(image, "gaussian_blur").shape == (10, 10, 1)
 
 
-def test_user_registered_filter_works_everywhere() -> None:
+@pytest.fixture
+def swap_rb_name():
+    yield "test_swap_rb"
+    registry.unregister("test_swap_rb")
+
+
+def test_user_registered_filter_works_everywhere(swap_rb_name: str) -> None:
     @cvf.register("test_swap_rb", category="color", summary="Swap blue and red.",
                   params=[Param("keep_green", "bool", True, help="keep green")], replace=True)
     def swap_rb(ctx, img, *, keep_green):
