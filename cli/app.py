@@ -48,7 +48,7 @@ def apply(
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes; 0 = one per core.")] = 0,
     overwrite: Annotated[bool, typer.Option(help="Replace existing outputs (never the input).")] = False,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Descend into sub-directories.")] = False,
-    fmt: Annotated[str | None, typer.Option("--format", help="Output extension for directory outputs (png, jpg ...).")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="Extension of directory outputs.")] = None,
     quality: Annotated[int | None, typer.Option(min=1, max=100, help="JPEG/WebP quality.")] = None,
     max_pixels: Annotated[int | None, typer.Option(min=1, help="Refuse larger images (default 2^28).")] = None,
     explain: Annotated[bool, typer.Option(help="Print the plan: backend, steps, transfers, fallbacks.")] = False,

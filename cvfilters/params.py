@@ -97,7 +97,8 @@ class Param:
         except ParameterError:
             raise
         except (TypeError, ValueError) as exc:
-            raise ParameterError(filter_name, self.name, f"={_short(value)} is not a valid {self.kind} ({exc})") from None
+            message = f"={_short(value)} is not a valid {self.kind} ({exc})"
+            raise ParameterError(filter_name, self.name, message) from None
 
     def _fail(self, filter_name: str, value: Any, allowed: str) -> ParameterError:
         return ParameterError(filter_name, self.name, f"={_short(value)} {allowed}")
@@ -220,7 +221,8 @@ class Param:
         if array.ndim != 2 or array.size == 0:
             raise self._fail(filter_name, _short(value), "must be a non-empty 2-D list of numbers")
         if max(array.shape) > MAX_KERNEL_SIDE:
-            raise self._fail(filter_name, f"{array.shape[0]}x{array.shape[1]}", f"is larger than {MAX_KERNEL_SIDE} on a side")
+            shape = f"{array.shape[0]}x{array.shape[1]}"
+            raise self._fail(filter_name, shape, f"is larger than {MAX_KERNEL_SIDE} on a side")
         if not np.all(np.isfinite(array)):
             raise self._fail(filter_name, _short(value), "must contain finite numbers")
         return tuple(tuple(float(v) for v in row) for row in array)

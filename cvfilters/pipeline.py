@@ -178,8 +178,10 @@ class Pipeline:
 
         path = Path(path)
         data = self.to_dict()
-        text = json.dumps(data, indent=2) + "\n" if path.suffix.lower() == ".json" else yaml.safe_dump(data, sort_keys=False)
-        path.write_text(text)
+        if path.suffix.lower() == ".json":
+            path.write_text(json.dumps(data, indent=2) + "\n")
+        else:
+            path.write_text(yaml.safe_dump(data, sort_keys=False))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Pipeline) and [(s.filter.name, s.params) for s in self.steps] == [
@@ -214,10 +216,11 @@ class Pipeline:
         be = select(backend, image, spec.pixels)
         before = be.counters.snapshot()
         native = _to_backend(image, be)
-        ctx = Context(be, spec)
+        current = spec
         for step in self.steps:
-            native = step.filter.run(ctx, native, step.params)
-        out = _from_backend(native, be, image)
+            native = step.filter.run(Context(be, current), native, step.params)
+            current = step.filter.result_spec(step.params, current)
+        out = _from_backend(native, be, image, reshape=current == spec)
         report = RunReport(be.name, _device_name(be), tuple(s.to_spec() for s in self.steps),
                            be.counters.since(before))
         return out, report
@@ -273,10 +276,11 @@ def _to_backend(image: Any, be: Backend) -> Any:
     return be.upload(get_backend(native_backend(image) or "cpu").download(image))
 
 
-def _from_backend(native: Any, be: Backend, original: Any) -> Any:
+def _from_backend(native: Any, be: Backend, original: Any, *, reshape: bool) -> Any:
     if isinstance(original, np.ndarray):
         # cv2 drops a trailing axis of length 1 and slicing may leave a view: restore both.
-        return np.ascontiguousarray(be.download(native)).reshape(original.shape)
+        host = np.ascontiguousarray(be.download(native))
+        return host.reshape(original.shape) if reshape else host
     if be.is_native(original):
         return native
     return get_backend(native_backend(original) or "cpu").upload(be.download(native))

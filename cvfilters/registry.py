@@ -17,6 +17,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from .context import ImageSpec
 from .errors import ParameterError, UnknownFilterError
 from .params import Param
 from .policies import ALPHA_POLICIES, apply_alpha_policy
@@ -32,6 +35,11 @@ class Filter:
 
     Calling a filter object runs it like :func:`cvfilters.apply`:
     ``cvf.get_filter("gaussian_blur")(img, sigma=2)``.
+
+    ``output_spec`` is set by filters whose output size, channels or dtype differ from
+    the input's. Colour kernels expose their lookup ``table`` and warp kernels their
+    source-coordinate ``maps`` (for the image spec and parameters), so pipelines can
+    compose them instead of running them one by one.
     """
 
     name: str
@@ -42,6 +50,9 @@ class Filter:
     alpha: str = "passthrough"
     description: str = ""
     check: Callable[[dict[str, Any]], str | None] | None = None
+    output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None
+    table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None
+    maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -88,6 +99,10 @@ class Filter:
         """Run on a native image of ``ctx.be`` with resolved parameters, under the alpha policy."""
         return apply_alpha_policy(self.alpha, self.fn, ctx, image, params)
 
+    def result_spec(self, params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+        """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
+        return spec if self.output_spec is None else self.output_spec(params, spec)
+
     def __call__(self, image: Any, *, backend: str = "auto", **params: Any) -> Any:
         from .pipeline import Pipeline
 
@@ -105,6 +120,7 @@ _REGISTRY: dict[str, Filter] = {}
 
 def register(name: str | None = None, *, category: str, summary: str, params: Iterable[Param] = (),
              alpha: str = "passthrough", check: Callable[[dict[str, Any]], str | None] | None = None,
+             output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None,
              replace: bool = False) -> Callable[[FilterFn], Filter]:
     """Register a filter function; used as a decorator.
 
@@ -124,6 +140,9 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
         four channels as they are (exact geometric operations).
     check : callable, optional
         Cross-parameter validation: returns a problem description or None.
+    output_spec : callable, optional
+        ``output_spec(params, spec) -> ImageSpec`` for filters that change the size,
+        channel count or dtype of the image.
     replace : bool
         Allow replacing an existing filter of the same name.
 
@@ -144,7 +163,7 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
         filter_name = name or fn.__name__
         _validate_declaration(filter_name, category, alpha, replace)
         doc = inspect.cleandoc(fn.__doc__ or summary)
-        flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check)
+        flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check, output_spec)
         _REGISTRY[filter_name] = flt
         return flt
 

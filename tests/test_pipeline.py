@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import cvfilters as cvf
+from cvfilters import registry
 from cvfilters.errors import (
     BackendUnavailableError,
     InvalidImageError,
@@ -15,7 +16,6 @@ from cvfilters.errors import (
     UnknownFilterError,
     UsageError,
 )
-from cvfilters import registry
 from cvfilters.params import Param
 from cvfilters.pipeline import Pipeline
 

@@ -23,7 +23,8 @@ def auto_gaussian_ksize(sigma: float, dtype: np.dtype) -> int:
     params=[
         Param("sigma", "float", 2.0, min=0.1, max=100.0, unit="px", help="standard deviation of the Gaussian"),
         Param("ksize", "int", 0, min=0, max=MAX_KERNEL_SIDE, odd=True, unit="px",
-              help="kernel width and height; 0 = automatic (OpenCV's rule: 6 sigma + 1 for uint8, 8 sigma + 1 otherwise)"),
+              help="kernel width and height; 0 = automatic "
+                   "(OpenCV's rule: 6 sigma + 1 for uint8, 8 sigma + 1 otherwise)"),
         border_param(),
     ],
     alpha="premultiply",
