@@ -14,7 +14,6 @@ import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 
 app = typer.Typer(
@@ -194,14 +193,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = command.main(args=argv, prog_name="cvfilters", standalone_mode=False)
         return code if isinstance(code, int) else 0
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         _err("interrupted")
         return 130
-    except click.ClickException as exc:
-        _err(f"error: {exc.format_message()}")
-        return exc.exit_code
+    except typer.TyperException as exc:  # typer's own click: bad options, missing arguments
+        _err(f"error: {exc.format_message()}")  # type: ignore[attr-defined]
+        return getattr(exc, "exit_code", 2)
     except UsageError as exc:
         _report(exc)
         return 2

@@ -91,6 +91,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False,
     """
     sources: list[tuple[Path, Path]] = []
     failures: list[Outcome] = []
+    plain_files = 0
     for item in inputs:
         path = Path(item)
         if path.is_dir():
@@ -103,10 +104,10 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False,
                 failures.append(Outcome(Task(path, path), "failed", f"{item}: no files match"))
             sources += [(m, m.relative_to(base)) for m in matches]
         else:
+            plain_files += 1
             sources.append((path, Path(path.name)))
     out = Path(output)
-    single = len(inputs) == 1 and len(sources) == 1 and sources[0][1] == Path(sources[0][0].name) \
-        and not Path(inputs[0]).is_dir() and not out.is_dir() and out.suffix != ""
+    single = len(inputs) == 1 and plain_files == 1 and not out.is_dir() and out.suffix != ""
     tasks: list[Task] = []
     claimed: dict[Path, Path] = {}
     for source, relative in sources:
