@@ -1,0 +1,480 @@
+"""Reading and writing image files.
+
+A read takes the file's bytes once, checks the pixel count from the header (Pillow parses
+it lazily, decoding nothing), decodes the bytes with OpenCV's ``IMREAD_UNCHANGED`` and
+applies the EXIF orientation once. A write encodes in memory and replaces the target
+atomically. OpenCV 5.1 behaviour relied on (tests/test_io.py checks it):
+
+* EXIF comes back without the ``Exif\\0\\0`` header and the encoder adds it; the TIFF
+  decoder applies the TIFF Orientation itself and returns no metadata, the others leave
+  the orientation alone.
+* Gray+alpha PNG decodes to BGRA (B = G = R), palette PNG to BGR (BGRA with tRNS).
+* A cut JPEG decodes to nothing from memory, but one padded with junk still decodes.
+* XMP comes back from JPEG with the ``http://ns.adobe.com/xap/1.0/\\0`` header, which the
+  encoder does not add; the PNG encoder needs a NUL-terminated packet.
+* Only JPEG, PNG, WebP and AVIF hold metadata. WebP without a quality is lossless.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import threading
+import uuid
+import warnings
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+from PIL import Image
+
+from .errors import (
+    EmptyFileError,
+    FileMissingError,
+    ImageReadError,
+    ImageTooLargeError,
+    ImageWriteError,
+    NotAFileError,
+    NotAnImageError,
+    OutputExistsError,
+    ParameterError,
+    TruncatedImageError,
+    UnreadableFileError,
+    UnsupportedDepthError,
+    UsageError,
+)
+
+DEFAULT_MAX_PIXELS: int = 2**28
+IMAGE_EXTENSIONS: frozenset[str] = frozenset(
+    ".png .jpg .jpeg .jpe .tif .tiff .webp .bmp .gif .ppm .pgm .pbm .pnm .exr .hdr .jp2 .avif".split()
+)
+VIDEO_EXTENSIONS: frozenset[str] = frozenset({".mp4", ".avi", ".mov", ".mkv"})
+
+_StrPath = str | os.PathLike[str]
+_ENV = "CVFILTERS_MAX_PIXELS"
+_JPEG = frozenset({".jpg", ".jpeg", ".jpe"})
+_U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
+_FULL_SCALE = {_U8: 255.0, _U16: 65535.0, _F32: 1.0}  # floating point images are 0..1
+_DEPTHS = {  # the dtypes each output format holds; the first is the fallback
+    **dict.fromkeys([*_JPEG, ".webp", ".bmp", ".gif", ".avif", ".pbm"], (_U8,)),
+    **dict.fromkeys([".png", ".ppm", ".pgm", ".pnm", ".jp2"], (_U8, _U16)),
+    **dict.fromkeys([".tif", ".tiff"], (_U8, _U16, _F32)),
+    **dict.fromkeys([".exr", ".hdr"], (_F32,)),
+}
+_CHANNELS = {**dict.fromkeys(_JPEG, (1, 3)), ".ppm": (3,), ".pgm": (1,), ".pbm": (1,), ".pnm": (1, 3),
+             ".hdr": (1, 3), ".gif": (3, 4)}  # the others hold 1, 3 and 4 channels
+_CHANNEL_CHANGES = {
+    (4, 3): (cv2.COLOR_BGRA2BGR, "the alpha channel is dropped"),
+    (4, 1): (cv2.COLOR_BGRA2GRAY, "converted to gray, alpha dropped"),
+    (3, 1): (cv2.COLOR_BGR2GRAY, "converted to gray"),
+    (1, 3): (cv2.COLOR_GRAY2BGR, "gray repeated as B, G and R"),
+}
+_METADATA_FORMATS = _JPEG | {".png", ".webp", ".avif"}
+_QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRITE_WEBP_QUALITY,
+            ".avif": cv2.IMWRITE_AVIF_QUALITY}
+# Pillow plugins of formats OpenCV reads (others may take random bytes for a header).
+_PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
+_PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
+_EXIF_HEADER = b"Exif\0\0"
+_XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
+_UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
+    2: lambda a: cv2.flip(a, 1),
+    3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
+    4: lambda a: cv2.flip(a, 0),
+    5: cv2.transpose,
+    6: lambda a: cv2.rotate(a, cv2.ROTATE_90_CLOCKWISE),
+    7: lambda a: cv2.rotate(cv2.transpose(a), cv2.ROTATE_180),
+    8: lambda a: cv2.rotate(a, cv2.ROTATE_90_COUNTERCLOCKWISE),
+}
+
+
+class DepthConversionWarning(UserWarning):
+    """An output format cannot hold the image's depth or channels, so they were converted."""
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Metadata carried to the outputs: EXIF as a TIFF structure without the ``Exif\\0\\0``
+    header (Orientation 1, as the pixels are upright), the ICC profile, the bare XMP packet."""
+
+    exif: bytes | None = None
+    icc: bytes | None = None
+    xmp: bytes | None = None
+
+
+def max_pixels_limit(max_pixels: int | None = None) -> int:
+    """Return the largest width * height that :func:`read` accepts.
+
+    Parameters
+    ----------
+    max_pixels : int, optional
+        Wins over the environment variable ``CVFILTERS_MAX_PIXELS``, which wins over
+        :data:`DEFAULT_MAX_PIXELS`.
+
+    Raises
+    ------
+    UsageError
+        The value is not a positive integer.
+    """
+    source, value = "max_pixels", max_pixels
+    if max_pixels is None:
+        source, value = _ENV, os.environ.get(_ENV, "").strip()
+        if not value:
+            return DEFAULT_MAX_PIXELS
+        with contextlib.suppress(ValueError):
+            max_pixels = int(value)
+    if isinstance(max_pixels, bool) or not isinstance(max_pixels, int) or max_pixels < 1:
+        raise UsageError(f"{source} must be a positive integer, got {value!r}")
+    return max_pixels
+
+
+def probe(path: _StrPath) -> tuple[int, int]:
+    """Return ``(width, height)`` as stored, from the header, without decoding pixels.
+
+    :func:`read` swaps them for EXIF orientations 5 to 8. Formats whose header Pillow
+    cannot parse (HDR, EXR) are decoded. Raises the read errors of :func:`read`, but
+    damage after the header goes unnoticed and no pixel limit applies.
+    """
+    data = _read_bytes(path)
+    header = _pillow_header(data)
+    if header is not None:
+        return header[0]
+    image, _ = _decode(path, data)
+    return image.shape[1], image.shape[0]
+
+
+def read(path: _StrPath, *, max_pixels: int | None = None) -> np.ndarray:
+    """Read an image upright, with its depth and channels as stored.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The image file; its format is recognised from the content.
+    max_pixels : int, optional
+        See :func:`max_pixels_limit`; checked from the header before decoding.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, uint16 or float32 (float64 data becomes float32); (H, W) gray, (H, W, 3)
+        BGR or (H, W, 4) BGRA. The EXIF orientation is applied.
+
+    Raises
+    ------
+    FileMissingError, NotAFileError, UnreadableFileError, EmptyFileError
+        The path is not a readable, non-empty regular file.
+    NotAnImageError, TruncatedImageError
+        OpenCV cannot read this kind of data; the data is cut short or corrupt.
+    ImageTooLargeError
+        Width * height exceeds the limit.
+    UnsupportedDepthError
+        Signed integer and other pixel types.
+    """
+    return read_with_metadata(path, max_pixels=max_pixels)[0]
+
+
+def read_with_metadata(path: _StrPath, *, max_pixels: int | None = None) -> tuple[np.ndarray, Metadata]:
+    """Read an image like :func:`read`, with its EXIF, ICC profile and XMP.
+
+    Parameters
+    ----------
+    path, max_pixels
+        As for :func:`read`, which lists the errors raised too.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, Metadata)
+        The upright image, and its metadata with the EXIF Orientation reset to 1. The ICC
+        profile comes from the header where OpenCV does not read it (TIFF, AVIF).
+    """
+    limit = max_pixels_limit(max_pixels)
+    data = _read_bytes(path)
+    header = _pillow_header(data)
+    if header is not None:
+        _check_pixels(path, *header[0], limit)
+    if data.startswith(b"\xff\xd8\xff") and not _jpeg_has_end(data):
+        raise TruncatedImageError(path, "JPEG data ends before its end-of-image marker (file cut short)")
+    image, chunks = _decode(path, data)
+    _check_pixels(path, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
+    if image.dtype == np.float64:
+        image = image.astype(np.float32)
+    elif image.dtype not in _FULL_SCALE:
+        raise UnsupportedDepthError(path, f"pixel depth {image.dtype} is not supported (uint8, uint16, float32)")
+    orientation, exif = _reset_orientation(chunks.get(cv2.IMAGE_METADATA_EXIF, b"").removeprefix(_EXIF_HEADER))
+    if orientation in _UPRIGHT:
+        image = _UPRIGHT[orientation](image)
+    xmp = chunks.get(cv2.IMAGE_METADATA_XMP, b"").removeprefix(_XMP_JPEG_HEADER).rstrip(b"\0")
+    icc = chunks.get(cv2.IMAGE_METADATA_ICCP) or (header[1] if header else None)
+    return image, Metadata(exif=exif or None, icc=icc or None, xmp=xmp or None)
+
+
+def output_dtype(path: _StrPath, dtype: npt.DTypeLike) -> np.dtype:
+    """Return the dtype :func:`write` stores for an image of ``dtype`` at ``path``.
+
+    That is ``dtype`` where the format holds it, else uint8 for 8-bit formats, uint16 for
+    float32 into PNG, PNM and JPEG 2000, float32 for HDR and EXR. Raises
+    :class:`ImageWriteError` (no encoder for the extension) and
+    :class:`UnsupportedDepthError` (not uint8, uint16, float32 or float64) as ``write`` does.
+    """
+    return _stored_dtype(path, _output_format(path), np.dtype(dtype))
+
+
+def write(
+    path: _StrPath,
+    image: np.ndarray,
+    *,
+    metadata: Metadata | None = None,
+    quality: int | None = None,
+    compression: int | None = None,
+    overwrite: bool = True,
+) -> Path:
+    """Write an image atomically, converting what the format cannot hold.
+
+    The image is encoded in memory, written to a uniquely named temporary file beside the
+    target, synced and renamed onto the target, so no partial output is ever visible and
+    concurrent writers do not collide. Missing parent directories are created.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output path; the extension (one of :data:`IMAGE_EXTENSIONS` that this OpenCV
+        build encodes) picks the format.
+    image : numpy.ndarray
+        uint8, uint16 or float32 in 0..1 (float64 is taken as float32); 1, 3 or 4
+        channels in BGR(A) order.
+    metadata : Metadata, optional
+        Written where the format holds it (JPEG, PNG, WebP, AVIF); EXIF Orientation as 1.
+    quality : int, optional
+        1 to 100 for JPEG, WebP and AVIF, ignored elsewhere. None keeps OpenCV's default:
+        95 for JPEG, lossless for WebP.
+    compression : int, optional
+        PNG zlib level, 0 to 9, ignored elsewhere.
+    overwrite : bool
+        When False an existing target is refused.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ParameterError
+        ``quality`` or ``compression`` out of range.
+    OutputExistsError
+        The target exists and ``overwrite`` is False.
+    UnsupportedDepthError
+        The image's dtype cannot be written.
+    ImageWriteError
+        No encoder for the extension, encoding failed, or the file system refused.
+
+    Warns
+    -----
+    DepthConversionWarning
+        The format cannot hold the depth (uint16 into JPEG is scaled by 255/65535 and
+        rounded; float32 into PNG by 65535) or the channels (JPEG drops alpha).
+    """
+    ext = _output_format(path)
+    params = _encode_params(ext, quality, compression)
+    if not overwrite and os.path.lexists(path):
+        raise OutputExistsError(path)
+    image = _storable(path, ext, np.asarray(image))
+    types, chunks = _metadata_chunks(ext, metadata)
+    try:
+        if types:
+            ok, encoded = cv2.imencodeWithMetadata(ext, image, types, chunks, params)
+        else:
+            ok, encoded = cv2.imencode(ext, image, params)
+    except cv2.error as exc:
+        raise ImageWriteError(path, f"cannot be encoded as {ext}: {exc.err}") from exc
+    if not ok:
+        raise ImageWriteError(path, f"cannot be encoded as {ext}: OpenCV refused the image")
+    _atomic_write(path, encoded)
+    return Path(path)
+
+
+def _read_bytes(path: _StrPath) -> bytes:
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise NotAFileError(path)
+        with open(path, "rb") as file:
+            data = file.read()
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileMissingError(path) from None
+    except PermissionError:
+        raise UnreadableFileError(path, "cannot be opened: permission denied") from None
+    except OSError as exc:
+        raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if not data:
+        raise EmptyFileError(path)
+    return data
+
+
+def _pillow_header(data: bytes) -> tuple[tuple[int, int], bytes | None] | None:
+    """``((width, height), icc_profile)`` from the header, or None where Pillow cannot parse it;
+    Pillow's own decompression-bomb limit is lifted so that only ours applies."""
+    with _PILLOW_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+        try:
+            Image.init()  # registers every plugin, once; formats an older Pillow lacks (AVIF) are skipped
+            with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS if name in Image.OPEN]) as header:
+                return header.size, header.info.get("icc_profile")
+        except Exception:  # Pillow raises many types on bad headers; OpenCV decides below
+            return None
+        finally:
+            Image.MAX_IMAGE_PIXELS = saved
+
+
+def _check_pixels(path: _StrPath, width: int, height: int, limit: int) -> None:
+    if width * height > limit:
+        raise ImageTooLargeError(
+            path, f"{width}x{height} = {width * height} pixels exceeds the limit of {limit}"
+            f" (set --max-pixels or {_ENV})",
+        )
+
+
+def _jpeg_has_end(data: bytes) -> bool:
+    """Whether the main image's end-of-image marker FF D9 is there.
+
+    The segments before the first scan are skipped by length (an EXIF thumbnail's marker
+    does not count); FF D9 cannot occur in entropy-coded data, and the whole rest is
+    searched, so a trailer of any size (vendor data, a motion photo's video) may follow.
+    """
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        if data[pos + 1] == 0xDA:  # start of scan
+            return data.find(b"\xff\xd9", pos) != -1
+        pos += 1 if data[pos + 1] == 0xFF else 2 + int.from_bytes(data[pos + 2 : pos + 4], "big")
+    return False
+
+
+def _decode(path: _StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
+    try:
+        image, types, chunks = cv2.imdecodeWithMetadata(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    except cv2.error as exc:
+        if "CV_IO_MAX_IMAGE_PIXELS" in str(exc):
+            raise ImageTooLargeError(path, "image exceeds OpenCV's own pixel limit (2**30)") from None
+        raise _undecodable(path) from None
+    if image is None or image.size == 0:
+        raise _undecodable(path)
+    return image, {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
+
+
+def _undecodable(path: _StrPath) -> ImageReadError:
+    """Truncated where OpenCV knows the file's signature, not an image otherwise."""
+    return TruncatedImageError(path) if cv2.haveImageReader(os.fspath(path)) else NotAnImageError(path)
+
+
+def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
+    """The EXIF Orientation, and the block with it set to 1 in place (every other byte,
+    maker notes with absolute offsets included, stays); (1, exif) without a valid tag."""
+    order = {b"II": "little", b"MM": "big"}.get(exif[:2])
+    if order is None or len(exif) < 8:
+        return 1, exif
+    ifd = int.from_bytes(exif[4:8], order)
+    end = min(ifd + 2 + 12 * int.from_bytes(exif[ifd : ifd + 2], order), len(exif) - 11)
+    for pos in range(ifd + 2, end, 12):
+        if exif[pos : pos + 4] == (0x0112).to_bytes(2, order) + (3).to_bytes(2, order):  # Orientation, SHORT
+            value = int.from_bytes(exif[pos + 8 : pos + 10], order)
+            return value, exif[: pos + 8] + (1).to_bytes(2, order) + exif[pos + 10 :]
+    return 1, exif
+
+
+def _output_format(path: _StrPath) -> str:
+    ext = Path(path).suffix.lower()
+    if ext not in IMAGE_EXTENSIONS or not cv2.haveImageWriter("probe" + ext):
+        raise ImageWriteError(path, f"cannot be written: no encoder for {ext or 'a name without extension'}")
+    return ext
+
+
+def _stored_dtype(path: _StrPath, ext: str, dtype: np.dtype) -> np.dtype:
+    dtype = _F32 if dtype == np.float64 else dtype
+    if dtype not in _FULL_SCALE:
+        raise UnsupportedDepthError(path, f"cannot write pixel depth {dtype} (uint8, uint16, float32)")
+    allowed = _DEPTHS[ext]
+    if dtype in allowed:
+        return dtype
+    return _U16 if dtype == _F32 and _U16 in allowed else allowed[0]
+
+
+def _encode_params(ext: str, quality: int | None, compression: int | None) -> list[int]:
+    params: list[int] = []
+    for name, value, low, high, flag in (
+        ("quality", quality, 1, 100, _QUALITY.get(ext)),
+        ("compression", compression, 0, 9, cv2.IMWRITE_PNG_COMPRESSION if ext == ".png" else None),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ParameterError("write", name, f"must be an integer from {low} to {high}, got {value!r}")
+        if flag is not None:
+            params += [flag, value]
+    return params
+
+
+def _storable(path: _StrPath, ext: str, image: np.ndarray) -> np.ndarray:
+    """Convert the channels and depth ``ext`` cannot hold, warning about each."""
+    channels = 1 if image.ndim == 2 else image.shape[-1]
+    if image.ndim not in (2, 3) or channels not in (1, 3, 4) or 0 in image.shape:
+        raise ImageWriteError(path, f"cannot be written: an array of shape {image.shape} is not an image")
+    dtype = _stored_dtype(path, ext, image.dtype)
+    allowed = _CHANNELS.get(ext, (1, 3, 4))
+    if channels not in allowed:
+        code, change = _CHANNEL_CHANGES[channels, min(allowed, key=lambda n: abs(n - channels))]
+        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {channels} channels; {change}",
+                      DepthConversionWarning, stacklevel=3)
+        image = cv2.cvtColor(image, code)
+    if image.dtype == np.float64:
+        image = image.astype(np.float32)
+    if image.dtype != dtype:
+        src, dst = _FULL_SCALE[image.dtype], _FULL_SCALE[dtype]
+        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} (0..{src:g} scaled "
+                      f"to 0..{dst:g})", DepthConversionWarning, stacklevel=3)
+        scaled = image.astype(np.float32) * np.float32(dst / src)
+        if dtype != _F32:
+            np.nan_to_num(scaled, copy=False)
+            np.clip(np.rint(scaled, out=scaled), 0, dst, out=scaled)
+        image = scaled.astype(dtype)
+    return image
+
+
+def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], list[np.ndarray]]:
+    if metadata is None or ext not in _METADATA_FORMATS:
+        return [], []
+    xmp = metadata.xmp
+    if xmp and ext in _JPEG:
+        xmp = _XMP_JPEG_HEADER + xmp  # the JPEG encoder writes the APP1 payload as given
+    elif xmp and ext == ".png":
+        xmp += b"\0"  # the PNG encoder reads a NUL-terminated string
+    exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
+    present = [(kind, value) for kind, value in ((cv2.IMAGE_METADATA_EXIF, exif), (cv2.IMAGE_METADATA_XMP, xmp),
+                                                 (cv2.IMAGE_METADATA_ICCP, metadata.icc)) if value]
+    return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]
+
+
+def _atomic_write(path: _StrPath, data: np.ndarray) -> None:
+    """Write to a unique temporary file beside the target, fsync, rename; remove it on failure.
+    Created with mode 0o666 less the umask, where ``mkstemp`` would leave 0o600."""
+    target = Path(path)
+    temporary = target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
+    created = False
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        created = True
+        with open(descriptor, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+        created = False
+    except OSError as exc:
+        raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
+    finally:
+        if created:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
