@@ -1,0 +1,296 @@
+"""The cuda backend: probe and host fallbacks everywhere, primitive parity on a CUDA device.
+
+Without CUDA the primitives are exercised on a *fake device*: a CudaBackend whose
+device images are numpy arrays (transfers are identities) and whose build has no
+``cv2.cuda`` function, so every primitive takes the counted fallback path. The same
+cases run against a real ``GpuMat`` when OpenCV has CUDA and sees a device.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from cvfilters.backends import cuda as cuda_module
+from cvfilters.backends import get_backend
+from cvfilters.backends.base import Backend
+from cvfilters.backends.cpu import CpuBackend
+from cvfilters.backends.cuda import NO_CUDA_BUILD, CudaBackend
+from cvfilters.errors import BackendUnavailableError
+
+HAS_CUDA = cv2.cuda.getCudaEnabledDeviceCount() > 0
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs OpenCV built with CUDA and a CUDA device")
+
+B101, REPLICATE, REFLECT, WRAP, CONSTANT = (cv2.BORDER_REFLECT_101, cv2.BORDER_REPLICATE, cv2.BORDER_REFLECT,
+                                             cv2.BORDER_WRAP, cv2.BORDER_CONSTANT)
+HEIGHT, WIDTH = 40, 48
+_rng = np.random.default_rng(7)
+KERNEL = (_rng.random((5, 5)) - 0.3).astype(np.float32)
+KERNEL_X = cv2.getGaussianKernel(7, 1.4, cv2.CV_32F)
+KERNEL_Y = np.array([[-1.0], [2.5], [-0.5]], np.float32)
+TABLE = (255 - np.arange(256) // 2).astype(np.uint8)
+MAP_X = _rng.uniform(-3, WIDTH + 3, (30, 36)).astype(np.float32)
+MAP_Y = _rng.uniform(-3, HEIGHT + 3, (30, 36)).astype(np.float32)
+GRAY_CODE = {1: cv2.COLOR_GRAY2BGR, 3: cv2.COLOR_BGR2GRAY, 4: cv2.COLOR_BGRA2GRAY}
+
+
+class FakeDevice(CudaBackend):
+    """A CudaBackend whose device images are numpy arrays: transfers are identities."""
+
+    def is_native(self, image: Any) -> bool:
+        return isinstance(image, np.ndarray)
+
+    def to_device(self, array: np.ndarray) -> np.ndarray:
+        return array
+
+    def to_host(self, image: np.ndarray) -> np.ndarray:
+        return image
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeDevice:
+    """A fake device on an OpenCV build without any cv2.cuda function."""
+    monkeypatch.setattr(cuda_module, "_cuda", lambda name: None)
+    return FakeDevice()
+
+
+def images(dtype: type, channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two test images; the second has no zeros (a divisor)."""
+    rng = np.random.default_rng(channels)
+    shape = (HEIGHT, WIDTH) if channels == 1 else (HEIGHT, WIDTH, channels)
+    if dtype in (np.uint8, np.uint16):
+        top = np.iinfo(dtype).max + 1
+        return rng.integers(0, top, shape, dtype), rng.integers(1, top, shape, dtype)
+    return rng.random(shape, np.float32), rng.uniform(0.25, 1.0, shape).astype(np.float32)
+
+
+def _float(image: np.ndarray) -> np.ndarray:
+    integer = np.issubdtype(image.dtype, np.integer)
+    return image.astype(np.float32) / np.iinfo(image.dtype).max if integer else image
+
+
+def _uint8(image: np.ndarray) -> np.ndarray:
+    return np.round(_float(image) * 255).astype(np.uint8)
+
+
+def _channel_table(image: np.ndarray) -> np.ndarray:
+    channels = 1 if image.ndim == 2 else image.shape[2]
+    return np.stack([np.roll(TABLE, 40 * c) for c in range(channels)], axis=-1).reshape(256, 1, channels)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One primitive call ``run(backend, a, b)`` on host images ``a`` and ``b``."""
+
+    name: str
+    run: Callable[[Backend, np.ndarray, np.ndarray], Any]
+    exact: bool = False
+    fake: bool = True  # False: needs GpuMat methods (convertTo, ROI, copyTo), so a real device
+
+
+CASES = [
+    Case("gaussian", lambda be, a, b: be.gaussian(be.upload(a), (7, 7), 1.5, B101)),
+    Case("gaussian-from-sigma", lambda be, a, b: be.gaussian(be.upload(a), (0, 5), 2.0, REPLICATE)),
+    Case("gaussian-wide", lambda be, a, b: be.gaussian(be.upload(a), (0, 0), 9.0, REFLECT)),
+    Case("box", lambda be, a, b: be.box(be.upload(a), (5, 5), B101)),
+    Case("box-even-constant", lambda be, a, b: be.box(be.upload(a), (4, 6), CONSTANT)),
+    Case("filter2d", lambda be, a, b: be.filter2d(be.upload(a), KERNEL, REFLECT)),
+    Case("filter2d-delta-float", lambda be, a, b: be.filter2d(be.upload(a), KERNEL, CONSTANT, 0.25, cv2.CV_32F)),
+    Case("filter2d-delta", lambda be, a, b: be.filter2d(be.upload(a), KERNEL, B101, 0.125)),
+    Case("sep_filter2d", lambda be, a, b: be.sep_filter2d(be.upload(a), KERNEL_X, KERNEL_Y, B101)),
+    Case("sep_filter2d-delta", lambda be, a, b: be.sep_filter2d(be.upload(a), KERNEL_X, KERNEL_Y, CONSTANT,
+                                                                3.0, cv2.CV_32F)),
+    Case("sobel", lambda be, a, b: be.sobel(be.upload(a), cv2.CV_32F, 1, 0, 3, B101)),
+    Case("sobel-scharr", lambda be, a, b: be.sobel(be.upload(a), cv2.CV_32F, 0, 1, -1, REPLICATE)),
+    Case("sobel-same-depth", lambda be, a, b: be.sobel(be.upload(a), -1, 1, 1, 5, REFLECT)),
+    Case("magnitude", lambda be, a, b: be.magnitude(be.upload(_float(a)), be.upload(_float(b)))),
+    Case("absolute", lambda be, a, b: be.absolute(be.upload(_float(a) - _float(b))), exact=True),
+    Case("clip", lambda be, a, b: be.clip(be.upload(_float(a) * 2 - 0.5), 0.0, 1.0), exact=True),
+    Case("lut", lambda be, a, b: be.lut(be.upload(_uint8(a)), TABLE), exact=True),
+    Case("lut-per-channel", lambda be, a, b: be.lut(be.upload(_uint8(a)), _channel_table(a)), exact=True),
+    Case("multiply", lambda be, a, b: be.multiply(be.upload(a), be.upload(b), 0.5)),
+    Case("multiply-to-float", lambda be, a, b: be.multiply(be.upload(a), be.upload(b), 1.0, np.float32)),
+    Case("multiply-mixed-depths", lambda be, a, b: be.multiply(be.upload(a), be.upload(_float(b)), 1.0, a.dtype)),
+    Case("add_weighted-narrowing", lambda be, a, b: be.add_weighted(be.upload(_float(a)), 200.0, be.upload(_float(b)),
+                                                                    55.0, 0.0, np.uint8)),
+    Case("divide", lambda be, a, b: be.divide(be.upload(a), be.upload(b), 2.0)),
+    Case("add_weighted", lambda be, a, b: be.add_weighted(be.upload(a), 0.3, be.upload(b), 0.7, 0.02)),
+    Case("bitwise_not", lambda be, a, b: be.bitwise_not(be.upload(a)), exact=True),
+    Case("flip", lambda be, a, b: [be.flip(be.upload(a), code) for code in (0, 1, -1)], exact=True),
+    Case("pad", lambda be, a, b: [be.pad(be.upload(a), 1, 2, 3, 4, border, 0.5)
+                                  for border in (B101, REPLICATE, REFLECT, WRAP, CONSTANT)], exact=True),
+    Case("split", lambda be, a, b: be.split(be.upload(a)), exact=True),
+    Case("merge", lambda be, a, b: be.merge(be.split(be.upload(a))[::-1]), exact=True),
+    Case("resize-nearest", lambda be, a, b: be.resize(be.upload(a), (23, 61), cv2.INTER_NEAREST), exact=True),
+    Case("resize-linear-up", lambda be, a, b: be.resize(be.upload(a), (67, 53), cv2.INTER_LINEAR)),
+    Case("resize-linear-down", lambda be, a, b: be.resize(be.upload(a), (21, 17), cv2.INTER_LINEAR)),
+    Case("resize-area", lambda be, a, b: be.resize(be.upload(a), (16, 10), cv2.INTER_AREA)),
+    Case("resize-area-fractional", lambda be, a, b: be.resize(be.upload(a), (21, 17), cv2.INTER_AREA)),
+    Case("resize-cubic", lambda be, a, b: be.resize(be.upload(a), (67, 53), cv2.INTER_CUBIC)),
+    Case("remap", lambda be, a, b: be.remap(be.upload(a), MAP_X, MAP_Y, cv2.INTER_LINEAR, CONSTANT, 0.5)),
+    Case("remap-device-maps", lambda be, a, b: be.remap(be.upload(a), be.upload(MAP_X), be.upload(MAP_Y),
+                                                        cv2.INTER_LINEAR, REFLECT)),
+    Case("remap-nearest", lambda be, a, b: be.remap(be.upload(a), MAP_X, MAP_Y, cv2.INTER_NEAREST, B101)),
+    Case("cvt_color", lambda be, a, b: be.cvt_color(be.upload(a), GRAY_CODE[1 if a.ndim == 2 else a.shape[2]])),
+    Case("convert", lambda be, a, b: be.convert(be.upload(a), np.float32, 1 / 255, 0.1), fake=False),
+    Case("convert-to-uint8", lambda be, a, b: be.convert(be.upload(a), np.uint8, 0.5 if a.dtype == np.uint8
+                                                         else 200.0, 3.0), fake=False),
+    Case("filter2d-on-crop", lambda be, a, b: be.filter2d(be.crop(be.upload(a), 5, 4, 30, 25), KERNEL, B101),
+         fake=False),
+    Case("filters-on-crop", lambda be, a, b: [
+        op(be.crop(be.upload(a), 5, 4, 30, 25)) for op in (
+            lambda im: be.gaussian(im, (5, 5), 1.0, REFLECT), lambda im: be.box(im, (3, 3), B101),
+            lambda im: be.sobel(im, cv2.CV_32F, 1, 0, 3, REPLICATE),
+            lambda im: be.resize(im, (13, 11), cv2.INTER_AREA), lambda im: be.resize(im, (45, 40), cv2.INTER_LINEAR),
+            lambda im: be.remap(im, MAP_X, MAP_Y, cv2.INTER_LINEAR, REPLICATE))], fake=False),
+    Case("crop-concat", lambda be, a, b: [be.concat([be.crop(be.upload(a), 3, 2, 20, 15),
+                                                     be.crop(be.upload(b), 1, 1, 20, 15)], axis)
+                                          for axis in (0, 1)], exact=True, fake=False),
+]
+PARAMS = [pytest.param(kind, case, id=f"{kind}-{case.name}", marks=[needs_cuda] if kind == "cuda" else [])
+          for kind in ("fake", "cuda") for case in CASES if kind == "cuda" or case.fake]
+
+
+def _host(backend: Backend, result: Any) -> Any:
+    return [backend.download(r) for r in result] if isinstance(result, list) else backend.download(result)
+
+
+def _assert_close(actual: Any, expected: Any, exact: bool) -> None:
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected)
+        for a, e in zip(actual, expected, strict=True):
+            _assert_close(a, e, exact)
+        return
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    if exact:
+        assert np.array_equal(*(np.ascontiguousarray(x).view(np.uint8) for x in (actual, expected)))
+        return
+    # one rounding step (two for 16 bits, as in conftest's PARITY_TOLERANCE), else float32 precision
+    steps = {np.dtype(np.uint16): 2.0}.get(expected.dtype, 1.0)
+    integer = np.issubdtype(expected.dtype, np.integer)
+    tolerance = steps if integer else 1e-4 * max(1.0, float(np.abs(expected).max()))
+    difference = float(np.abs(actual.astype(np.float64) - expected.astype(np.float64)).max())
+    assert difference <= tolerance, f"max difference {difference} > {tolerance}"
+
+
+# ---------------------------------------------------------------- probe
+@pytest.mark.skipif(HAS_CUDA, reason="OpenCV sees a CUDA device here")
+def test_probe_says_why_cuda_is_unavailable() -> None:
+    status = CudaBackend.probe()
+    assert not status.available and status.reason
+    with pytest.raises(BackendUnavailableError, match=re.escape(status.reason)):
+        get_backend("cuda")
+
+
+@pytest.mark.parametrize(("count", "build", "reason"), [
+    (0, "Unavailable: cudaarithm", NO_CUDA_BUILD),
+    (0, "  NVIDIA CUDA:                   YES (ver 12.4)", "no CUDA device found"),
+    (-1, "  NVIDIA CUDA:                   YES (ver 12.4)", "NVIDIA driver is missing"),
+])
+def test_probe_reasons(monkeypatch: pytest.MonkeyPatch, count: int, build: str, reason: str) -> None:
+    monkeypatch.setattr(cv2.cuda, "getCudaEnabledDeviceCount", lambda: count)
+    monkeypatch.setattr(cv2, "getBuildInformation", lambda: build)
+    status = CudaBackend.probe()
+    assert not status.available and reason in status.reason
+
+
+def test_probe_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> int:
+        raise cv2.error("driver exploded")
+
+    monkeypatch.setattr(cv2.cuda, "getCudaEnabledDeviceCount", broken)
+    status = CudaBackend.probe()
+    assert not status.available and "CUDA probe failed" in status.reason
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="needs the DeviceInfo of a build without CUDA")
+def test_probe_names_a_device_even_when_device_info_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cv2.cuda, "getCudaEnabledDeviceCount", lambda: 1)
+    status = CudaBackend.probe()
+    assert status.available and status.is_gpu and status.device
+
+
+@needs_cuda
+def test_probe_finds_the_device() -> None:
+    status = CudaBackend.probe()
+    assert status.available and status.is_gpu and status.device
+
+
+# ---------------------------------------------------------------- fallbacks
+def test_absent_cuda_function_falls_back_to_cpu(fake: FakeDevice) -> None:
+    image, _ = images(np.uint8, 3)
+    result = fake.download(fake.gaussian(fake.upload(image), (5, 5), 1.2, B101))
+    np.testing.assert_array_equal(result, CpuBackend().gaussian(image, (5, 5), 1.2, B101))
+    assert fake.counters.fallbacks == {"gaussian": 1}
+    assert (fake.counters.uploads, fake.counters.downloads) == (1, 1)  # the fallback's own transfers are not counted
+
+
+def test_fallback_moves_lists_of_images(fake: FakeDevice) -> None:
+    image, _ = images(np.float32, 4)
+    planes = fake.split(fake.upload(image))
+    merged = fake.merge(planes[::-1])
+    np.testing.assert_array_equal(fake.download(merged), image[..., ::-1])
+    assert fake.counters.fallbacks == {"split": 1, "merge": 1}
+
+
+def test_fallback_transfers_are_instance_methods(fake: FakeDevice) -> None:
+    moved: list[str] = []
+    fake.to_host = lambda image: moved.append("down") or image  # type: ignore[method-assign]
+    fake.to_device = lambda array: moved.append("up") or array  # type: ignore[method-assign]
+    a, b = images(np.uint8, 1)
+    fake.add_weighted(a, 0.5, b, 0.5)
+    assert moved == ["down", "down", "up"]
+    assert fake.counters.fallbacks["add_weighted"] == 1 and fake.counters.uploads == 0
+
+
+@pytest.mark.parametrize("interpolation", [cv2.INTER_NEAREST, cv2.INTER_LINEAR], ids=["nearest", "linear"])
+@pytest.mark.parametrize(("src", "dst"), [((48, 40), (67, 53)), ((48, 40), (21, 17)), ((7, 5), (23, 19)),
+                                          ((61, 47), (30, 94)), ((48, 40), (24, 20))])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32], ids=["uint8", "float32"])
+def test_resize_maps_sample_like_cv2_resize(interpolation: int, src: tuple[int, int], dst: tuple[int, int],
+                                            dtype: type) -> None:
+    """The maps the device's resize remaps with reproduce cv2.resize (checked with cv2.remap here)."""
+    image, _ = images(dtype, 3)
+    image = cv2.resize(image, src, interpolation=cv2.INTER_NEAREST)
+    map_x, map_y = (cuda_module._resize_map(interpolation, src, dst, axis) for axis in (0, 1))
+    actual = cv2.remap(image, map_x, map_y, interpolation, borderMode=REPLICATE)
+    _assert_close(actual, cv2.resize(image, dst, interpolation=interpolation), interpolation == cv2.INTER_NEAREST)
+
+
+# ---------------------------------------------------------------- parity with cpu
+@pytest.mark.parametrize(("kind", "case"), PARAMS)
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32], ids=["uint8", "uint16", "float32"])
+@pytest.mark.parametrize("channels", [1, 3, 4], ids=["1ch", "3ch", "4ch"])
+def test_matches_cpu(request: pytest.FixtureRequest, kind: str, case: Case, dtype: type, channels: int) -> None:
+    backend = request.getfixturevalue("fake") if kind == "fake" else CudaBackend()
+    a, b = images(dtype, channels)
+    cpu = CpuBackend()
+    expected = case.run(cpu, a, b)
+    actual = _host(backend, case.run(backend, a, b))
+    _assert_close(actual, expected, case.exact)
+    if kind == "fake":
+        assert sum(backend.counters.fallbacks.values()) >= 1
+
+
+@needs_cuda
+def test_device_results_stay_on_device() -> None:
+    backend = CudaBackend()
+    a, b = images(np.uint8, 3)
+    result = backend.add_weighted(backend.gaussian(backend.upload(a), (5, 5), 1.0, B101), 0.5, backend.upload(b), 0.5)
+    assert backend.is_native(result)
+    assert not backend.counters.fallbacks and (backend.counters.uploads, backend.counters.downloads) == (2, 0)
+
+
+@needs_cuda
+def test_kernels_over_32_taps_fall_back() -> None:
+    backend = CudaBackend()
+    a, _ = images(np.float32, 1)
+    backend.gaussian(backend.upload(a), (0, 0), 9.0, B101)
+    backend.gaussian(backend.upload(a), (33, 33), 0, B101)
+    assert backend.counters.fallbacks["gaussian"] == 2
