@@ -79,6 +79,10 @@ def _uint8(image: np.ndarray) -> np.ndarray:
     return np.round(_float(image) * 255).astype(np.uint8)
 
 
+def _channels(image: np.ndarray) -> int:
+    return 1 if image.ndim == 2 else image.shape[2]
+
+
 def _channel_table(image: np.ndarray) -> np.ndarray:
     channels = 1 if image.ndim == 2 else image.shape[2]
     return np.stack([np.roll(TABLE, 40 * c) for c in range(channels)], axis=-1).reshape(256, 1, channels)
@@ -110,7 +114,16 @@ CASES = [
     Case("sobel-scharr", lambda be, a, b: be.sobel(be.upload(a), cv2.CV_32F, 0, 1, -1, REPLICATE)),
     Case("sobel-same-depth", lambda be, a, b: be.sobel(be.upload(a), -1, 1, 1, 5, REFLECT)),
     Case("magnitude", lambda be, a, b: be.magnitude(be.upload(_float(a)), be.upload(_float(b)))),
-    Case("absolute", lambda be, a, b: be.absolute(be.upload(_float(a) - _float(b))), exact=True),
+    Case("abs_convert", lambda be, a, b: be.abs_convert(be.upload(_float(a) - _float(b)), a.dtype, 2.0)),
+    Case("threshold", lambda be, a, b: be.threshold(be.upload(a), float(a.max()) / 2, float(a.max()),
+                                                    cv2.THRESH_BINARY), exact=True),
+    Case("median", lambda be, a, b: be.median(be.upload(_uint8(a)), 5), exact=True),
+    Case("bilateral", lambda be, a, b: be.bilateral(be.upload(np.ascontiguousarray(_uint8(a)[..., :3])), 5, 30.0,
+                                                    3.0, B101)),
+    Case("morphology", lambda be, a, b: [be.morphology(be.upload(a), op, np.ones((3, 5), np.uint8), 2, CONSTANT)
+                                         for op in (cv2.MORPH_ERODE, cv2.MORPH_DILATE, cv2.MORPH_GRADIENT)],
+         exact=True),
+    Case("transform", lambda be, a, b: be.transform(be.upload(_float(a)), np.eye(_channels(a), _channels(a) + 1))),
     Case("clip", lambda be, a, b: be.clip(be.upload(_float(a) * 2 - 0.5), 0.0, 1.0), exact=True),
     Case("lut", lambda be, a, b: be.lut(be.upload(_uint8(a)), TABLE), exact=True),
     Case("lut-per-channel", lambda be, a, b: be.lut(be.upload(_uint8(a)), _channel_table(a)), exact=True),

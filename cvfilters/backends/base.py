@@ -130,6 +130,26 @@ class Backend(abc.ABC):
                 self._cache.popitem(last=False)
             return value
 
+    def fallback(self, primitive: str, *args: Any) -> Any:
+        """Run the cpu backend's ``primitive`` on host copies of this backend's images.
+
+        Device arguments (also inside lists) are copied to the host, the result is
+        copied back, and ``counters.fallbacks[primitive]`` is incremented; those
+        copies are not counted as pipeline uploads or downloads.
+        """
+        from .cpu import CpuBackend
+
+        def host(arg: Any) -> Any:
+            if self.is_native(arg):
+                return self.to_host(arg)
+            if isinstance(arg, (list, tuple)) and any(self.is_native(a) for a in arg):
+                return [host(a) for a in arg]
+            return arg
+
+        result = getattr(_cpu_backend(CpuBackend), primitive)(*(host(arg) for arg in args))
+        self.counters.fallbacks[primitive] += 1
+        return [self.to_device(r) for r in result] if isinstance(result, list) else self.to_device(result)
+
     # ------------------------------------------------------------ primitives
     # Every method below takes and returns native images of this backend.
     @abc.abstractmethod
@@ -174,8 +194,8 @@ class Backend(abc.ABC):
         """Per-element ``sqrt(x**2 + y**2)`` of two float32 images."""
 
     @abc.abstractmethod
-    def absolute(self, image: Any) -> Any:
-        """Per-element absolute value of a float32 image."""
+    def abs_convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0) -> Any:
+        """``saturate(|image| * alpha)`` stored as ``dtype`` (``cv2.convertScaleAbs`` for uint8)."""
 
     @abc.abstractmethod
     def clip(self, image: Any, low: float, high: float) -> Any:
@@ -183,7 +203,30 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     def lut(self, image: Any, table: np.ndarray) -> Any:
-        """Look-up table for uint8 images (256 entries, or 256 x C for per-channel tables)."""
+        """Look-up table: 256 rows for uint8 images, 65536 for uint16; shape (N,) or (N, C) per channel.
+
+        The table has the image's dtype.
+        """
+
+    @abc.abstractmethod
+    def transform(self, image: Any, matrix: np.ndarray) -> Any:
+        """Per-pixel matrix ``out = M @ [c0, c1, ..., 1]`` (``cv2.transform``); M is C' x C or C' x (C + 1)."""
+
+    @abc.abstractmethod
+    def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
+        """``cv2.threshold`` with a ``cv2.THRESH_*`` kind (uint8, uint16 and float32)."""
+
+    @abc.abstractmethod
+    def median(self, image: Any, ksize: int) -> Any:
+        """Median over a ksize x ksize window (OpenCV: any odd size for uint8, at most 5 otherwise)."""
+
+    @abc.abstractmethod
+    def bilateral(self, image: Any, diameter: int, sigma_color: float, sigma_space: float, border: int) -> Any:
+        """Edge-preserving bilateral filter (uint8 and float32, 1 or 3 channels)."""
+
+    @abc.abstractmethod
+    def morphology(self, image: Any, op: int, kernel: np.ndarray, iterations: int, border: int) -> Any:
+        """``cv2.morphologyEx`` with a ``cv2.MORPH_*`` operation and a uint8 structuring element."""
 
     @abc.abstractmethod
     def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any: ...
@@ -214,3 +257,13 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def concat(self, images: Sequence[Any], axis: int) -> Any:
         """Stack images side by side (``axis=1``) or top to bottom (``axis=0``)."""
+
+
+_CPU: list[Backend] = []
+
+
+def _cpu_backend(cls: type[Backend]) -> Backend:
+    """The one host backend that fallbacks run on (created on first use)."""
+    if not _CPU:
+        _CPU.append(cls())
+    return _CPU[0]

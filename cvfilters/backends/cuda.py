@@ -5,7 +5,7 @@ cudaimgproc and cudawarping (the PyPI wheels have none). Builds differ in which 
 those they include, so each ``cv2.cuda`` function is looked up when a primitive runs.
 
 On the device, when the build has the function: convert, crop, concat (``GpuMat``
-itself), split, merge, pad, multiply, divide, add_weighted, bitwise_not, absolute,
+itself), split, merge, pad, multiply, divide, add_weighted, bitwise_not, abs_convert,
 clip and magnitude (float32), flip (8U/16U/32S/32F), lut (uint8 image and table, 1 or 3
 channels), cvt_color (codes the build implements), gaussian, sobel and sep_filter2d
 (kernels of at most 32 taps, depth 8U/16U/16S/32S/32F), box (8U/16U/32F), filter2d
@@ -133,19 +133,6 @@ class CudaBackend(Backend):
         return cv2.cuda.GpuMat(image, (y, y + height), (x, x + width))
 
     # ------------------------------------------------------------ helpers
-    def _fallback(self, primitive: str, *args: Any) -> Any:
-        """Run the cpu backend's ``primitive`` on host copies of the device arguments."""
-        def host(arg: Any) -> Any:
-            if self.is_native(arg):
-                return self.to_host(arg)
-            if isinstance(arg, (list, tuple)) and any(self.is_native(a) for a in arg):
-                return [host(a) for a in arg]
-            return arg
-
-        result = getattr(self._cpu, primitive)(*(host(arg) for arg in args))
-        self.counters.fallbacks[primitive] += 1
-        return [self.to_device(r) for r in result] if isinstance(result, list) else self.to_device(result)
-
     def _fits(self, image: Any, depths: Collection[int], border: int | None = None) -> bool:
         """Whether ``image`` is a device image of a depth (and border) the cuda call takes.
 
@@ -180,21 +167,21 @@ class CudaBackend(Backend):
 
     def split(self, image: Any) -> list[Any]:
         if _cuda("split") is None or not self.is_native(image) or image.channels() > 4:
-            return self._fallback("split", image)
+            return self.fallback("split", image)
         return list(cv2.cuda.split(image))
 
     def merge(self, planes: Sequence[Any]) -> Any:
         planes = list(planes)
         if (_cuda("merge") is None or not 1 <= len(planes) <= 4 or not all(map(self.is_native, planes))
                 or any(p.channels() != 1 for p in planes) or len({p.depth() for p in planes}) != 1):
-            return self._fallback("merge", planes)
+            return self.fallback("merge", planes)
         return cv2.cuda.merge(planes)
 
     def pad(self, image: Any, top: int, bottom: int, left: int, right: int, border: int,
             value: float = 0.0) -> Any:
         make_border = _cuda("copyMakeBorder")
         if make_border is None or not self._fits(image, _ALL_DEPTHS - {cv2.CV_64F}, border):
-            return self._fallback("pad", image, top, bottom, left, right, border, value)
+            return self.fallback("pad", image, top, bottom, left, right, border, value)
         return make_border(image, top, bottom, left, right, border, value=(value,) * 4)
 
     def gaussian(self, image: Any, ksize: tuple[int, int], sigma: float, border: int) -> Any:
@@ -206,7 +193,7 @@ class CudaBackend(Backend):
                 return self._separable(image, ("gaussian", size, sigma, border),
                                        lambda t, d: create(t, d, size, sigma, sigma, border, border),
                                        image.depth(), 0.0)
-        return self._fallback("gaussian", image, ksize, sigma, border)
+        return self.fallback("gaussian", image, ksize, sigma, border)
 
     def box(self, image: Any, ksize: tuple[int, int], border: int) -> Any:
         create = _cuda("createBoxFilter")
@@ -214,7 +201,7 @@ class CudaBackend(Backend):
             width, height = ksize  # NPP has no 16-bit box filter: a normalised linear filter instead
             return self.filter2d(image, np.full((height, width), 1.0 / (width * height), np.float32), border)
         if create is None or not self._fits(image, (cv2.CV_8U, cv2.CV_32F), border):
-            return self._fallback("box", image, ksize, border)
+            return self.fallback("box", image, ksize, border)
         size = tuple(ksize)
         channels = (1, 4) if image.depth() == cv2.CV_8U else (1,)  # NPP: 8UC1, 8UC4, 32FC1
         return self._planes(image, channels, lambda img: self._filter(
@@ -224,7 +211,7 @@ class CudaBackend(Backend):
                  ddepth: int = -1) -> Any:
         create = _cuda("createLinearFilter")
         if create is None or not self._fits(image, _WARP_DEPTHS, border):
-            return self._fallback("filter2d", image, kernel, border, delta, ddepth)
+            return self.fallback("filter2d", image, kernel, border, delta, ddepth)
         depth = image.depth()
         target = depth if ddepth < 0 else ddepth
         direct = delta == 0 and target == depth and depth in _LINEAR_DEPTHS
@@ -241,7 +228,7 @@ class CudaBackend(Backend):
         create = _cuda("createSeparableLinearFilter")
         if (create is None or not self._fits(image, _SEPARABLE_DEPTHS, border)
                 or max(np.size(kernel_x), np.size(kernel_y)) > MAX_TAPS):
-            return self._fallback("sep_filter2d", image, kernel_x, kernel_y, border, delta, ddepth)
+            return self.fallback("sep_filter2d", image, kernel_x, kernel_y, border, delta, ddepth)
         return self._separable(image, ("separable", border, *_kernel_key(kernel_x), *_kernel_key(kernel_y)),
                                lambda t, d: create(t, d, kernel_x, kernel_y, (-1, -1), border, border),
                                image.depth() if ddepth < 0 else ddepth, delta)
@@ -249,7 +236,7 @@ class CudaBackend(Backend):
     def sobel(self, image: Any, ddepth: int, dx: int, dy: int, ksize: int, border: int) -> Any:
         create = _cuda("createSobelFilter")
         if create is None or not self._fits(image, _SEPARABLE_DEPTHS, border) or ksize > MAX_TAPS:
-            return self._fallback("sobel", image, ddepth, dx, dy, ksize, border)
+            return self.fallback("sobel", image, ddepth, dx, dy, ksize, border)
         return self._separable(image, ("sobel", dx, dy, ksize, border),
                                lambda t, d: create(t, d, dx, dy, ksize, 1.0, border, border),
                                image.depth() if ddepth < 0 else ddepth, 0.0)
@@ -257,19 +244,19 @@ class CudaBackend(Backend):
     def magnitude(self, x: Any, y: Any) -> Any:
         if (_cuda("magnitude") is None or not (self.is_native(x) and self.is_native(y))
                 or x.type() != y.type() or x.depth() != cv2.CV_32F):
-            return self._fallback("magnitude", x, y)
+            return self.fallback("magnitude", x, y)
         # keywords pick the (x, y) overload; positionally the (xy, magnitude) one would match
         return cv2.cuda.magnitude(x=x.reshape(1), y=y.reshape(1)).reshape(x.channels())
 
-    def absolute(self, image: Any) -> Any:
+    def abs_convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0) -> Any:
         if _cuda("abs") is None or not self._fits(image, (cv2.CV_32F,)):
-            return self._fallback("absolute", image)
-        return cv2.cuda.abs(image)
+            return self.fallback("abs_convert", image, dtype, alpha)
+        return cv2.cuda.abs(image).convertTo(_depth(dtype), alpha=alpha, beta=0.0)
 
     def clip(self, image: Any, low: float, high: float) -> Any:
         threshold = _cuda("threshold")
         if threshold is None or not self._fits(image, (cv2.CV_32F,)):
-            return self._fallback("clip", image, low, high)
+            return self.fallback("clip", image, low, high)
         below_high = threshold(image, high, high, cv2.THRESH_TRUNC)[1]
         negated = threshold(below_high.convertTo(cv2.CV_32F, alpha=-1.0), -low, -low, cv2.THRESH_TRUNC)[1]
         return negated.convertTo(cv2.CV_32F, alpha=-1.0)
@@ -279,10 +266,41 @@ class CudaBackend(Backend):
         if (_cuda("createLookUpTable") is None or not self._fits(image, (cv2.CV_8U,))
                 or image.channels() not in (1, 3) or table.dtype != np.uint8
                 or not (table.size == 256 or table.ndim == 3 and table.shape[-1] == 3 and table.size == 768)):
-            return self._fallback("lut", image, table)
+            return self.fallback("lut", image, table)
         shape = (1, 256) if table.size == 256 else (1, 256, 3)
         key = ("lut", shape, table.tobytes())
         return self._filter(key, lambda: cv2.cuda.createLookUpTable(table.reshape(shape))).transform(image)
+
+    def transform(self, image: Any, matrix: np.ndarray) -> Any:
+        return self.fallback("transform", image, matrix)  # cv2.cuda has no per-pixel matrix transform
+
+    def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
+        if _cuda("threshold") is None or not self._fits(image, (cv2.CV_8U, cv2.CV_16U, cv2.CV_32F)):
+            return self.fallback("threshold", image, thresh, maxval, kind)
+        return cv2.cuda.threshold(image, thresh, maxval, kind)[1]
+
+    def median(self, image: Any, ksize: int) -> Any:
+        if _cuda("createMedianFilter") is None or not self._fits(image, (cv2.CV_8U,)) or image.channels() != 1:
+            return self.fallback("median", image, ksize)
+        return self._filter(("median", ksize), lambda: cv2.cuda.createMedianFilter(cv2.CV_8UC1, ksize)).apply(image)
+
+    def bilateral(self, image: Any, diameter: int, sigma_color: float, sigma_space: float, border: int) -> Any:
+        if (_cuda("bilateralFilter") is None or not self._fits(image, (cv2.CV_8U, cv2.CV_32F), border)
+                or image.channels() not in (1, 3) or border == cv2.BORDER_WRAP):
+            return self.fallback("bilateral", image, diameter, sigma_color, sigma_space, border)
+        return cv2.cuda.bilateralFilter(image, diameter, sigma_color, sigma_space, borderMode=border)
+
+    def morphology(self, image: Any, op: int, kernel: np.ndarray, iterations: int, border: int) -> Any:
+        # cv::cuda morphology filters take 8UC1/8UC4/32FC1 and have no border argument: their
+        # constant border matches cv2's default (BORDER_CONSTANT with the neutral value) only.
+        if (_cuda("createMorphologyFilter") is None or not self._fits(image, (cv2.CV_8U, cv2.CV_32F))
+                or border != cv2.BORDER_CONSTANT):
+            return self.fallback("morphology", image, op, kernel, iterations, border)
+        channels = (1, 4) if image.depth() == cv2.CV_8U else (1,)
+        key = ("morphology", op, _kernel_key(kernel), iterations)
+        return self._planes(image, channels, lambda img: self._filter(
+            (*key, img.type()), lambda: cv2.cuda.createMorphologyFilter(op, img.type(), kernel,
+                                                                         iterations=iterations)).apply(img))
 
     def _arithmetic(self, name: str, call: Callable[[Any, Any, int], Any], a: Any, b: Any,
                     dtype: np.dtype | None) -> Any | None:
@@ -303,37 +321,37 @@ class CudaBackend(Backend):
 
     def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
         out = self._arithmetic("multiply", lambda x, y, d: cv2.cuda.multiply(x, y, scale=scale, dtype=d), a, b, dtype)
-        return self._fallback("multiply", a, b, scale, dtype) if out is None else out
+        return self.fallback("multiply", a, b, scale, dtype) if out is None else out
 
     def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
         out = self._arithmetic("divide", lambda x, y, d: cv2.cuda.divide(x, y, scale=scale, dtype=d), a, b, dtype)
-        return self._fallback("divide", a, b, scale, dtype) if out is None else out
+        return self.fallback("divide", a, b, scale, dtype) if out is None else out
 
     def add_weighted(self, a: Any, wa: float, b: Any, wb: float, gamma: float = 0.0,
                      dtype: np.dtype | None = None) -> Any:
         out = self._arithmetic("addWeighted", lambda x, y, d: cv2.cuda.addWeighted(x, wa, y, wb, gamma, dtype=d),
                                a, b, dtype)
-        return self._fallback("add_weighted", a, wa, b, wb, gamma, dtype) if out is None else out
+        return self.fallback("add_weighted", a, wa, b, wb, gamma, dtype) if out is None else out
 
     def bitwise_not(self, image: Any) -> Any:
         if _cuda("bitwise_not") is None or not self._fits(image, _ALL_DEPTHS - {cv2.CV_64F}):
-            return self._fallback("bitwise_not", image)
+            return self.fallback("bitwise_not", image)
         return cv2.cuda.bitwise_not(image)
 
     def flip(self, image: Any, code: int) -> Any:
         if _cuda("flip") is None or not self._fits(image, _FLIP_DEPTHS):
-            return self._fallback("flip", image, code)
+            return self.fallback("flip", image, code)
         return self._planes(image, (1, 3, 4), lambda img: cv2.cuda.flip(img, code))
 
     def resize(self, image: Any, size: tuple[int, int], interpolation: int) -> Any:
         if _cuda("remap") is None or not self._fits(image, _WARP_DEPTHS):
-            return self._fallback("resize", image, size, interpolation)
+            return self.fallback("resize", image, size, interpolation)
         (src_w, src_h), (dst_w, dst_h) = image.size(), tuple(size)
         if interpolation == cv2.INTER_AREA and src_w > dst_w and src_h > dst_h and _cuda("resize") is not None:
             return self._planes(image, (1, 3, 4),
                                 lambda img: cv2.cuda.resize(img, (dst_w, dst_h), interpolation=cv2.INTER_AREA))
         if interpolation not in (cv2.INTER_NEAREST, cv2.INTER_LINEAR):
-            return self._fallback("resize", image, size, interpolation)
+            return self.fallback("resize", image, size, interpolation)
         map_x, map_y = (self.cached(("cuda-resize", interpolation, (src_w, src_h), (dst_w, dst_h), axis),
                                     lambda axis=axis: _resize_map(interpolation, (src_w, src_h), (dst_w, dst_h), axis))
                         for axis in (0, 1))
@@ -346,7 +364,7 @@ class CudaBackend(Backend):
                 return cv2.cuda.cvtColor(image, code)
             except cv2.error:  # a code or depth this build's cv::cuda::cvtColor does not implement
                 pass
-        return self._fallback("cvt_color", image, code)
+        return self.fallback("cvt_color", image, code)
 
     def remap(self, image: Any, map_x: Any, map_y: Any, interpolation: int, border: int,
               value: float = 0.0) -> Any:
@@ -354,7 +372,7 @@ class CudaBackend(Backend):
         if (_cuda("remap") is None or interpolation != cv2.INTER_LINEAR or not self._fits(image, _WARP_DEPTHS, border)
                 or any(m.type() != cv2.CV_32FC1 if self.is_native(m) else m.dtype != np.float32 or m.ndim != 2
                        for m in maps)):
-            return self._fallback("remap", image, map_x, map_y, interpolation, border, value)
+            return self.fallback("remap", image, map_x, map_y, interpolation, border, value)
         device_maps = [m if self.is_native(m) else self.upload(m) for m in maps]  # moved per call, like images
         return self._planes(image, (1, 3, 4), lambda img: cv2.cuda.remap(
             img, *device_maps, interpolation, borderMode=border, borderValue=(value,) * 4))
@@ -364,7 +382,7 @@ class CudaBackend(Backend):
         sizes = [image.size() if self.is_native(image) else None for image in images]
         shared = 1 if axis == 1 else 0  # hconcat keeps the height (size()[1]), vconcat the width
         if None in sizes or len({image.type() for image in images}) != 1 or len({s[shared] for s in sizes}) != 1:
-            return self._fallback("concat", images, axis)
+            return self.fallback("concat", images, axis)
         total = sum(s[1 - shared] for s in sizes)
         width, height = (total, sizes[0][1]) if axis == 1 else (sizes[0][0], total)
         out = cv2.cuda.GpuMat(height, width, images[0].type())

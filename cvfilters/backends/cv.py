@@ -56,10 +56,12 @@ class CvBackend(Backend):
     def magnitude(self, x: Any, y: Any) -> Any:
         return cv2.magnitude(x, y)
 
-    def absolute(self, image: Any) -> Any:
+    def abs_convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0) -> Any:
+        if np.dtype(dtype) == np.uint8:
+            return cv2.convertScaleAbs(image, alpha=alpha)
         # Python scalars are ambiguous in cv2 (a float is Scalar(v, 0, 0, 0); a tuple is
         # an array for 1x1 images), so arithmetic with constants goes through convert().
-        return cv2.max(image, self.convert(image, np.float32, -1.0))
+        return self.convert(cv2.max(image, self.convert(image, np.float32, -1.0)), dtype, alpha)
 
     def clip(self, image: Any, low: float, high: float) -> Any:
         below_high = cv2.threshold(image, high, high, cv2.THRESH_TRUNC)[1]
@@ -67,7 +69,30 @@ class CvBackend(Backend):
         return self.convert(cv2.threshold(negated, -low, -low, cv2.THRESH_TRUNC)[1], np.float32, -1.0)
 
     def lut(self, image: Any, table: np.ndarray) -> Any:
-        return cv2.LUT(image, table)
+        if len(table) == 256:
+            return cv2.LUT(image, table if table.ndim == 1 else table.reshape(256, 1, -1))
+        # cv2.LUT is 8-bit only: a 65536-row table is indexed by numpy on the host.
+        if not isinstance(image, np.ndarray):
+            return self.fallback("lut", image, table)
+        if table.ndim == 1:
+            return table[image]
+        columns = table.reshape(len(table), -1)
+        return columns[image, np.arange(columns.shape[1])]
+
+    def transform(self, image: Any, matrix: np.ndarray) -> Any:
+        return cv2.transform(image, np.asarray(matrix, np.float64))
+
+    def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
+        return cv2.threshold(image, thresh, maxval, kind)[1]
+
+    def median(self, image: Any, ksize: int) -> Any:
+        return cv2.medianBlur(image, ksize)
+
+    def bilateral(self, image: Any, diameter: int, sigma_color: float, sigma_space: float, border: int) -> Any:
+        return cv2.bilateralFilter(image, diameter, sigma_color, sigma_space, borderType=border)
+
+    def morphology(self, image: Any, op: int, kernel: np.ndarray, iterations: int, border: int) -> Any:
+        return cv2.morphologyEx(image, op, kernel, iterations=iterations, borderType=border)
 
     def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
         return cv2.multiply(a, b, scale=scale, dtype=_depth(dtype))
@@ -97,3 +122,4 @@ class CvBackend(Backend):
 
     def concat(self, images: Sequence[Any], axis: int) -> Any:
         return (cv2.vconcat if axis == 0 else cv2.hconcat)(list(images))
+

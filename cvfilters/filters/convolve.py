@@ -99,5 +99,5 @@ def sobel(ctx: Context, img: Any, *, dx: int, dy: int, ksize: int, magnitude: bo
     def derivative(ox: int, oy: int) -> Any:
         return with_border(ctx, img, reach, border, lambda im, b: be.sobel(im, cv2.CV_32F, ox, oy, ksize, b))
 
-    result = be.magnitude(derivative(1, 0), derivative(0, 1)) if magnitude else be.absolute(derivative(dx, dy))
-    return be.convert(result, ctx.spec.dtype, scale)
+    result = be.magnitude(derivative(1, 0), derivative(0, 1)) if magnitude else derivative(dx, dy)
+    return be.abs_convert(result, ctx.spec.dtype, scale)
