@@ -121,6 +121,8 @@ _REGISTRY: dict[str, Filter] = {}
 def register(name: str | None = None, *, category: str, summary: str, params: Iterable[Param] = (),
              alpha: str = "passthrough", check: Callable[[dict[str, Any]], str | None] | None = None,
              output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None,
+             table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None,
+             maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              replace: bool = False) -> Callable[[FilterFn], Filter]:
     """Register a filter function; used as a decorator.
 
@@ -143,6 +145,13 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
     output_spec : callable, optional
         ``output_spec(params, spec) -> ImageSpec`` for filters that change the size,
         channel count or dtype of the image.
+    table : callable, optional
+        For per-channel point operations: ``table(params, spec)`` returns the lookup
+        table the filter applies (256 rows for uint8, 65536 for uint16; shape (N,) or
+        (N, C); the image's dtype), so pipelines can compose consecutive tables.
+    maps : callable, optional
+        For warps: ``maps(params, spec)`` returns float32 ``(map_x, map_y)`` source
+        coordinates of every output pixel, so pipelines can compose consecutive warps.
     replace : bool
         Allow replacing an existing filter of the same name.
 
@@ -163,7 +172,7 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
         filter_name = name or fn.__name__
         _validate_declaration(filter_name, category, alpha, replace)
         doc = inspect.cleandoc(fn.__doc__ or summary)
-        flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check, output_spec)
+        flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check, output_spec, table, maps)
         _REGISTRY[filter_name] = flt
         return flt
 
