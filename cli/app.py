@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from .progress import Progress
 
 app = typer.Typer(
     name="cvfilters",
@@ -38,22 +39,27 @@ def _main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks f
 # ---------------------------------------------------------------- apply
 @app.command()
 def apply(
-    inputs: Annotated[list[str], typer.Argument(metavar="INPUT...", help="Image files, directories or globs.")],
+    inputs: Annotated[list[str], typer.Argument(metavar="INPUT...", help="Images, videos, directories or globs.")],
     output: Annotated[str, typer.Option("-o", "--output", help="Output file (one input) or directory.")],
     specs: Annotated[list[str] | None, typer.Option("-f", "--filter", metavar="SPEC",
                                                     help="name or name:key=value,...; repeat or join with |")] = None,
     pipeline_file: Annotated[Path | None, typer.Option("-p", "--pipeline", help="YAML/JSON pipeline file.")] = None,
     backend: Annotated[str, typer.Option(help="auto, cpu, opencl or cuda.")] = "auto",
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes; 0 = one per core.")] = 0,
+    devices: Annotated[str | None, typer.Option(help="GPUs for data-parallel workers: all or 0,1,...")] = None,
+    scheduler: Annotated[str | None, typer.Option(envvar="CVFILTERS_SCHEDULER",
+                                                  help="Dask scheduler address (tcp://host:8786).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace existing outputs (never the input).")] = False,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Descend into sub-directories.")] = False,
-    fmt: Annotated[str | None, typer.Option("--format", help="Extension of directory outputs.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="Extension of image outputs in a directory.")] = None,
+    suffix: Annotated[str, typer.Option(help="Appended to output names: photo.jpg -> photo<SUFFIX>.jpg.")] = "",
     quality: Annotated[int | None, typer.Option(min=1, max=100, help="JPEG/WebP quality.")] = None,
     max_pixels: Annotated[int | None, typer.Option(min=1, help="Refuse larger images (default 2^28).")] = None,
+    frames: Annotated[str | None, typer.Option(help="Video frame range START:STOP (STOP exclusive).")] = None,
     explain: Annotated[bool, typer.Option(help="Print the plan: backend, steps, transfers, fallbacks.")] = False,
 ) -> None:
-    """Run a pipeline on image files and write the results."""
-    from cvfilters import batch, io
+    """Run a pipeline on image and video files and write the results."""
+    from cvfilters import batch, executors
     from cvfilters.backends import BACKEND_NAMES, get_backend
     from cvfilters.errors import UsageError
     from cvfilters.pipeline import Pipeline
@@ -66,60 +72,60 @@ def apply(
         raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKEND_NAMES)}")
     if backend != "auto":
         get_backend(backend)
-    suffix = None
-    if fmt:
-        suffix = "." + fmt.lower().lstrip(".")
-        if suffix not in io.IMAGE_EXTENSIONS:
-            raise UsageError(f"--format {fmt!r} is not an image format cvfilters writes")
-    tasks, failures = batch.plan(inputs, output, recursive=recursive, suffix=suffix)
-    options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels)
-    workers = jobs or os.cpu_count() or 1
-    summary = batch.Summary()
+    device_list = executors.device_ids(devices, backend) if devices else None
+    tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames))
+    summary = batch.Summary(failed=len(failures))
     for failure in failures:
         _err(f"error: {failure.message}")
-    outcomes = batch.timed(batch.run(tasks, options, jobs=workers), summary)
-    explained = False
-    with _progress(len(tasks)) as advance:
-        for outcome in outcomes:
-            for note in outcome.warnings:
-                _err(f"warning: {note}")
-            if outcome.status == "failed":
-                _err(f"error: {outcome.message}")
-            elif outcome.status == "skipped":
-                _err(outcome.message)
-            elif explain and not explained:
-                _err("\n".join(outcome.report))
-                explained = True
-            advance()
-    summary.failed += len(failures)
+    with executors.choose(jobs or os.cpu_count() or 1, len(tasks), backend=backend, devices=device_list,
+                          scheduler=scheduler) as executor, Progress(tasks) as progress:
+        outcomes = batch.run(tasks, options, executor=executor, progress=progress.frames)
+        for outcome in batch.timed(outcomes, summary):
+            _print_outcome(outcome, explain and summary.done == 1)
+            progress.advance()
     if len(tasks) + len(failures) > 1:
         _err(summary.line())
     if summary.failed:
         raise typer.Exit(1)
 
 
-class _progress:
-    """A rich progress bar on a terminal for multi-file runs; nothing when piped."""
+def _extension(fmt: str | None) -> str | None:
+    from cvfilters import io
+    from cvfilters.errors import UsageError
 
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.bar: Any = None
+    if fmt is None:
+        return None
+    extension = "." + fmt.lower().lstrip(".")
+    if extension not in io.IMAGE_EXTENSIONS:
+        raise UsageError(f"--format {fmt!r} is not an image format cvfilters writes")
+    return extension
 
-    def __enter__(self) -> Any:
-        if self.total < 2 or not sys.stderr.isatty():
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.bar = Progress(TextColumn("filtering"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.start()
-        task = self.bar.add_task("files", total=self.total)
-        return lambda: self.bar.advance(task)
+def _frame_range(text: str | None) -> tuple[int, int | None] | None:
+    from cvfilters.errors import UsageError
 
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+    if text is None:
+        return None
+    start, colon, stop = text.partition(":")
+    try:
+        first, last = int(start or 0), int(stop) if stop else None
+    except ValueError:
+        first, last = -1, None
+    if not colon or first < 0 or (last is not None and last <= first):
+        raise UsageError(f"--frames {text!r} must be START:STOP with 0 <= START < STOP (either may be empty)")
+    return first, last
+
+
+def _print_outcome(outcome: Any, explain: bool) -> None:
+    for note in outcome.warnings:
+        _err(f"warning: {note}")
+    if outcome.status == "failed":
+        _err(f"error: {outcome.message}")
+    elif outcome.status == "skipped":
+        _err(outcome.message)
+    elif explain:
+        _err("\n".join(outcome.report))
 
 
 # ---------------------------------------------------------------- list / info

@@ -2,7 +2,9 @@
 
 A task carries two paths; workers rebuild the pipeline from its dict form, so no
 pixels cross process boundaries. Every failure is one :class:`Outcome` with a one-line
-message; the rest of the batch goes on.
+message; the rest of the batch goes on. Where tasks run is a
+``concurrent.futures.Executor`` (see :mod:`cvfilters.executors`): a local process
+pool by default, a Dask cluster with ``--scheduler``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +25,7 @@ import cv2
 from . import io
 from .errors import CvfError, OverwriteInputError
 from .pipeline import Pipeline
+from .video import process_video
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class Options:
     overwrite: bool = False
     quality: int | None = None
     max_pixels: int | None = None
+    frames: tuple[int, int | None] | None = None
 
 
 @dataclass
@@ -75,14 +79,17 @@ class Summary:
 
 
 # ---------------------------------------------------------------- planning
-def plan(inputs: Sequence[str], output: str, *, recursive: bool = False,
-         suffix: str | None = None) -> tuple[list[Task], list[Outcome]]:
+def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extension: str | None = None,
+         name_suffix: str = "") -> tuple[list[Task], list[Outcome]]:
     """Expand inputs (files, directories, globs) into tasks with output paths.
 
     One plain input file and an ``output`` that is not a directory and has an
     extension: the output is that file. Otherwise ``output`` is a directory and the
-    relative names under each input directory or glob base are kept. ``suffix``
-    (``".png"``) replaces the extension of directory outputs.
+    relative names under each input directory or glob base are kept. ``extension``
+    (``".png"``) replaces the extension of image outputs in a directory (videos keep
+    their container); ``name_suffix`` is appended to every output stem
+    (``photo.jpg`` -> ``photo_blur.jpg``). Directories contribute their image and
+    video files.
 
     Returns
     -------
@@ -96,7 +103,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False,
         path = Path(item)
         if path.is_dir():
             walker = path.rglob("*") if recursive else path.glob("*")
-            sources += [(f, f.relative_to(path)) for f in sorted(walker) if _is_image(f)]
+            sources += [(f, f.relative_to(path)) for f in sorted(walker) if _is_media(f)]
         elif glob.has_magic(item) and not path.exists():
             base = _glob_base(item)
             matches = [Path(m) for m in sorted(glob.glob(item, recursive=recursive)) if Path(m).is_file()]
@@ -111,7 +118,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False,
     tasks: list[Task] = []
     claimed: dict[Path, Path] = {}
     for source, relative in sources:
-        target = out if single else out / (relative.with_suffix(suffix) if suffix else relative)
+        target = out if single else out / _renamed(relative, extension, name_suffix)
         key = Path(os.path.abspath(target))
         if key in claimed:
             failures.append(Outcome(Task(source, target), "failed",
@@ -122,8 +129,14 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False,
     return tasks, failures
 
 
-def _is_image(path: Path) -> bool:
-    return path.suffix.lower() in io.IMAGE_EXTENSIONS and path.is_file()
+def _renamed(relative: Path, extension: str | None, name_suffix: str) -> Path:
+    is_video = relative.suffix.lower() in io.VIDEO_EXTENSIONS
+    new_extension = relative.suffix if is_video or not extension else extension
+    return relative.with_name(relative.stem + name_suffix + new_extension)
+
+
+def _is_media(path: Path) -> bool:
+    return path.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and path.is_file()
 
 
 def _glob_base(pattern: str) -> Path:
@@ -140,10 +153,14 @@ def _pipeline(frozen: str) -> Pipeline:
     return Pipeline.from_dict(json.loads(frozen))
 
 
-def process(task: Task, options: Options) -> Outcome:
-    """Read, filter and write one file; never raises for a problem with the file."""
+def process(task: Task, options: Options, progress: Callable[[int, int], None] | None = None) -> Outcome:
+    """Read, filter and write one image or video; never raises for a problem with the file.
+
+    ``progress(done, total)`` is called per frame of a video.
+    """
     import json
 
+    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -152,17 +169,25 @@ def process(task: Task, options: Options) -> Outcome:
                     raise OverwriteInputError(task.target)
                 if not options.overwrite:
                     return Outcome(task, "skipped", f"{task.target}: exists, skipped (--overwrite replaces it)")
-            image, metadata = io.read_with_metadata(task.source, max_pixels=options.max_pixels)
-            result, report = _pipeline(json.dumps(options.pipeline, sort_keys=True)).run(image, backend=options.backend)
-            io.write(task.target, result, metadata=metadata, quality=options.quality, overwrite=options.overwrite)
+            if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+                video = process_video(task.source, task.target, pipeline, backend=options.backend,
+                                      frames=options.frames, overwrite=options.overwrite, progress=progress)
+                audio = "kept" if video.audio else "none"
+                report = [f"video: {video.frames} frames at {video.fps:g} fps, audio {audio}"]
+            else:
+                image, metadata = io.read_with_metadata(task.source, max_pixels=options.max_pixels)
+                result, run_report = pipeline.run(image, backend=options.backend)
+                io.write(task.target, result, metadata=metadata, quality=options.quality, overwrite=options.overwrite)
+                report = run_report.lines()
         except CvfError as exc:
             return Outcome(task, "failed", str(exc))
         except cv2.error as exc:
             return Outcome(task, "failed", f"{task.source}: OpenCV error: {_last_line(exc)}")
         except MemoryError:
             return Outcome(task, "failed", f"{task.source}: out of memory")
-    notes = [f"{task.source}: {w.message}" for w in caught]
-    return Outcome(task, "done", str(task.target), notes, report.lines())
+    notes = [str(w.message) if str(w.message).startswith(str(task.source)) else f"{task.source}: {w.message}"
+             for w in caught]
+    return Outcome(task, "done", str(task.target), notes, report)
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -177,33 +202,27 @@ def _last_line(exc: Exception) -> str:
     return lines[-1] if lines else type(exc).__name__
 
 
-def _init_worker() -> None:
-    cv2.setNumThreads(1)  # one OpenCV thread per process: N processes x N threads oversubscribe
-
-
-def run(tasks: Iterable[Task], options: Options, *, jobs: int = 1,
-        executor_factory: Callable[[int], Executor] | None = None) -> Iterator[Outcome]:
+def run(tasks: Iterable[Task], options: Options, *, executor: Executor | None = None,
+        progress: Callable[[int, int], None] | None = None) -> Iterator[Outcome]:
     """Process tasks, yielding outcomes as they finish.
 
-    ``jobs == 1`` runs in this process. Otherwise tasks go to an executor: a pool of
-    ``jobs`` worker processes with one OpenCV thread each, or what ``executor_factory``
-    builds (the seam a cluster engine plugs into).
+    Without an ``executor`` tasks run one by one in this process (``progress`` then
+    reports video frames). With one, all tasks are submitted to it; on an interrupt
+    the tasks not yet started are cancelled and the interrupt propagates.
     """
     tasks = list(tasks)
-    if jobs <= 1 or len(tasks) <= 1:
+    if executor is None:
         for task in tasks:
-            yield process(task, options)
+            yield process(task, options, progress)
         return
-    factory = executor_factory or (lambda n: ProcessPoolExecutor(n, initializer=_init_worker))
-    with factory(min(jobs, len(tasks))) as pool:
-        futures = [pool.submit(process, task, options) for task in tasks]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    futures = [executor.submit(process, task, options) for task in tasks]
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
 
 
 def timed(outcomes: Iterable[Outcome], summary: Summary) -> Iterator[Outcome]:

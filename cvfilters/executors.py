@@ -1,0 +1,125 @@
+"""Where batch tasks run: a local process pool, one worker per GPU, or a Dask cluster.
+
+Every choice is a ``concurrent.futures.Executor``; :func:`cvfilters.batch.run` only
+submits tasks to it. Local workers run one OpenCV thread each (N processes x N
+threads would oversubscribe the cores) and ignore Ctrl-C, so the parent decides:
+it cancels what has not started and lets running tasks finish their atomic writes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+import cv2
+
+from .errors import UsageError
+
+SCHEDULER_ENV = "CVFILTERS_SCHEDULER"
+
+
+def device_ids(spec: str, backend: str) -> list[int]:
+    """Resolve ``--devices all|0,1,...`` for the cuda or opencl backend into device indices.
+
+    Raises
+    ------
+    UsageError
+        For another backend, a malformed list, or an index the machine does not have.
+    """
+    if backend not in ("cuda", "opencl"):
+        raise UsageError(f"--devices needs --backend cuda or opencl, not {backend!r}")
+    count = _device_count(backend)
+    if spec == "all":
+        ids = list(range(count))
+    else:
+        try:
+            ids = [int(part) for part in spec.split(",") if part.strip()]
+        except ValueError:
+            raise UsageError(f"--devices {spec!r} must be 'all' or indices like 0,1") from None
+    missing = [i for i in ids if not 0 <= i < count]
+    if not ids or missing or len(set(ids)) != len(ids):
+        raise UsageError(f"--devices {spec!r}: this machine has {count} {backend} GPU device(s)"
+                         + (f"; no device {missing[0]}" if missing else ""))
+    return ids
+
+
+def _device_count(backend: str) -> int:
+    if backend == "cuda":
+        return cv2.cuda.getCudaEnabledDeviceCount()
+    # OpenCV's Python API cannot list OpenCL devices: count the default one if it is a GPU.
+    from .backends import availability
+
+    return int(availability("opencl").is_gpu)
+
+
+def _init_worker(devices: Any, backend: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    cv2.setNumThreads(1)
+    if devices is None:
+        return
+    device = devices.get()
+    if backend == "cuda":
+        cv2.cuda.setDevice(device)
+    else:  # read by OpenCV when this worker first uses OpenCL
+        os.environ["OPENCV_OPENCL_DEVICE"] = f":GPU:{device}"
+
+
+def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = None) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` worker processes, or one pinned worker per device in ``devices``.
+
+    Device workers are started with ``spawn``: a forked child would inherit the
+    parent's CUDA or OpenCL context, which neither runtime supports.
+    """
+    if devices:
+        context = multiprocessing.get_context("spawn")
+        queue = context.Manager().Queue()
+        for device in devices:
+            queue.put(device)
+        return ProcessPoolExecutor(len(devices), mp_context=context, initializer=_init_worker,
+                                   initargs=(queue, backend))
+    return ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(None, backend))
+
+
+@contextmanager
+def dask_executor(address: str) -> Iterator[Executor]:
+    """An executor on the Dask cluster at ``address`` (``tcp://host:8786``).
+
+    Inputs and outputs must be paths the workers can see (shared storage).
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError('--scheduler needs Dask: pip install "cvfilters[dask]"') from None
+    try:
+        client = Client(address, timeout=10)
+    except OSError as exc:
+        raise UsageError(f"--scheduler {address}: cannot connect ({exc})") from None
+    try:
+        with client.get_executor() as executor:
+            yield executor
+    finally:
+        client.close()
+
+
+@contextmanager
+def choose(jobs: int, task_count: int, *, backend: str, devices: list[int] | None,
+           scheduler: str | None) -> Iterator[Executor | None]:
+    """The executor for a batch: Dask when a scheduler is given, else a local pool, else None (in-process)."""
+    if scheduler:
+        with dask_executor(scheduler) as executor:
+            yield executor
+        return
+    workers = len(devices) if devices else min(jobs, task_count)
+    if workers <= 1 and not devices:
+        yield None
+        return
+    pool = local_pool(workers, backend=backend, devices=devices)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
