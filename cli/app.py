@@ -57,15 +57,18 @@ def apply(
     max_pixels: Annotated[int | None, typer.Option(min=1, help="Refuse larger images (default 2^28).")] = None,
     frames: Annotated[str | None, typer.Option(help="Video frame range START:STOP (STOP exclusive).")] = None,
     explain: Annotated[bool, typer.Option(help="Print the plan: backend, steps, transfers, fallbacks.")] = False,
+    large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
 ) -> None:
     """Run a pipeline on image and video files and write the results."""
     from cvfilters import batch, executors
     from cvfilters.backends import BACKEND_NAMES, get_backend
     from cvfilters.errors import UsageError
+    from cvfilters.params import allow_large
     from cvfilters.pipeline import Pipeline
 
-    pipeline = Pipeline(Pipeline.load(pipeline_file).steps if pipeline_file else [])
-    pipeline.steps += Pipeline.parse(specs).steps if specs else []
+    with allow_large(large):
+        pipeline = Pipeline(Pipeline.load(pipeline_file).steps if pipeline_file else [])
+        pipeline.steps += Pipeline.parse(specs).steps if specs else []
     if not pipeline.steps:
         raise UsageError("give at least one filter with -f SPEC or a pipeline file with -p FILE")
     if backend not in BACKEND_NAMES:
@@ -74,11 +77,13 @@ def apply(
         get_backend(backend)
     device_list = executors.device_ids(devices, backend) if devices else None
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
-    options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames))
+    workers = len(device_list) if device_list else min(jobs or os.cpu_count() or 1, max(len(tasks), 1))
+    options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
+                            large, 1 if scheduler else workers)
     summary = batch.Summary(failed=len(failures))
     for failure in failures:
         _err(f"error: {failure.message}")
-    with executors.choose(jobs or os.cpu_count() or 1, len(tasks), backend=backend, devices=device_list,
+    with executors.choose(workers, len(tasks), backend=backend, devices=device_list,
                           scheduler=scheduler) as executor, Progress(tasks) as progress:
         outcomes = batch.run(tasks, options, executor=executor, progress=progress.frames)
         for outcome in batch.timed(outcomes, summary):

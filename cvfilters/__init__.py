@@ -12,7 +12,7 @@ from .backends import availability as backend_availability
 from .context import Context, ImageSpec
 from .errors import CvfError, ImageError, ParameterError, UsageError
 from .io import read, read_with_metadata, write
-from .params import Param
+from .params import Param, allow_large
 from .pipeline import Pipeline, RunReport, apply
 from .registry import Filter, filters, register
 from .registry import get as get_filter
@@ -20,7 +20,7 @@ from .registry import get as get_filter
 __version__ = "0.1.0"
 
 __all__ = [
-    "Context", "CvfError", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline",
+    "Context", "CvfError", "allow_large", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline",
     "RunReport", "UsageError", "apply", "backend_availability", "filters", "get_filter", "read",
     "read_with_metadata", "register", "write", "__version__",
 ]

@@ -24,6 +24,8 @@ import cv2
 
 from . import io
 from .errors import CvfError, OverwriteInputError
+from .limits import check_memory
+from .params import allow_large
 from .pipeline import Pipeline
 from .video import process_video
 
@@ -46,6 +48,8 @@ class Options:
     quality: int | None = None
     max_pixels: int | None = None
     frames: tuple[int, int | None] | None = None
+    allow_large: bool = False
+    workers: int = 1
 
 
 @dataclass
@@ -147,10 +151,11 @@ def _glob_base(pattern: str) -> Path:
 
 # ---------------------------------------------------------------- running
 @lru_cache(maxsize=4)
-def _pipeline(frozen: str) -> Pipeline:
+def _pipeline(frozen: str, large: bool) -> Pipeline:
     import json
 
-    return Pipeline.from_dict(json.loads(frozen))
+    with allow_large(large):
+        return Pipeline.from_dict(json.loads(frozen))
 
 
 def process(task: Task, options: Options, progress: Callable[[int, int], None] | None = None) -> Outcome:
@@ -160,7 +165,7 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     """
     import json
 
-    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True))
+    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -176,6 +181,8 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
                 report = [f"video: {video.frames} frames at {video.fps:g} fps, audio {audio}"]
             else:
                 image, metadata = io.read_with_metadata(task.source, max_pixels=options.max_pixels)
+                channels = 1 if image.ndim == 2 else image.shape[2]
+                check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
                 result, run_report = pipeline.run(image, backend=options.backend)
                 io.write(task.target, result, metadata=metadata, quality=options.quality, overwrite=options.overwrite)
                 report = run_report.lines()

@@ -115,3 +115,9 @@ class OverwriteInputError(ImageWriteError):
 
 class InvalidImageError(UsageError, ValueError):
     """An in-memory image of a type, depth or shape cvfilters does not process."""
+
+
+class ResourceLimitError(ImageError):
+    """Processing an image would exceed a resource limit (memory)."""
+
+    cause = "exceeds a resource limit"

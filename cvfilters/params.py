@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,21 @@ _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 MAX_KERNEL_SIDE = 255
 KERNEL_SUFFIXES = (".txt", ".csv", ".npy", ".json")
+_ALLOW_LARGE: ContextVar[bool] = ContextVar("cvfilters_allow_large", default=False)
+
+
+@contextmanager
+def allow_large(enabled: bool = True) -> Iterator[None]:
+    """Within this block, parameters may exceed their ``large`` bound (up to ``max``).
+
+    The CLI's ``--allow-large`` sets it. Bounds like a median size of 255 or 50
+    iterations keep a typo from starting a job that runs for hours.
+    """
+    token = _ALLOW_LARGE.set(enabled)
+    try:
+        yield
+    finally:
+        _ALLOW_LARGE.reset(token)
 
 
 @dataclass(frozen=True)
@@ -55,6 +73,9 @@ class Param:
     example : object, optional
         A typical value, required for required parameters: ``cvfilters info``, the
         gallery and the registry-wide tests use it.
+    large : float, optional
+        Values above it are refused unless :func:`allow_large` is active (CLI:
+        ``--allow-large``): they are allowed but can make a job run very long.
     """
 
     name: str
@@ -68,6 +89,7 @@ class Param:
     required: bool = False
     odd: bool = False
     example: Any = None
+    large: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -78,8 +100,22 @@ class Param:
             raise ValueError(f"Param {self.name!r}: a choice parameter needs choices")
 
     # ------------------------------------------------------------------ coercion
-    def coerce(self, value: Any, filter_name: str, *, base_dir: str | os.PathLike[str] | None = None) -> Any:
+    def coerce(self, value: Any, filter_name: str, *, base_dir: str | os.PathLike[str] | None = None,
+               confine: bool = False) -> Any:
         """Turn a CLI string or Python value into this parameter's canonical value.
+
+        Parameters
+        ----------
+        value : object
+            A CLI string, a Python value, or ``"@file"``.
+        filter_name : str
+            For error messages.
+        base_dir : path, optional
+            Directory relative file names are read from.
+        confine : bool
+            Files must stay inside ``base_dir`` (relative names, no ``..`` escape, no
+            ``~``): the rule for pipeline files, so a file from elsewhere cannot make
+            cvfilters read the user's other files.
 
         Raises
         ------
@@ -92,7 +128,9 @@ class Param:
             return None
         try:
             if isinstance(value, str) and value.startswith("@"):
-                return self._from_file(value[1:], filter_name, base_dir)
+                return self._from_file(value[1:], filter_name, base_dir, confine)
+            if self.kind == "path" and confine and isinstance(value, str):
+                return self._from_file(value, filter_name, base_dir, confine)
             return getattr(self, f"_coerce_{self.kind}")(value, filter_name)
         except ParameterError:
             raise
@@ -135,6 +173,9 @@ class Param:
             if not math.isfinite(value):
                 raise self._fail(filter_name, value, "must be a finite number")
         self._check_range(value, filter_name, shown)
+        if self.large is not None and value > self.large and not _ALLOW_LARGE.get():
+            raise self._fail(filter_name, shown, f"is above {_num(self.large)} and may run for a very long time; "
+                             f"--allow-large (Python: cvfilters.allow_large()) permits up to {_num(self.max)}")
         return value
 
     def _check_range(self, value: float, filter_name: str, shown: Any) -> None:
@@ -227,10 +268,14 @@ class Param:
             raise self._fail(filter_name, _short(value), "must contain finite numbers")
         return tuple(tuple(float(v) for v in row) for row in array)
 
-    def _from_file(self, name: str, filter_name: str, base_dir: str | os.PathLike[str] | None) -> Any:
-        path = Path(name).expanduser()
-        if base_dir is not None and not path.is_absolute():
-            path = Path(base_dir) / path
+    def _from_file(self, name: str, filter_name: str, base_dir: str | os.PathLike[str] | None,
+                   confine: bool = False) -> Any:
+        if confine:
+            path = _confined(name, Path(base_dir or "."), filter_name, self.name)
+        else:
+            path = Path(name).expanduser()
+            if base_dir is not None and not path.is_absolute():
+                path = Path(base_dir) / path
         if self.kind == "path":
             return os.fspath(path)
         if self.kind != "kernel":
@@ -268,7 +313,19 @@ class Param:
             info["odd"] = True
         if self.example is not None:
             info["example"] = self.format(self.example)
+        if self.large is not None:
+            info["large"] = self.large
         return info
+
+
+def _confined(name: str, root: Path, filter_name: str, param: str) -> Path:
+    """``root / name``, refusing names that leave ``root`` (absolute, ``~``, ``..``, symlinks out)."""
+    path = Path(name)
+    resolved = (root / path).resolve()
+    if path.is_absolute() or name.startswith("~") or not resolved.is_relative_to(root.resolve()):
+        raise ParameterError(filter_name, param, f"file {name!r} is outside the pipeline file's folder; "
+                             "files named in a pipeline file must be inside its folder")
+    return resolved
 
 
 def load_kernel_file(path: Path, filter_name: str, param: str) -> list[list[float]]:

@@ -31,6 +31,7 @@ from .errors import InvalidImageError, SpecError
 from .registry import Filter
 
 PIPELINE_VERSION = 1
+MAX_PIPELINE_FILE = 1024 * 1024
 _CV_DTYPE = {cv2.CV_8U: np.dtype(np.uint8), cv2.CV_16U: np.dtype(np.uint16), cv2.CV_32F: np.dtype(np.float32)}
 
 
@@ -116,8 +117,12 @@ class Pipeline:
         return cls(steps)
 
     @classmethod
-    def from_dict(cls, data: Any, *, base_dir: str | os.PathLike[str] | None = None) -> Pipeline:
-        """Build from the dict form of a pipeline file (``version`` and ``steps``)."""
+    def from_dict(cls, data: Any, *, base_dir: str | os.PathLike[str] | None = None,
+                  confine: bool = False) -> Pipeline:
+        """Build from the dict form of a pipeline file (``version`` and ``steps``).
+
+        With ``confine``, file values must stay inside ``base_dir`` (see :meth:`load`).
+        """
         if not isinstance(data, Mapping):
             raise SpecError("a pipeline file must hold a mapping with 'version' and 'steps'")
         unknown = set(data) - {"version", "steps"}
@@ -136,25 +141,38 @@ class Pipeline:
             if not isinstance(params, Mapping):
                 raise SpecError(f"step {i}: 'params' must be a mapping")
             flt = registry.get(str(item["filter"]))
-            steps.append(Step(flt, flt.resolve(params, base_dir=base_dir)))
+            steps.append(Step(flt, flt.resolve(params, base_dir=base_dir, confine=confine)))
         return cls(steps)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Pipeline:
-        """Read a YAML or JSON pipeline file; relative ``@file`` values are read from its folder."""
+        """Read a YAML or JSON pipeline file safely.
+
+        YAML is parsed with the safe loader (no object construction) and without
+        aliases (no "billion laughs"); files over 1 MiB are refused. Files the
+        pipeline names (``@kernel.csv``, reference images) are read from the pipeline
+        file's folder and must stay inside it.
+        """
         import yaml
 
         path = Path(path)
         try:
+            if path.stat().st_size > MAX_PIPELINE_FILE:
+                raise SpecError(f"{path}: pipeline file is larger than {MAX_PIPELINE_FILE // 1024} KiB")
             text = path.read_text()
-        except OSError as exc:
-            raise SpecError(f"{path}: cannot read pipeline file ({exc.strerror or exc})") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError(f"{path}: cannot read pipeline file ({getattr(exc, 'strerror', None) or exc})") from None
         try:
-            data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            first = str(exc).strip().splitlines()[0]
+            if path.suffix.lower() == ".json":
+                data = json.loads(text)
+            else:
+                if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
+                    raise SpecError(f"{path}: YAML aliases (*name) are not allowed in pipeline files")
+                data = yaml.safe_load(text)
+        except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise SpecError(f"{path}: not a valid pipeline file ({first})") from None
-        return cls.from_dict(data, base_dir=path.parent)
+        return cls.from_dict(data, base_dir=path.parent, confine=True)
 
     # ------------------------------------------------------------ writing back
     def to_dict(self) -> dict[str, Any]:

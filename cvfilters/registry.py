@@ -65,7 +65,7 @@ class Filter:
         return ParameterError(self.name, name, f"is not a parameter of {self.name} (parameters: {known})")
 
     def resolve(self, values: Mapping[str, Any] | None = None, *,
-                base_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+                base_dir: str | os.PathLike[str] | None = None, confine: bool = False) -> dict[str, Any]:
         """Validate ``values`` and complete them with defaults.
 
         Parameters
@@ -74,6 +74,8 @@ class Filter:
             Parameter values as Python objects or CLI strings.
         base_dir : path, optional
             Directory that relative ``@file`` values are read from.
+        confine : bool
+            Files must stay inside ``base_dir`` (pipeline files; see :meth:`Param.coerce`).
 
         Returns
         -------
@@ -84,7 +86,8 @@ class Filter:
         resolved: dict[str, Any] = {}
         for param in self.params:
             if param.name in values:
-                resolved[param.name] = param.coerce(values.pop(param.name), self.name, base_dir=base_dir)
+                resolved[param.name] = param.coerce(values.pop(param.name), self.name, base_dir=base_dir,
+                                                    confine=confine)
             else:
                 resolved[param.name] = param.coerce(param.default, self.name) if param.required else param.default
         if values:

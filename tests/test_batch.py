@@ -230,3 +230,17 @@ def test_outputs_equal_python_api(tmp_path: Path) -> None:
     assert outcome.status == "done"
     expected = cvf.apply(cvf.read(tmp_path / "in/a.png"), "sobel", magnitude=True)
     np.testing.assert_array_equal(cvf.read(tmp_path / "b.png"), expected)
+
+
+def test_memory_estimate_refuses_what_cannot_fit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cvfilters import limits
+
+    write_images(tmp_path, ["a.png"], size=(100, 200))
+    needed = limits.estimate_bytes(100, 200, 3, 1)
+    assert needed == 100 * 200 * 3 * (2 + 12)
+    monkeypatch.setattr(limits, "available_bytes", lambda: 3 * needed)
+    fits = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "ok.png"), batch.Options(INVERT, workers=3))
+    assert fits.status == "done"
+    refused = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "no.png"), batch.Options(INVERT, workers=4))
+    assert refused.status == "failed" and "a.png: needs about" in refused.message and "x 4 worker(s)" in refused.message
+    assert not (tmp_path / "no.png").exists()

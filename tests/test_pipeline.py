@@ -182,3 +182,45 @@ def test_user_registered_filter_works_everywhere(swap_rb_name: str) -> None:
         cvf.register("test_swap_rb", category="color", summary="again")(swap_rb.fn)
     with pytest.raises(ValueError, match="category"):
         cvf.register("test_bad", category="nope", summary="x")(swap_rb.fn)
+
+
+def test_pipeline_files_only_read_files_inside_their_folder(tmp_path) -> None:
+    outside = tmp_path / "secret.csv"
+    outside.write_text("1,2\n3,4\n")
+    folder = tmp_path / "pipes"
+    folder.mkdir()
+    (folder / "ok.csv").write_text("1\n")
+    (folder / "link.csv").symlink_to(outside)
+    allowed = folder / "ok.yaml"
+    allowed.write_text("version: 1\nsteps: [{filter: convolve, params: {kernel: '@ok.csv'}}]\n")
+    assert Pipeline.load(allowed).steps[0].params["kernel"] == ((1.0,),)
+    for name in ("../secret.csv", str(outside), "~/secret.csv", "link.csv"):
+        (folder / "bad.yaml").write_text(f"version: 1\nsteps: [{{filter: convolve, params: {{kernel: '@{name}'}}}}]\n")
+        with pytest.raises(ParameterError, match="outside the pipeline file's folder"):
+            Pipeline.load(folder / "bad.yaml")
+    # the same spec typed by the user on the command line may name any file
+    assert Pipeline.parse(f"convolve:kernel=@{outside}").steps[0].params["kernel"][1] == (3.0, 4.0)
+
+
+def test_yaml_aliases_and_huge_files_are_refused(tmp_path) -> None:
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("a: &a [1, 1]\nb: &b [*a, *a]\nversion: 1\nsteps: [{filter: convolve, params: {kernel: *b}}]\n")
+    with pytest.raises(SpecError, match="aliases"):
+        Pipeline.load(bomb)
+    big = tmp_path / "big.yaml"
+    big.write_text("version: 1\n" + "#" * (2 * 1024 * 1024))
+    with pytest.raises(SpecError, match="larger than"):
+        Pipeline.load(big)
+
+
+def test_large_values_need_allow_large() -> None:
+    param = Param("iterations", "int", 1, min=1, max=1000, large=50, help="passes")
+    assert param.coerce("50", "demo") == 50
+    with pytest.raises(ParameterError, match="demo: iterations=51 is above 50 .* --allow-large .* up to 1000"):
+        param.coerce("51", "demo")
+    with cvf.allow_large():
+        assert param.coerce("1000", "demo") == 1000
+        with pytest.raises(ParameterError, match="outside"):
+            param.coerce("1001", "demo")
+    with pytest.raises(ParameterError):
+        param.coerce(51, "demo")  # the permission ends with the block
