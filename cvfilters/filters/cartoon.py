@@ -1,1 +1,630 @@
-"""Placeholder: being written."""
+"""Cartoon: outlines over flat colour, colour quantization and line art.
+
+The device does what it can: luminance, median, box, Sobel and Laplacian filters,
+bilateral smoothing, resizing, thresholds and masks all run through ``ctx.be``
+primitives. What OpenCV only has on the host (k-means, ``cv2.pencilSketch``) runs
+on the host with one download and one upload per filter.
+
+Decisions that turn a value into a line or a colour are made so that backends agree:
+outlines come from whole-number 8-bit luminance sums compared with half-integer
+thresholds (identical everywhere), float thresholds keep a margin above float32
+rounding, and colour is smoothed in float32 before it is quantized, so a pixel can
+only change level where its smoothed value lies within rounding (~1e-7) of a step.
+
+:func:`quantize_palette` is the Python entry point to k-means quantization: it
+returns the quantized image and the palette.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ..context import Context, dtype_max
+from ..params import Param
+from ..registry import register
+from .stylize import (
+    EIGHT_BIT_NOTE,
+    from_float,
+    luma,
+    on_host_8bit_bgr,
+    to_channels,
+    to_float,
+    with_note,
+)
+
+SEED_MAX = 2**31 - 1
+# Pixels k-means fits its centres on (a seeded random sample); every pixel is then
+# assigned to its nearest centre.
+KMEANS_SAMPLES = 32768
+KMEANS_MAX_ITER = 30
+KMEANS_TOL = 1e-3  # of the samples' range: a quarter of an 8-bit level
+# Decision margin for float thresholds, far above float32 rounding differences between
+# devices and far below any visible change: ties go the same way on every backend.
+MARGIN = 1e-5
+
+
+# ---------------------------------------------------------------------------------------
+# k-means colour quantization (host)
+# ---------------------------------------------------------------------------------------
+def _nearest(points: np.ndarray, centers: np.ndarray, chunk: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
+    """Index of and squared distance to the nearest centre for each row of ``points`` (float32 maths)."""
+    labels = np.empty(len(points), dtype=np.int32)
+    dist = np.empty(len(points), dtype=np.float32)
+    c = centers.astype(np.float32)
+    for start in range(0, len(points), chunk):
+        p = points[start:start + chunk].astype(np.float32)
+        d = np.zeros((len(p), len(c)), dtype=np.float32)
+        for dim in range(c.shape[1]):
+            diff = p[:, dim, None] - c[None, :, dim]
+            d += diff * diff
+        best = np.argmin(d, axis=1)
+        labels[start:start + chunk] = best
+        dist[start:start + chunk] = d[np.arange(len(p)), best]
+    return labels, dist
+
+
+def _kmeans_pp(samples: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k-means++ seeding; stops early when every sample coincides with a centre."""
+    centers = [samples[rng.integers(len(samples))]]
+    d2 = ((samples - centers[0]) ** 2).sum(1)
+    while len(centers) < k:
+        total = d2.sum()
+        if total <= 0.0:
+            break  # fewer distinct colours than k
+        index = int(np.searchsorted(np.cumsum(d2), rng.random() * total, side="right"))
+        index = min(index, len(samples) - 1)
+        centers.append(samples[index])
+        d2 = np.minimum(d2, ((samples - samples[index]) ** 2).sum(1))
+    return np.array(centers)
+
+
+def kmeans(samples: np.ndarray, k: int, *, attempts: int = 3, seed: int = 0,
+           max_iter: int = KMEANS_MAX_ITER, tol: float = KMEANS_TOL) -> np.ndarray:
+    """Lloyd's k-means with k-means++ seeding, in float64, deterministic for a seed.
+
+    Parameters
+    ----------
+    samples : (N, D) array
+    k : int
+        Number of clusters; fewer centres come back when the samples have fewer
+        distinct values.
+    attempts : int
+        Independent seedings; the one with the lowest sum of squared distances wins.
+    seed : int
+        Seed of the numpy generator that picks the seeds (OpenCV's global RNG is not
+        touched).
+    max_iter, tol : int, float
+        Lloyd iterations stop after ``max_iter``, when no label changes, or when no
+        centre moves by ``tol`` times the samples' value range or more.
+
+    Returns
+    -------
+    (k', D) float64 array of centres, k' <= k.
+    """
+    samples = np.asarray(samples, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    limit = tol * max(float(np.ptp(samples)), 1e-12)
+    best, best_cost = None, np.inf
+    for _ in range(attempts):
+        centers = _kmeans_pp(samples, k, rng)
+        labels = None
+        for _ in range(max_iter):
+            new_labels, _ = _nearest(samples, centers)
+            if labels is not None and np.array_equal(new_labels, labels):
+                break
+            labels = new_labels
+            counts = np.bincount(labels, minlength=len(centers)).astype(np.float64)
+            used = counts > 0
+            previous = centers.copy()
+            for dim in range(samples.shape[1]):
+                sums = np.bincount(labels, weights=samples[:, dim], minlength=len(centers))
+                centers[used, dim] = sums[used] / counts[used]
+            if np.abs(centers - previous).max() < limit:
+                break
+        _, dist = _nearest(samples, centers)
+        cost = float(dist.sum())
+        if cost < best_cost:
+            best, best_cost = centers, cost
+    assert best is not None
+    return best
+
+
+def _sample(points: np.ndarray, limit: int, seed: int) -> np.ndarray:
+    if len(points) <= limit:
+        return points
+    rng = np.random.default_rng([seed, 1])
+    return points[np.sort(rng.choice(len(points), limit, replace=False))]
+
+
+def _quantize_unit(colour: np.ndarray, k: int, *, attempts: int, seed: int, space: str,
+                   max_samples: int = KMEANS_SAMPLES) -> tuple[np.ndarray, np.ndarray]:
+    """k-means on a float32 (H, W, D) image in 0..1: per-pixel labels and the palette (0..1).
+
+    The palette is ordered by how many pixels use each colour (most first); colours
+    no pixel uses are dropped.
+    """
+    height, width, depth = colour.shape
+    features = colour
+    if space == "lab" and depth == 3:
+        features = cv2.cvtColor(np.ascontiguousarray(colour, dtype=np.float32), cv2.COLOR_BGR2Lab)
+    points = features.reshape(-1, depth)
+    centers = kmeans(_sample(points, max_samples, seed), k, attempts=attempts, seed=seed)
+    labels, _ = _nearest(points, centers)
+    counts = np.bincount(labels, minlength=len(centers))
+    order = np.argsort(-counts, kind="stable")
+    order = order[counts[order] > 0]
+    rank = np.empty(len(centers), dtype=np.int32)
+    rank[order] = np.arange(len(centers), dtype=np.int32)[: len(order)]
+    centers = centers[order].astype(np.float32)
+    if space == "lab" and depth == 3:
+        centers = cv2.cvtColor(centers.reshape(1, -1, 3), cv2.COLOR_Lab2BGR).reshape(-1, 3)
+    palette = np.clip(centers, 0.0, 1.0).astype(np.float32)
+    return rank[labels].reshape(height, width), palette
+
+
+def _to_dtype(unit: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype == np.float32:
+        return unit.astype(np.float32)
+    return np.rint(unit * dtype_max(dtype)).astype(dtype)
+
+
+def quantize_palette(img: np.ndarray, k: int, *, attempts: int = 3, seed: int = 0, space: str = "bgr",
+                     max_samples: int = KMEANS_SAMPLES) -> tuple[np.ndarray, np.ndarray]:
+    """Quantize an image to at most ``k`` colours by k-means; return it with its palette.
+
+    Parameters
+    ----------
+    img : numpy.ndarray
+        uint8, uint16 or float32 (0..1); gray (H x W or H x W x 1), BGR or BGRA.
+    k : int
+        Largest number of colours (1..256). Fewer come back when the image has fewer
+        distinct colours, so 1 x 1 images and flat images work.
+    attempts : int, keyword-only
+        k-means++ seedings tried; the lowest within-cluster sum of squares wins.
+    seed : int, keyword-only
+        Seed of the sampling and the seeding: the same seed gives the same result.
+    space : {"bgr", "lab"}, keyword-only
+        Colour space distances are measured in (``lab`` is CIE L*a*b*, perceptual;
+        ignored for gray images).
+    max_samples : int, keyword-only
+        k-means fits its centres on at most this many randomly chosen pixels; every
+        pixel is then mapped to its nearest centre.
+
+    Returns
+    -------
+    quantized : numpy.ndarray
+        Same shape and dtype as ``img``; alpha is kept.
+    palette : numpy.ndarray
+        (n, 3) BGR colours (or (n, 1) gray levels), n <= k, in ``img``'s dtype, ordered
+        from the most to the least used.
+
+    Examples
+    --------
+    >>> out, palette = quantize_palette(img, 8, seed=1)   # doctest: +SKIP
+    >>> palette.shape                                       # doctest: +SKIP
+    (8, 3)
+    """
+    array = np.asarray(img)
+    if array.dtype not in (np.uint8, np.uint16, np.float32):
+        raise ValueError(f"Incorrect dtype of `img`: {array.dtype} (use uint8, uint16 or float32)")
+    if not 1 <= k <= 256:
+        raise ValueError(f"Incorrect value of `k`: {k} (use 1..256)")
+    if space not in ("bgr", "lab"):
+        raise ValueError(f"Incorrect value of `space`: {space!r} (use 'bgr' or 'lab')")
+    height, width = array.shape[:2]
+    channels = 1 if array.ndim == 2 else array.shape[2]
+    if channels not in (1, 3, 4):
+        raise ValueError(f"Incorrect shape of `img`: {array.shape} (use H x W, or H x W x 1, 3 or 4)")
+    planes = array.reshape(height, width, channels)
+    colour = planes[..., :3] if channels == 4 else planes
+    unit = colour.astype(np.float32) / np.float32(dtype_max(array.dtype))
+    labels, palette_unit = _quantize_unit(unit, k, attempts=attempts, seed=seed, space=space,
+                                          max_samples=max_samples)
+    palette = _to_dtype(palette_unit, array.dtype)
+    quantized = palette[labels]
+    if channels == 4:
+        quantized = np.dstack([quantized, planes[..., 3:]])
+    return quantized.reshape(array.shape), palette
+
+
+@register(
+    category="cartoon",
+    summary="k-means colour quantization to k colours (palette available via quantize_palette).",
+    params=[
+        Param("k", "int", 8, min=2, max=256, unit="colours", help="number of colours (fewer if the image has fewer)"),
+        Param("attempts", "int", 3, min=1, max=20, help="k-means++ seedings tried; the most compact result wins"),
+        Param("seed", "int", 0, min=0, max=SEED_MAX, help="random seed: the same seed gives the same result"),
+        Param("space", "choice", "bgr", choices=("bgr", "lab"),
+              help="colour space of the distances: bgr, or lab (CIE L*a*b*, perceptual); gray images ignore it"),
+    ],
+)
+def quantize(ctx: Context, img: Any, *, k: int, attempts: int, seed: int, space: str) -> Any:
+    """Every pixel takes the nearest of ``k`` colours found by k-means.
+
+    The centres minimise ``sum ||c - centre(c)||^2`` over the pixels (Lloyd's
+    algorithm with k-means++ seeding, the best of ``attempts``, fitted on at most
+    32768 pixels chosen with ``seed``; at most 30 iterations); distances are taken in
+    BGR or CIE L*a*b*. The palette is rounded to the input dtype, so the output has at
+    most ``k`` distinct colours. Runs on the host (one download, one upload on device
+    backends) and works on uint8, uint16 and float32 directly. Alpha passes through.
+    ``cvfilters.filters.cartoon.quantize_palette`` returns the palette as well.
+    """
+    host = ctx.be.download(img)
+    spec = ctx.spec
+    planes = np.asarray(host).reshape(spec.height, spec.width, spec.channels)
+    out, _ = quantize_palette(planes, k, attempts=attempts, seed=seed, space=space)
+    return ctx.be.upload(np.ascontiguousarray(out))
+
+
+# ---------------------------------------------------------------------------------------
+# GPUImage toon and smooth toon (device)
+# ---------------------------------------------------------------------------------------
+def _toon(ctx: Context, colour: Any, *, threshold: float, levels: int, source: str) -> Any:
+    """GPUImage's toon shader on a float32 0..1 image; returns float32 0..1."""
+    be, spec = ctx.be, ctx.spec
+    if source == "red" and spec.channels == 3:
+        intensity = be.split(colour)[2]
+    else:
+        intensity = luma(ctx, colour)
+    gx = be.sobel(intensity, cv2.CV_32F, 1, 0, 3, cv2.BORDER_REPLICATE)
+    gy = be.sobel(intensity, cv2.CV_32F, 0, 1, 3, cv2.BORDER_REPLICATE)
+    # keep = 1 - step(threshold, mag): 1 where mag < threshold (ties, within MARGIN, are edges)
+    keep = be.threshold(be.magnitude(gx, gy), threshold - MARGIN, 1.0, cv2.THRESH_BINARY_INV)
+    steps = be.convert(colour, np.uint16, float(levels))  # round(c * levels)
+    posterized = be.convert(steps, np.float32, 1.0 / levels)
+    return be.multiply(posterized, to_channels(ctx, keep))
+
+
+TOON_PARAMS = [
+    Param("threshold", "float", 0.2, min=0.0, max=6.0, unit="full scale per px",
+          help="Sobel gradient magnitude of the intensity (0..1 scale) at which a pixel becomes outline"),
+    Param("levels", "int", 10, min=1, max=255,
+          help="posterization: each channel is rounded to a multiple of 1/levels (levels + 1 values)"),
+    Param("source", "choice", "luminance", choices=("luminance", "red"),
+          help="intensity the edges are found on: Rec. 709 luminance, or the red channel as GPUImage's "
+               "shader samples it"),
+]
+
+
+@register(
+    category="cartoon",
+    summary="GPUImage toon: black Sobel outlines over posterized colour.",
+    params=TOON_PARAMS,
+)
+def toon(ctx: Context, img: Any, *, threshold: float, levels: int, source: str) -> Any:
+    """GPUImage's GPUImageToonFilter, on the device.
+
+    With ``I`` the intensity (Rec. 709 luminance, or the red channel like GPUImage)
+    in 0..1 and its 3 x 3 Sobel derivatives ``h``, ``v`` (edges clamped):
+    ``out = floor(c * levels + 0.5) / levels * (1 - step(threshold, length(h, v)))``,
+    i.e. pixels whose gradient magnitude reaches ``threshold`` are black and the
+    others are posterized. Computed in float32 and rounded back to the input dtype;
+    alpha passes through.
+    """
+    return from_float(ctx, _toon(ctx, to_float(ctx, img), threshold=threshold, levels=levels, source=source))
+
+
+@register(
+    category="cartoon",
+    summary="GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines).",
+    params=[
+        Param("blur", "float", 2.0, min=0.1, max=50.0, unit="px", help="standard deviation of the Gaussian blur"),
+        *TOON_PARAMS,
+    ],
+)
+def smooth_toon(ctx: Context, img: Any, *, blur: float, threshold: float, levels: int, source: str) -> Any:
+    """GPUImage's GPUImageSmoothToonFilter: a Gaussian blur of standard deviation
+    ``blur`` (kernel 8 sigma + 1, edges clamped) removes fine texture, then
+    :func:`toon` draws outlines and posterizes. Device primitives in float32; alpha
+    passes through.
+    """
+    size = int(round(blur * 4)) * 2 + 1
+    blurred = ctx.be.gaussian(to_float(ctx, img), (size, size), blur, cv2.BORDER_REPLICATE)
+    return from_float(ctx, _toon(ctx, blurred, threshold=threshold, levels=levels, source=source))
+
+
+# ---------------------------------------------------------------------------------------
+# Cartoon (device edges and smoothing, host k-means)
+# ---------------------------------------------------------------------------------------
+def adaptive_offset(sensitivity: float) -> float:
+    """Adaptive edges: levels by which an outline pixel is darker than its block mean."""
+    return 2.0 + 18.0 * (1.0 - sensitivity)
+
+
+def laplacian_threshold(sensitivity: float) -> float:
+    """Laplacian edges: response (8-bit levels) from which a pixel is an outline."""
+    return 4.0 + 60.0 * (1.0 - sensitivity)
+
+
+LAPLACIAN_3X3 = np.array([[1, 1, 1], [1, -8, 1], [1, 1, 1]], dtype=np.float32)
+
+
+def cartoon_edges(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, sensitivity: float,
+                  thickness: int) -> Any:
+    """Float32 outline mask (1 = outline) of ``img``, found on its median-blurred 8-bit luminance.
+
+    Every value compared is a whole number (8-bit levels, exact sums of them) and every
+    threshold sits half-way between whole numbers, so the mask is the same on every backend.
+    """
+    be, spec = ctx.be, ctx.spec
+    gray = be.convert(img, np.uint8, 255.0 / spec.max_value)
+    if spec.channels == 3:
+        gray = be.cvt_color(gray, cv2.COLOR_BGR2GRAY)
+    if edge_blur > 1:
+        gray = be.median(gray, edge_blur)
+    values = be.convert(gray, np.float32)
+    if edges == "adaptive":
+        # cv2.adaptiveThreshold's rule: outline where gray <= mean(block) - C, evaluated as
+        # block^2 * (gray - mean + C) <= 0 on whole numbers (the box sum times block^2).
+        area = float(block * block)
+        offset = round(adaptive_offset(sensitivity) * area)
+        mean = be.box(values, (block, block), cv2.BORDER_REPLICATE)
+        score = be.add_weighted(values, area, mean, -area, float(offset))
+        mask = be.threshold(score, 0.5, 1.0, cv2.THRESH_BINARY_INV)
+    else:
+        # Laplacian (8-neighbour): positive where the pixel is darker than its surround.
+        response = be.filter2d(values, LAPLACIAN_3X3, cv2.BORDER_REPLICATE, ddepth=cv2.CV_32F)
+        limit = float(np.ceil(laplacian_threshold(sensitivity)))
+        mask = be.threshold(response, limit - 0.5, 1.0, cv2.THRESH_BINARY)
+    if thickness > 1:
+        disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (thickness, thickness))
+        mask = be.morphology(mask, cv2.MORPH_DILATE, disc, 1, cv2.BORDER_REPLICATE)
+    return mask
+
+
+def smooth_colour(ctx: Context, colour: Any, *, passes: int, scale: float, diameter: int, sigma_color: float,
+                  sigma_space: float) -> Any:
+    """Repeated bilateral filtering of a float32 0..1 image at a reduced scale, resized back."""
+    be, spec = ctx.be, ctx.spec
+    if passes == 0:
+        return colour
+    small_size = (max(1, round(spec.width * scale)), max(1, round(spec.height * scale)))
+    reduced = small_size != spec.size
+    work = be.resize(colour, small_size, cv2.INTER_AREA) if reduced else colour
+    for _ in range(passes):
+        work = be.bilateral(work, diameter, sigma_color / 255.0, sigma_space, cv2.BORDER_REPLICATE)
+    return be.resize(work, spec.size, cv2.INTER_LINEAR) if reduced else work
+
+
+def _check_cartoon(params: dict[str, Any]) -> str | None:
+    if params["edges"] == "none" and params["quantize"] == "none" and params["passes"] == 0:
+        return "edges=none, quantize=none and passes=0 leave nothing to do"
+    return None
+
+
+@register(
+    category="cartoon",
+    summary="Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe).",
+    params=[
+        Param("edges", "choice", "adaptive", choices=("adaptive", "laplacian", "none"),
+              help="outline detector on the median-blurred luminance: adaptive threshold, Laplacian, or none"),
+        Param("edge_blur", "int", 7, min=1, max=15, odd=True, unit="px",
+              help="median filter size applied to the luminance first; larger = fewer, smoother outlines"),
+        Param("block", "int", 9, min=3, max=99, odd=True, unit="px",
+              help="adaptive: side of the neighbourhood a pixel is compared with"),
+        Param("sensitivity", "float", 0.5, min=0.0, max=1.0,
+              help="more outlines as it rises: adaptive: a pixel darker than its block mean by "
+                   "2 + 18 (1 - s) levels is an outline; laplacian: a response of 4 + 60 (1 - s) levels"),
+        Param("thickness", "int", 2, min=1, max=15, unit="px",
+              help="outline width: the outline mask is dilated by a disc of this diameter (1 = as found)"),
+        Param("passes", "int", 5, min=0, max=20, help="bilateral filter passes that flatten the colour"),
+        Param("scale", "float", 0.5, min=0.05, max=1.0, unit="fraction of the size",
+              help="the bilateral passes run on the image resized by this factor (faster, broader smoothing)"),
+        Param("diameter", "int", 9, min=3, max=31, unit="px at the reduced scale",
+              help="bilateral neighbourhood diameter"),
+        Param("sigma_color", "float", 20.0, min=1.0, max=255.0, unit="8-bit levels",
+              help="bilateral colour sigma: colours this far apart are hardly mixed"),
+        Param("sigma_space", "float", 7.0, min=0.5, max=50.0, unit="px at the reduced scale",
+              help="bilateral spatial sigma"),
+        Param("quantize", "choice", "kmeans", choices=("kmeans", "posterize", "none"),
+              help="colour quantization after smoothing: k-means to `colors` colours, posterize to `levels` "
+                   "values per channel, or none"),
+        Param("colors", "int", 8, min=2, max=64, unit="colours", help="quantize=kmeans: number of colours"),
+        Param("levels", "int", 5, min=2, max=32, help="quantize=posterize: values per channel"),
+        Param("seed", "int", 0, min=0, max=SEED_MAX, help="quantize=kmeans: random seed (same seed, same result)"),
+    ],
+    check=_check_cartoon,
+)
+def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, sensitivity: float, thickness: int,
+            passes: int, scale: float, diameter: int, sigma_color: float, sigma_space: float, quantize: str,
+            colors: int, levels: int, seed: int) -> Any:
+    """``out = quantize(smooth(colour)) * (1 - outline)``.
+
+    - outline (device): the image's 8-bit luminance is median-filtered (``edge_blur``);
+      ``adaptive`` marks pixels darker than the mean of their ``block`` x ``block``
+      neighbourhood by ``C = 2 + 18 (1 - sensitivity)`` levels (``cv2.adaptiveThreshold``'s
+      rule), ``laplacian`` marks pixels whose 8-neighbour Laplacian (surround minus centre)
+      reaches ``4 + 60 (1 - sensitivity)`` levels; the mask is dilated to ``thickness``.
+    - smooth (device): the colour, in float32, is resized by ``scale`` (area), filtered
+      ``passes`` times by a bilateral filter (``diameter``, ``sigma_color`` levels,
+      ``sigma_space`` px) and resized back (linear).
+    - quantize: ``kmeans`` to ``colors`` colours (host, seeded, one download and one
+      upload; see ``quantize``), ``posterize`` to ``levels`` values per channel
+      (``round(c (levels - 1)) / (levels - 1)``, device), or ``none``.
+
+    The luminance for the outlines is 8-bit (uint16 and float32 are converted); the
+    colour path is float32, and the result has the input dtype. Alpha passes through.
+    """
+    be, spec = ctx.be, ctx.spec
+    colour = smooth_colour(ctx, to_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
+                           sigma_color=sigma_color, sigma_space=sigma_space)
+    if quantize == "kmeans":
+        host = np.asarray(be.download(colour)).reshape(spec.height, spec.width, spec.channels)
+        labels, palette = _quantize_unit(host, colors, attempts=1, seed=seed, space="bgr")
+        colour = be.upload(np.ascontiguousarray(palette[labels].reshape(host.shape)))
+    elif quantize == "posterize":
+        steps = be.convert(colour, np.uint16, float(levels - 1))
+        colour = be.convert(steps, np.float32, 1.0 / (levels - 1))
+    if edges != "none":
+        mask = cartoon_edges(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
+                             thickness=thickness)
+        keep = be.convert(mask, np.float32, -1.0, 1.0)
+        colour = be.multiply(colour, to_channels(ctx, keep))
+    return from_float(ctx, colour)
+
+
+# ---------------------------------------------------------------------------------------
+# Pencil sketch
+# ---------------------------------------------------------------------------------------
+# Added to both sides of the dodge ratio: flat areas stay exactly white, and the ratio
+# amplifies float32 rounding differences between devices at most 64 times.
+DODGE_EPSILON = 1.0 / 64
+@register(
+    category="cartoon",
+    summary="Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host).",
+    params=[
+        Param("mode", "choice", "gray", choices=("gray", "color"),
+              help="gray: dodge blend of the luminance with its blurred negative (device); "
+                   "color: cv2.pencilSketch's colour output (host, 8-bit)"),
+        Param("blur", "float", 6.0, min=0.5, max=50.0, unit="px",
+              help="gray: standard deviation of the blur of the negative; larger = broader, softer strokes"),
+        Param("sigma_s", "float", 60.0, min=1.0, max=200.0, unit="px",
+              help="color: pencilSketch's spatial extent of the smoothing"),
+        Param("sigma_r", "float", 0.07, min=0.01, max=1.0, unit="fraction of full scale",
+              help="color: pencilSketch's range sigma; larger = fewer, bolder strokes"),
+        Param("strength", "float", 1.5, min=0.1, max=5.0,
+              help="line darkness: out = 1 - strength (1 - sketch); 1 = as drawn, > 1 darker lines"),
+        Param("shading", "float", 0.2, min=0.0, max=1.0,
+              help="how much of the original tone shades the paper (gray: multiplies by "
+                   "1 - shading + shading * luminance; color: pencilSketch's shade_factor = 0.1 shading)"),
+    ],
+)
+@with_note("mode=color: " + EIGHT_BIT_NOTE)
+def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, sigma_r: float, strength: float,
+           shading: float) -> Any:
+    """Pencil drawing.
+
+    - ``gray`` (device, float32): with ``Y`` the luminance, the colour dodge of ``Y``
+      by its blurred negative ``B = G_blur * (1 - Y)`` is
+      ``D = min(1, (Y + e) / (1 - B + e))`` with ``e = 1/64``: white where the image is
+      flat, dark strokes along edges. Then
+      ``out = clip(1 - strength (1 - D)) * (1 - shading + shading Y)``, copied into every
+      channel.
+    - ``color`` (host): ``cv2.pencilSketch(src, sigma_s, sigma_r, 0.1 shading)``'s colour
+      result, then the same ``strength`` curve per channel.
+
+    Alpha passes through.
+    """
+    be = ctx.be
+    if mode == "color":
+        def pencil(bgr: np.ndarray) -> np.ndarray:
+            _, drawn = cv2.pencilSketch(bgr, sigma_s=sigma_s, sigma_r=sigma_r, shade_factor=0.1 * shading)
+            darker = drawn.astype(np.float32) * strength + 255.0 * (1.0 - strength)
+            return np.rint(np.clip(darker, 0.0, 255.0)).astype(np.uint8)
+
+        return on_host_8bit_bgr(ctx, img, pencil)
+    gray = luma(ctx, to_float(ctx, img))
+    size = int(round(blur * 4)) * 2 + 1
+    blurred = be.gaussian(be.convert(gray, np.float32, -1.0, 1.0), (size, size), blur, cv2.BORDER_REPLICATE)
+    dodge = be.clip(be.divide(be.convert(gray, np.float32, 1.0, DODGE_EPSILON),
+                              be.convert(blurred, np.float32, -1.0, 1.0 + DODGE_EPSILON)), 0.0, 1.0)
+    lines = be.clip(be.convert(dodge, np.float32, strength, 1.0 - strength), 0.0, 1.0)
+    if shading > 0:
+        lines = be.multiply(lines, be.convert(gray, np.float32, shading, 1.0 - shading))
+    return from_float(ctx, to_channels(ctx, lines))
+
+
+# ---------------------------------------------------------------------------------------
+# GPUImage halftone and crosshatch (device, cached masks)
+# ---------------------------------------------------------------------------------------
+def halftone_distance(width: int, height: int, size: int) -> np.ndarray:
+    """Distance (px) of each pixel centre from the centre of its size x size cell."""
+    x = np.arange(width, dtype=np.float64) + 0.5
+    y = np.arange(height, dtype=np.float64) + 0.5
+    dx = x - (np.floor(x / size) + 0.5) * size
+    dy = y - (np.floor(y / size) + 0.5) * size
+    return np.hypot(dy[:, None], dx[None, :]).astype(np.float32)
+
+
+@register(
+    category="cartoon",
+    summary="GPUImage halftone: black dots on white, dot size from the darkness of each cell.",
+    params=[Param("size", "int", 8, min=2, max=512, unit="px",
+                  help="side of the square cells (dot spacing); cells start at the top-left corner")],
+)
+def halftone(ctx: Context, img: Any, *, size: int) -> Any:
+    """GPUImage's GPUImageHalftoneFilter in pixels.
+
+    The image is cut into ``size`` x ``size`` cells; with ``Y`` the cell's mean
+    Rec. 709 luminance (0..1; GPUImage samples the cell centre, the mean does not
+    alias), a pixel is black when its distance to the cell centre is below
+    ``size / 2 * (1 - Y)`` and white otherwise. The result is black and white in the
+    image's channel count and dtype; alpha passes through. Device primitives
+    (area resize, nearest resize, threshold) and one cached distance map.
+    """
+    be, spec = ctx.be, ctx.spec
+    grid_w, grid_h = -(-spec.width // size), -(-spec.height // size)
+    gray = luma(ctx, to_float(ctx, img))
+    padded = be.pad(gray, 0, grid_h * size - spec.height, 0, grid_w * size - spec.width, cv2.BORDER_REPLICATE)
+    means = be.resize(padded, (grid_w, grid_h), cv2.INTER_AREA)
+    radius = be.convert(means, np.float32, -0.5 * size, 0.5 * size)
+    radius = be.crop(be.resize(radius, (grid_w * size, grid_h * size), cv2.INTER_NEAREST), 0, 0,
+                     spec.width, spec.height)
+    distance = be.cached(("halftone", spec.size, size), lambda: halftone_distance(spec.width, spec.height, size))
+    # white (1) where radius - distance <= 0
+    white = be.threshold(be.add_weighted(radius, 1.0, distance, -1.0), 0.0, 1.0, cv2.THRESH_BINARY_INV)
+    return from_float(ctx, to_channels(ctx, white))
+
+
+# (luminance below which the family is drawn, direction of the lines, offset in spacings)
+CROSSHATCH_FAMILIES = ((1.0, 1, 0.0), (0.75, -1, 0.0), (0.5, 1, 0.5), (0.3, -1, 0.5))
+
+
+def crosshatch_lines(width: int, height: int, spacing: float, line_width: float, family: int) -> np.ndarray:
+    """Float32 mask (1 = on a line) of one GPUImage crosshatch family at pixel centres."""
+    _, direction, offset = CROSSHATCH_FAMILIES[family]
+    x = np.arange(width, dtype=np.float64) + 0.5
+    y = np.arange(height, dtype=np.float64) + 0.5
+    phase = np.mod(x[None, :] + direction * y[:, None] - offset * spacing, spacing)
+    return (phase <= line_width).astype(np.float32)
+
+
+def _check_crosshatch(params: dict[str, Any]) -> str | None:
+    if params["line_width"] >= params["spacing"]:
+        return f"line_width={params['line_width']:g} must be smaller than spacing={params['spacing']:g}"
+    return None
+
+
+@register(
+    category="cartoon",
+    summary="GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker.",
+    params=[
+        Param("spacing", "float", 12.0, min=2.0, max=256.0, unit="px", help="distance between hatch lines"),
+        Param("line_width", "float", 1.0, min=0.0, max=64.0, unit="px",
+              help="hatch line width, measured along x + y as GPUImage does"),
+    ],
+    check=_check_crosshatch,
+)
+def crosshatch(ctx: Context, img: Any, *, spacing: float, line_width: float) -> Any:
+    """GPUImage's GPUImageCrosshatchFilter in pixels.
+
+    With ``Y`` the Rec. 709 luminance (0..1) and ``(u, v)`` the pixel centre, a pixel
+    is black when one of the four families below applies, white otherwise:
+    ``Y < 1``: ``mod(u + v, spacing) <= line_width``; ``Y < 0.75``:
+    ``mod(u - v, spacing) <= line_width``; ``Y < 0.5``: ``mod(u + v - spacing/2, spacing)
+    <= line_width``; ``Y < 0.3``: ``mod(u - v - spacing/2, spacing) <= line_width``.
+    (GPUImage works in texture coordinates, fractions of the image size; here the
+    spacing is in pixels so the lines stay at 45 degrees.) The luminance limits have a
+    1e-5 margin so pure white stays unhatched on every backend. Black and white in the
+    image's channel count and dtype; alpha passes through. Device primitives with four
+    cached line masks.
+    """
+    be, spec = ctx.be, ctx.spec
+    gray = luma(ctx, to_float(ctx, img))
+    hatched = None
+    for family, (limit, _, _) in enumerate(CROSSHATCH_FAMILIES):
+        dark = be.threshold(gray, limit - MARGIN, 1.0, cv2.THRESH_BINARY_INV)  # 1 where Y < limit
+        lines = be.cached(("crosshatch", spec.size, spacing, line_width, family),
+                          lambda f=family: crosshatch_lines(spec.width, spec.height, spacing, line_width, f))
+        drawn = be.multiply(dark, lines)
+        hatched = drawn if hatched is None else be.add_weighted(hatched, 1.0, drawn, 1.0)
+    white = be.threshold(hatched, 0.5, 1.0, cv2.THRESH_BINARY_INV)
+    return from_float(ctx, to_channels(ctx, white))
+
+
+__all__ = ["cartoon", "crosshatch", "halftone", "kmeans", "quantize", "quantize_palette", "sketch",
+           "smooth_toon", "toon"]

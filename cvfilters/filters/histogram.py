@@ -1,1 +1,851 @@
-"""Placeholder: being written."""
+"""Histogram operations: whole-image statistics applied as per-pixel operations.
+
+Every filter here measures the whole image once (a histogram of its levels,
+percentiles, a minimum and maximum) and applies the result with per-pixel primitives
+(``lut``, ``convert``, ``threshold``, ``add_weighted``) that run on every backend.
+
+Where the statistics are computed
+    The backends have no histogram primitive yet (``calc_hist``, ``min_max`` and
+    ``clahe`` are proposed), so statistics come from a host copy of the image, taken
+    once per filter and reduced first where possible (one luminance plane; float32 as
+    16-bit levels). On the cpu backend that copy is free; on a device backend it is
+    counted in ``counters.fallbacks`` under the name of the primitive that would avoid
+    it and shown by ``--explain`` (``calc_hist x1``). CLAHE is not one table (each tile
+    has its own, interpolated between tiles), so it runs on the host: one copy down
+    and the result up, counted as ``clahe``.
+
+Levels
+    uint8 images have 256 levels and uint16 65536. float32 images are taken as 0..1 and
+    quantised to 65536 levels (``round(clip(x, 0, 1) * 65535)``) by the level-based
+    filters (``equalize``, ``clahe``, ``match_histogram``, ``auto_levels``,
+    ``threshold_otsu``); their float32 results therefore have 16-bit precision.
+
+Colour
+    ``space`` chooses what colour images are processed on: the luma/lightness channel
+    of ycrcb (Y, BT.601; linear in B, G, R, the same on every backend, the default),
+    lab (L*) or hsv (V = max(B, G, R)), converted back with the other channels kept;
+    or ``per_channel`` (B, G and R independently, which shifts colours). uint8 images
+    are converted with 8-bit ``cvtColor``; uint16 and float32 through float32, the luma
+    channel quantised to 16-bit levels. Alpha passes through untouched. ycrcb is the
+    default because OpenCV converts it identically on every backend; its OpenCL
+    kernels for lab and hsv round differently from its CPU code (8-bit Lab to BGR: up
+    to 2 levels; float32 Lab: up to 0.4 L*; 8-bit HSV to BGR: 1 level), so those
+    spaces differ slightly between the cpu and opencl backends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .. import registry
+from ..backends import get_backend
+from ..context import Context, ImageSpec
+from ..errors import CvfError, ParameterError
+from ..params import Param
+from ..registry import register
+
+FLOAT_LEVELS = 65536
+"""Levels float32 images are quantised to by the level-based filters."""
+SPACES = ("ycrcb", "lab", "hsv")
+SPACE_CHOICES = (*SPACES, "per_channel")
+HISTOGRAM_SUFFIXES = (".npy", ".json")
+HISTOGRAM_FORMAT = "cvfilters.histogram"
+_U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
+_CHANNEL_NAMES = {"b": 0, "g": 1, "r": 2, "a": 3}
+
+
+@dataclass(frozen=True)
+class _Luma:
+    """How to reach a colour space's luma channel and come back."""
+
+    forward: int
+    back: int
+    index: int
+    scale: float  # full scale of the luma channel in a float32 conversion
+
+
+_LUMA = {
+    "ycrcb": _Luma(cv2.COLOR_BGR2YCrCb, cv2.COLOR_YCrCb2BGR, 0, 1.0),
+    "lab": _Luma(cv2.COLOR_BGR2Lab, cv2.COLOR_Lab2BGR, 0, 100.0),
+    "hsv": _Luma(cv2.COLOR_BGR2HSV_FULL, cv2.COLOR_HSV2BGR_FULL, 2, 1.0),
+}
+_SPACE_HELP = ("colour images: the channel processed: ycrcb (Y, BT.601 luma; default), lab (L*) or hsv "
+               "(V = max(B, G, R)), colour kept; per_channel processes B, G and R independently (shifts "
+               "colours). Ignored for gray images")
+
+
+# ---------------------------------------------------------------- statistics on the host
+def _host_copy(ctx: Context, image: Any, primitive: str) -> np.ndarray:
+    """A contiguous numpy copy of a native image, for whole-image statistics.
+
+    Free on the cpu backend; elsewhere one device-to-host copy, counted in
+    ``counters.fallbacks[primitive]`` (the primitive that would keep the work on the device).
+    """
+    if isinstance(image, np.ndarray):
+        return np.ascontiguousarray(image)
+    ctx.be.counters.fallbacks[primitive] += 1
+    return np.ascontiguousarray(ctx.be.to_host(image))
+
+
+def _calc_hist(image: np.ndarray, channel: int, bins: int, low: float, high: float,
+               mask: np.ndarray | None = None) -> np.ndarray:
+    """``cv2.calcHist`` of one channel as int64 counts of shape (bins,).
+
+    OpenCV 5 returns a 1-D array where 4.x returned (bins, 1); both are flattened.
+    Counts are exact up to 2**24 pixels per bin (calcHist accumulates into float32).
+    """
+    hist = cv2.calcHist([image], [channel], mask, [bins], [low, high])
+    return np.rint(np.asarray(hist, dtype=np.float64).reshape(-1)).astype(np.int64)
+
+
+def _level_counts(host: np.ndarray, levels: int) -> np.ndarray:
+    """Counts of every level (0 .. levels - 1) of each channel of an integer image: (C, levels)."""
+    channels = 1 if host.ndim == 2 else host.shape[2]
+    return np.stack([_calc_hist(host, c, levels, 0, levels) for c in range(channels)])
+
+
+def _host_context(image: np.ndarray) -> Context:
+    return Context(get_backend("cpu"), ImageSpec.of(image))
+
+
+def _as_host_array(image: Any) -> np.ndarray:
+    if isinstance(image, np.ndarray):
+        return image
+    if isinstance(image, cv2.UMat):
+        return image.get()
+    if isinstance(image, cv2.cuda.GpuMat):
+        return image.download()
+    raise TypeError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
+
+
+# ---------------------------------------------------------------- integer level views
+@dataclass
+class _LevelView:
+    """An integer (uint8/uint16) view of an image whose levels a filter processes.
+
+    ``image`` has 1 channel (gray or luma) or the colour channels (per_channel);
+    ``restore`` turns a processed ``image`` back into the filter's output.
+    """
+
+    image: Any
+    levels: int
+    restore: Callable[[Any], Any]
+
+
+def _level_view(ctx: Context, img: Any, space: str) -> _LevelView:
+    be, spec = ctx.be, ctx.spec
+    integer = spec.dtype in (_U8, _U16)
+    if spec.channels == 1 or space == "per_channel":
+        if integer:
+            return _LevelView(img, 256 if spec.dtype == _U8 else 65536, lambda out: out)
+        return _LevelView(be.convert(img, np.uint16, FLOAT_LEVELS - 1.0), FLOAT_LEVELS,
+                          lambda out: be.convert(out, np.float32, 1.0 / (FLOAT_LEVELS - 1)))
+    luma = _LUMA[space]
+    if spec.dtype == _U8:
+        planes = be.split(be.cvt_color(img, luma.forward))
+
+        def restore8(out: Any) -> Any:
+            return be.cvt_color(be.merge([out if i == luma.index else p for i, p in enumerate(planes)]), luma.back)
+
+        return _LevelView(planes[luma.index], 256, restore8)
+    values = img if spec.dtype == _F32 else be.convert(img, np.float32, 1.0 / spec.max_value)
+    planes = be.split(be.cvt_color(values, luma.forward))
+    top = FLOAT_LEVELS - 1.0
+
+    def restore(out: Any) -> Any:
+        plane = be.convert(out, np.float32, luma.scale / top)
+        bgr = be.cvt_color(be.merge([plane if i == luma.index else p for i, p in enumerate(planes)]), luma.back)
+        return be.clip(bgr, 0.0, 1.0) if spec.dtype == _F32 else be.convert(bgr, spec.dtype, spec.max_value)
+
+    return _LevelView(be.convert(planes[luma.index], np.uint16, top / luma.scale), FLOAT_LEVELS, restore)
+
+
+def _view_counts(ctx: Context, view: _LevelView) -> np.ndarray:
+    return _level_counts(_host_copy(ctx, view.image, "calc_hist"), view.levels)
+
+
+def _apply_tables(ctx: Context, img: Any, view: _LevelView, tables: Sequence[np.ndarray],
+                  counts: np.ndarray) -> Any:
+    """Apply one table per channel of ``view``; an image whose present levels all map to themselves is returned as is.
+
+    The shortcut keeps, e.g., matching an image to itself exact on colour images,
+    where a colour-space round trip would change it by a rounding step.
+    """
+    if all(np.array_equal(t[np.flatnonzero(c)], np.flatnonzero(c)) for t, c in zip(tables, counts, strict=True)):
+        return img
+    dtype = np.uint8 if view.levels == 256 else np.uint16
+    table = np.asarray(tables[0] if len(tables) == 1 else np.stack(tables, axis=-1)[:, None, :], dtype=dtype)
+    return view.restore(ctx.be.lut(view.image, np.ascontiguousarray(table)))
+
+
+# ---------------------------------------------------------------- tables from histograms
+def equalize_table(counts: np.ndarray) -> np.ndarray:
+    """The table of global histogram equalisation for the level counts of one channel.
+
+    ``T(v) = round((cdf(v) - cdf_min) / (N - cdf_min) * (L - 1))`` with ``cdf_min`` the
+    count of the lowest level present, ``N`` the pixel count and ``L`` the levels; for
+    256 levels in float32 arithmetic, which is ``cv2.equalizeHist`` bit for bit. A
+    constant image gives the identity.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    levels = len(counts)
+    present = np.flatnonzero(counts)
+    total = int(counts.sum())
+    if present.size < 2:
+        return np.arange(levels)
+    first = int(counts[present[0]])
+    above = np.cumsum(counts) - first
+    if levels == 256:
+        scale = np.float32(levels - 1) / np.float32(total - first)
+        values = above.astype(np.float32) * scale
+    else:
+        values = above * (levels - 1.0) / (total - first)  # exact product, one correctly rounded division
+    return np.clip(np.rint(values), 0, levels - 1).astype(np.int64)
+
+
+def match_table(source: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """The table mapping source levels to reference levels with the same cumulative share.
+
+    ``T(v) = round(interp(Fs(v), Fr(r_k), r_k))``: ``Fs`` is the source's cumulative
+    distribution at each of its ``L`` levels, ``r_k`` the levels present in the
+    reference (bin ``k`` of ``K`` stands for ``k * (L - 1) / (K - 1)``) and ``Fr`` its
+    cumulative distribution there; ``interp`` is linear (scikit-image's
+    ``match_histograms`` in table form).
+    """
+    source = np.asarray(source, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    levels = len(source)
+    present = np.flatnonzero(reference)
+    if present.size == 0 or source.sum() == 0:
+        return np.arange(levels)
+    values = present * ((levels - 1) / (len(reference) - 1))
+    ref_cdf = np.cumsum(reference[present]) / reference.sum()
+    src_cdf = np.cumsum(source) / source.sum()
+    return np.clip(np.rint(np.interp(src_cdf, ref_cdf, values)), 0, levels - 1).astype(np.int64)
+
+
+def otsu_level(counts: np.ndarray) -> int:
+    """Otsu's threshold level: the ``t`` maximising ``w0 w1 (mu0 - mu1)^2``, class 0 being levels ``<= t``.
+
+    The first maximum wins (as in OpenCV and scikit-image); an image with one level
+    gives that level.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    levels = np.arange(len(counts), dtype=np.float64)
+    w0 = np.cumsum(counts)
+    w1 = w0[-1] - w0
+    m0 = np.cumsum(counts * levels)
+    valid = (w0 > 0) & (w1 > 0)
+    if not valid.any():
+        return int(np.flatnonzero(counts)[-1]) if counts.any() else 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        between = np.where(valid, w0 * w1 * (m0 / w0 - (m0[-1] - m0) / w1) ** 2, -1.0)
+    return int(np.argmax(between))
+
+
+def percentile_level(counts: np.ndarray, fraction: float) -> float:
+    """``np.percentile(values, 100 * fraction)`` (linear interpolation) from level counts."""
+    counts = np.asarray(counts, dtype=np.int64)
+    cdf = np.cumsum(counts)
+    n = int(cdf[-1])
+    position = fraction * (n - 1)
+    below = int(np.floor(position))
+    low = np.searchsorted(cdf, below, side="right")
+    high = np.searchsorted(cdf, min(below + 1, n - 1), side="right")
+    return float(low + (position - below) * (high - low))
+
+
+# ---------------------------------------------------------------- public functions
+def histogram(image: Any, bins: int = 256, *, channels: int | str | Sequence[int | str] | None = None,
+              mask: np.ndarray | None = None) -> np.ndarray:
+    """Pixel counts of an image's values in ``bins`` equal-width bins, per channel or of its luminance.
+
+    Parameters
+    ----------
+    image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
+        uint8, uint16 or float32; gray, BGR or BGRA. Device images are copied to the host.
+    bins : int
+        2 to 65536. The range ``[0, full + 1)`` (256 or 65536 for integer images) or
+        ``[0, 1]`` (float32) is split into ``bins`` equal bins; bin ``k`` holds values
+        from ``k * w`` up to (not including) ``(k + 1) * w``. With 256 bins for uint8
+        (65536 for uint16) every value has its own bin. float32 values below 0 count in
+        the first bin, values from 1 up in the last; NaN is not counted.
+    channels : int, str, sequence of them, or None
+        None: every colour channel (B, G, R; alpha left out; the gray channel of a gray
+        image). A channel index or ``"b"``, ``"g"``, ``"r"``, ``"a"``; ``"luminance"``:
+        BT.601 luma ``0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor`` to gray; the
+        image itself if gray). A single int or str gives a 1-D result.
+    mask : numpy.ndarray, optional
+        H x W; only pixels where it is non-zero are counted.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts, shape (bins,) for a single channel, else (len(channels), bins).
+        Counts are exact up to 2**24 pixels per bin (``cv2.calcHist`` accumulates in float32).
+
+    Examples
+    --------
+    >>> gray = np.full((4, 4), 7, np.uint8)
+    >>> int(histogram(gray, channels=0)[7]), histogram(gray).shape
+    (16, (1, 256))
+    """
+    array = _as_host_array(image)
+    if array.ndim not in (2, 3) or array.dtype not in (_U8, _U16, _F32):
+        raise ValueError(f"histogram: expected a uint8, uint16 or float32 image (H x W [x C]), "
+                         f"not {array.dtype} {array.shape}")
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 2 <= bins <= 65536:
+        raise ValueError(f"histogram: bins={bins!r} must be an integer in [2, 65536]")
+    count = 1 if array.ndim == 2 else array.shape[2]
+    single = channels is not None and isinstance(channels, (int, str, np.integer))
+    if channels is None:
+        wanted: list[int | str] = list(range(min(count, 3)))
+    else:
+        wanted = [channels] if single else list(channels)  # type: ignore[list-item, arg-type]
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.shape != array.shape[:2]:
+            raise ValueError(f"histogram: mask shape {mask.shape} is not the image's {array.shape[:2]}")
+        mask = (mask != 0).astype(np.uint8)
+    rows = [_channel_counts(_channel_plane(array, count, which), int(bins), mask) for which in wanted]
+    return rows[0] if single else np.stack(rows)
+
+
+def _channel_plane(array: np.ndarray, count: int, which: int | str) -> np.ndarray:
+    if isinstance(which, str):
+        key = which.lower()
+        if key in ("luminance", "luma", "gray", "y"):
+            if count == 1:
+                return array if array.ndim == 2 else array[..., 0]
+            return cv2.cvtColor(np.ascontiguousarray(array[..., :3]), cv2.COLOR_BGR2GRAY)
+        if key not in _CHANNEL_NAMES:
+            raise ValueError(f"histogram: channel {which!r} is not b, g, r, a, luminance or an index")
+        which = _CHANNEL_NAMES[key]
+    if isinstance(which, bool) or not isinstance(which, (int, np.integer)) or not 0 <= which < count:
+        raise ValueError(f"histogram: channel {which!r} does not exist in a {count}-channel image")
+    return array if array.ndim == 2 else array[..., int(which)]
+
+
+def _channel_counts(plane: np.ndarray, bins: int, mask: np.ndarray | None) -> np.ndarray:
+    plane = np.ascontiguousarray(plane)
+    if plane.dtype != _F32:
+        return _calc_hist(plane, 0, bins, 0, 65536 if plane.dtype == _U16 else 256, mask)
+    values = plane if mask is None else plane[mask.astype(bool)]
+    values = values[~np.isnan(values)]
+    index = np.clip(np.floor(values.astype(np.float64) * bins), 0, bins - 1).astype(np.int64)
+    return np.bincount(index.reshape(-1), minlength=bins).astype(np.int64)
+
+
+def otsu_threshold(image: Any) -> float:
+    """Otsu's threshold of an image's luminance, in the image's units (see ``threshold_otsu``).
+
+    uint8 and uint16: the level ``t`` (pixels ``> t`` are foreground). float32: the
+    midpoint ``(t + 0.5) / 65535`` above the 16-bit level ``t``.
+    """
+    array = _as_host_array(image)
+    ctx = _host_context(array)
+    gray = _luma_plane(ctx, array)
+    return _otsu_value(ctx.with_spec(channels=1), gray)
+
+
+def save_histogram(path: str | os.PathLike[str], image: Any, *, space: str = "per_channel") -> np.ndarray:
+    """Write the level histogram ``match_histogram`` (same ``space``) needs, to a .npy or .json file.
+
+    The counts are per level at the image's resolution: 256 levels for uint8 (and the
+    8-bit luma of uint8 colour images), 65536 for uint16 and float32. ``space`` as in
+    ``match_histogram``: ``per_channel`` writes B, G, R (3 rows; 1 for gray images),
+    a colour space writes its luma channel (1 row).
+
+    File formats: ``.npy``: an int64 array (C, K), C = 1 or 3 (B, G, R). ``.json``:
+    ``{"format": "cvfilters.histogram", "version": 1, "levels": K, "space": ...,
+    "channels": [...], "counts": [[...], ...]}``. Row ``k`` of ``K`` stands for the value
+    ``k / (K - 1)`` of full scale, so a histogram of a uint8 image applies to uint16
+    and float32 images too.
+
+    Returns
+    -------
+    numpy.ndarray
+        The counts written, (C, K).
+    """
+    if space not in SPACE_CHOICES:
+        raise ValueError(f"save_histogram: space={space!r} is not one of {', '.join(SPACE_CHOICES)}")
+    path = Path(path)
+    if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
+        raise ValueError(f"save_histogram: {path} must end in .npy or .json")
+    array = _as_host_array(image)
+    colour = array.ndim == 3 and array.shape[2] >= 3
+    array = np.ascontiguousarray(array[..., :3]) if colour else (array if array.ndim == 2 else array[..., 0])
+    ctx = _host_context(array)
+    view = _level_view(ctx, array, space)
+    counts = _level_counts(view.image, view.levels)
+    if path.suffix.lower() == ".npy":
+        np.save(path, counts)
+    else:
+        names = ["b", "g", "r"] if len(counts) == 3 else ["gray" if not colour else space]
+        data = {"format": HISTOGRAM_FORMAT, "version": 1, "levels": view.levels, "space": space,
+                "channels": names, "counts": counts.tolist()}
+        path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    return counts
+
+
+def load_histogram(path: str | os.PathLike[str]) -> np.ndarray:
+    """Read a histogram file written by :func:`save_histogram` (or by hand): int64/float64 counts (C, K).
+
+    Raises
+    ------
+    ValueError
+        Naming the file and what is wrong with it.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            counts = np.load(path, allow_pickle=False)
+        elif suffix == ".json":
+            data = json.loads(path.read_text())
+            if not isinstance(data, dict) or "counts" not in data:
+                raise ValueError('a JSON histogram is an object with a "counts" list (see save_histogram)')
+            if data.get("format", HISTOGRAM_FORMAT) != HISTOGRAM_FORMAT:
+                raise ValueError(f'"format" must be {HISTOGRAM_FORMAT!r}')
+            counts = np.asarray(data["counts"], dtype=np.float64)
+        else:
+            raise ValueError("a histogram file ends in .npy or .json")
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{path}: not a histogram file ({exc})") from None
+    counts = np.asarray(counts)
+    if counts.ndim == 1:
+        counts = counts[None, :]
+    problem = None
+    if counts.ndim != 2 or counts.shape[0] not in (1, 3) or not 2 <= counts.shape[1] <= 65536:
+        problem = f"shape {counts.shape} is not (K,), (1, K) or (3, K) with 2 <= K <= 65536"
+    elif counts.dtype.kind not in "uif" or not np.all(np.isfinite(counts)) or (counts < 0).any():
+        problem = "counts must be finite numbers >= 0"
+    elif (counts.sum(axis=1) <= 0).any():
+        problem = "every channel needs a positive count"
+    if problem:
+        raise ValueError(f"{path}: not a histogram file ({problem})")
+    return counts.astype(np.float64)
+
+
+# ---------------------------------------------------------------- references of match_histogram
+def _file_key(path: str) -> tuple[str, int, int]:
+    resolved = Path(path).expanduser().resolve()
+    stat = resolved.stat()
+    return str(resolved), stat.st_mtime_ns, stat.st_size
+
+
+@lru_cache(maxsize=8)
+def _load_reference(key: tuple[str, int, int]) -> np.ndarray:
+    """A reference image (any dtype and channels) or histogram file (float64 (C, K)), cached per file version."""
+    path = key[0]
+    if Path(path).suffix.lower() in HISTOGRAM_SUFFIXES:
+        return load_histogram(path)
+    from ..io import read
+
+    return read(path)
+
+
+def _reference(path: str) -> np.ndarray:
+    """Load a reference, raising ``ValueError`` with a one-line reason."""
+    try:
+        key = _file_key(path)
+    except OSError as exc:
+        raise ValueError(f"{path}: {'no such file' if isinstance(exc, FileNotFoundError) else exc.strerror}") from None
+    try:
+        return _load_reference(key)
+    except CvfError as exc:
+        raise ValueError(str(exc)) from None
+
+
+@lru_cache(maxsize=16)
+def _reference_counts_cached(key: tuple[str, int, int], channels: int, space: str) -> np.ndarray:
+    data = _load_reference(key)
+    if Path(key[0]).suffix.lower() in HISTOGRAM_SUFFIXES:
+        return data
+    count = 1 if data.ndim == 2 else data.shape[2]
+    if channels == 1:
+        ref = data if count == 1 else cv2.cvtColor(np.ascontiguousarray(data[..., :3]), cv2.COLOR_BGR2GRAY)
+        ref = ref if ref.ndim == 2 else ref[..., 0]
+    else:
+        ref = cv2.cvtColor(data, cv2.COLOR_GRAY2BGR) if count == 1 else np.ascontiguousarray(data[..., :3])
+    view = _level_view(_host_context(ref), ref, space)
+    counts = _level_counts(view.image, view.levels).astype(np.float64)
+    counts.setflags(write=False)
+    return counts
+
+
+def _check_match(params: dict[str, Any]) -> str | None:
+    try:
+        data = _reference(params["reference"])
+    except ValueError as exc:
+        return f"reference={exc}"
+    if params["reference"].lower().endswith(HISTOGRAM_SUFFIXES) and params["space"] != "per_channel" \
+            and data.shape[0] != 1:
+        return (f"reference={params['reference']} holds {data.shape[0]} channels; space={params['space']} "
+                "matches one (save it with space=" + params["space"] + ")")
+    return None
+
+
+# ---------------------------------------------------------------- filters
+@register(
+    category="histogram",
+    summary="Global histogram equalisation (cv2.equalizeHist), on luminance or per channel.",
+    params=[Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=_SPACE_HELP)],
+)
+def equalize(ctx: Context, img: Any, *, space: str) -> Any:
+    """Spread the levels so their cumulative distribution becomes a straight line.
+
+    ``out = round((cdf(in) - cdf_min) / (N - cdf_min) * (L - 1))`` with ``cdf`` the
+    cumulative histogram, ``cdf_min`` the count of the lowest level present, ``N`` the
+    pixel count and ``L`` the levels (256 for uint8: ``cv2.equalizeHist`` bit for bit;
+    65536 for uint16 and float32, which ``equalizeHist`` cannot do). A constant image
+    is unchanged. Colour images are equalised on the luma channel of ``space`` or per
+    channel. One histogram per image (host statistics, see the module notes), then a
+    lookup table on the device.
+    """
+    view = _level_view(ctx, img, space)
+    counts = _view_counts(ctx, view)
+    return _apply_tables(ctx, img, view, [equalize_table(c) for c in counts], counts)
+
+
+@register(
+    category="histogram",
+    summary="Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance.",
+    params=[
+        Param("clip_limit", "float", 2.0, min=0.0, max=100.0, unit="x uniform bin height",
+              help="each tile's histogram is clipped at clip_limit x (tile pixels / levels), at least 1 pixel, "
+                   "and the excess spread evenly; 0 disables clipping (plain adaptive equalisation)"),
+        Param("tiles", "int", 8, min=1, max=64, unit="tiles per side",
+              help="the image is cut into tiles x tiles regions, each with its own table, blended bilinearly"),
+        Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=_SPACE_HELP),
+    ],
+)
+def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) -> Any:
+    """OpenCV's CLAHE (``cv2.createCLAHE(clip_limit, (tiles, tiles)).apply``) on 8- or 16-bit levels.
+
+    Per tile: ``h'(v) = min(h(v), c) + excess / L`` with ``c = max(clip_limit * P / L, 1)``
+    (``P`` tile pixels, ``L`` levels), equalised like ``equalize``; each pixel blends
+    the tables of its four nearest tiles bilinearly. uint8 uses 256 levels and uint16
+    65536, as OpenCV does: for uint16 the clip height is relative to 65536 levels, so
+    data with few distinct levels (8-bit data scaled up) changes little; convert such
+    images to uint8 first. float32 is quantised to uint16 levels (clipped to 0..1) and
+    processed like uint16, with 16-bit precision. Runs on the host (no backend has a
+    CLAHE primitive yet): one copy of the luma plane down and up, counted as ``clahe``.
+    """
+    view = _level_view(ctx, img, space)
+
+    def run(host: np.ndarray) -> np.ndarray:
+        operator = cv2.createCLAHE(clip_limit, (tiles, tiles))
+        if host.ndim == 2:
+            return operator.apply(host)
+        return cv2.merge([operator.apply(np.ascontiguousarray(host[..., c])) for c in range(host.shape[2])])
+
+    if isinstance(view.image, np.ndarray):
+        return view.restore(run(np.ascontiguousarray(view.image)))
+    out = run(_host_copy(ctx, view.image, "clahe"))
+    return view.restore(ctx.be.to_device(out))
+
+
+@register(
+    category="histogram",
+    summary="Match the histogram of a reference image or saved histogram (CDF-to-LUT).",
+    params=[
+        Param("reference", "path", None, required=True, example="fixtures/chelsea.jpg",
+              help="reference image (any format cvfilters reads), or a histogram file (.npy/.json written by "
+                   "cvfilters.filters.histogram.save_histogram); @file on the command line"),
+        Param("space", "choice", "per_channel", choices=SPACE_CHOICES,
+              help="per_channel (default) matches B, G and R to the reference's B, G and R, carrying its colour "
+                   "cast; ycrcb (Y), lab (L*) or hsv (V) match only the luma channel, colour kept. "
+                   "Ignored for gray images"),
+    ],
+    check=_check_match,
+)
+def match_histogram(ctx: Context, img: Any, *, reference: str, space: str) -> Any:
+    """Map each level to the reference level with the same cumulative share of pixels.
+
+    ``T(v) = interp(Fs(v), Fr(r), r)``, rounded: ``Fs`` is the image's cumulative
+    distribution, ``Fr`` the reference's at the levels ``r`` it contains (linear
+    interpolation; ``skimage.exposure.match_histograms`` in table form). Colour images
+    match B, G, R per channel or one luma channel (``space``); a gray reference serves
+    all three channels, a colour reference a gray image by its BT.601 luma. Levels of
+    references of another depth are scaled (uint8 ``k`` is ``257 k`` in uint16). An
+    image matched to itself is unchanged. The reference is read once and cached; one
+    histogram of the image (host statistics), then a lookup table on the device.
+    """
+    view = _level_view(ctx, img, space)
+    counts = _view_counts(ctx, view)
+    try:
+        ref = _reference_counts_cached(_file_key(reference), ctx.spec.channels, space)
+    except (OSError, ValueError, CvfError) as exc:
+        raise ParameterError("match_histogram", "reference", f"={reference} cannot be used ({exc})") from None
+    if len(ref) == 1 and len(counts) > 1:
+        ref = np.repeat(ref, len(counts), axis=0)
+    if len(ref) != len(counts):
+        raise ParameterError("match_histogram", "reference",
+                             f"={reference} holds {len(ref)} channels; this image needs {len(counts)}")
+    tables = [match_table(c, r) for c, r in zip(counts, ref, strict=True)]
+    return _apply_tables(ctx, img, view, tables, counts)
+
+
+def _check_levels(params: dict[str, Any]) -> str | None:
+    if params["low"] + params["high"] >= 1.0:
+        return "low + high must be below 1"
+    return None
+
+
+def _stretch(ctx: Context, img: Any, low: float, high: float, linked: bool) -> Any:
+    """Map the ``low`` and ``1 - high`` percentiles of each channel (or of all) to 0 and full scale."""
+    be, spec = ctx.be, ctx.spec
+    float_image = spec.dtype == _F32
+    view = _level_view(ctx, img, "per_channel")
+    counts = _view_counts(ctx, view)
+    unit = 1.0 / (FLOAT_LEVELS - 1) if float_image else 1.0
+    groups = [counts.sum(axis=0)] if linked else list(counts)
+    ranges = [(percentile_level(c, low) * unit, percentile_level(c, 1.0 - high) * unit) for c in groups]
+
+    def stretched(plane: Any, lo: float, hi: float) -> Any:
+        if hi <= lo:
+            return plane
+        alpha = spec.max_value / (hi - lo)
+        out = be.convert(plane, spec.dtype, alpha, -lo * alpha)
+        return be.clip(out, 0.0, 1.0) if float_image else out
+
+    if len(ranges) == 1:
+        return stretched(img, *ranges[0])
+    return be.merge([stretched(p, lo, hi) for p, (lo, hi) in zip(be.split(img), ranges, strict=True)])
+
+
+_LOW = Param("low", "float", 0.001, min=0.0, max=0.49, unit="fraction of pixels",
+             help="share of the darkest pixels clipped to black (0.001 = 0.1%, Photoshop's default)")
+_HIGH = Param("high", "float", 0.001, min=0.0, max=0.49, unit="fraction of pixels",
+              help="share of the brightest pixels clipped to full scale")
+
+
+@register(
+    category="histogram",
+    summary="Stretch each channel between its low and high percentiles (Photoshop's Auto Levels).",
+    params=[_LOW, _HIGH,
+            Param("linked", "bool", False,
+                  help="one range from all colour channels together (keeps hues, = auto_contrast) "
+                       "instead of one per channel (also neutralises colour casts)")],
+    check=_check_levels,
+)
+def auto_levels(ctx: Context, img: Any, *, low: float, high: float, linked: bool) -> Any:
+    """``out = clip((in - p_lo) / (p_hi - p_lo), 0, 1) * full``, rounded for integers.
+
+    ``p_lo`` and ``p_hi`` are the ``100 low`` and ``100 (1 - high)`` percentiles
+    (``np.percentile``, linear interpolation) of each channel, or of all colour
+    channels pooled when ``linked``. A channel with ``p_hi <= p_lo`` is unchanged.
+    Percentiles come from one histogram of levels (float32: 16-bit levels, 0..1); the
+    stretch itself is ``convert`` on the device.
+    """
+    return _stretch(ctx, img, low, high, linked)
+
+
+@register(
+    category="histogram",
+    summary="Stretch all channels together between low and high percentiles (Auto Contrast).",
+    params=[_LOW, _HIGH],
+    check=_check_levels,
+)
+def auto_contrast(ctx: Context, img: Any, *, low: float, high: float) -> Any:
+    """``auto_levels`` with ``linked=true``: one range for B, G and R, so hues are kept.
+
+    ``out = clip((in - p_lo) / (p_hi - p_lo), 0, 1) * full`` with the percentiles of
+    all colour channels pooled (Photoshop's Auto Contrast, "enhance monochromatic
+    contrast"; Pillow's ``ImageOps.autocontrast`` is per channel, i.e. ``auto_levels``).
+    """
+    return _stretch(ctx, img, low, high, True)
+
+
+@register(
+    category="histogram",
+    summary="Min-max normalisation to the full range (cv2.normalize NORM_MINMAX).",
+    params=[Param("linked", "bool", True,
+                  help="one minimum and maximum over all colour channels (cv2.normalize) instead of per channel")],
+)
+def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
+    """``out = (in - min) * full / (max - min)``, rounded for integers; float32 to 0..1.
+
+    ``min`` and ``max`` are exact (float32 values outside 0..1 included, so HDR data
+    is brought into range), over all colour channels (``linked``, like
+    ``cv2.normalize(..., NORM_MINMAX)``) or per channel. A constant channel is
+    unchanged (``cv2.normalize`` would make it 0). One host copy for the minimum and
+    maximum (``min_max``), then ``convert`` on the device.
+    """
+    be, spec = ctx.be, ctx.spec
+    host = _host_copy(ctx, img, "min_max")
+    planes = host.reshape(host.shape[0], host.shape[1], -1)
+    if linked:
+        ranges = [(float(np.nanmin(planes)), float(np.nanmax(planes)))]
+    else:
+        ranges = [(float(np.nanmin(planes[..., c])), float(np.nanmax(planes[..., c]))) for c in range(planes.shape[2])]
+
+    def stretched(plane: Any, lo: float, hi: float) -> Any:
+        if not hi > lo:
+            return plane
+        alpha = spec.max_value / (hi - lo)
+        out = be.convert(plane, spec.dtype, alpha, -lo * alpha)
+        return be.clip(out, 0.0, 1.0) if spec.dtype == _F32 else out
+
+    if len(ranges) == 1:
+        return stretched(img, *ranges[0])
+    return be.merge([stretched(p, lo, hi) for p, (lo, hi) in zip(be.split(img), ranges, strict=True)])
+
+
+def _luma_plane(ctx: Context, img: Any) -> Any:
+    return img if ctx.spec.channels == 1 else ctx.be.cvt_color(img, cv2.COLOR_BGR2GRAY)
+
+
+def _otsu_value(ctx: Context, gray: Any) -> float:
+    """Otsu's threshold of a native 1-channel image, in its units (float32: between 16-bit levels)."""
+    view = _level_view(ctx, gray, "per_channel")
+    level = otsu_level(_view_counts(ctx, view)[0])
+    return float(level) if ctx.spec.dtype != _F32 else (level + 0.5) / (FLOAT_LEVELS - 1)
+
+
+@register(
+    category="histogram",
+    summary="Black and white at Otsu's automatic threshold of the luminance.",
+    params=[Param("invert", "bool", False, help="swap the outputs: pixels above the threshold become 0")],
+)
+def threshold_otsu(ctx: Context, img: Any, *, invert: bool) -> Any:
+    """``out = full if Y > t else 0`` with Otsu's ``t`` (``cvfilters.filters.histogram.otsu_threshold``).
+
+    ``t`` maximises the between-class variance ``w0 w1 (mu0 - mu1)^2`` of the levels
+    ``<= t`` and ``> t`` of the BT.601 luma ``Y`` (the image itself if gray; float32:
+    16-bit levels). Colour images get the binary result in B, G and R. One histogram
+    (host statistics), then the ``threshold`` filter with ``value = t / full``.
+    """
+    gray_ctx = ctx.with_spec(channels=1)
+    gray = _luma_plane(ctx, img)
+    value = _otsu_value(gray_ctx, gray) / ctx.spec.max_value
+    fixed = registry.get("threshold")
+    binary = fixed.run(gray_ctx, gray, fixed.resolve({"value": min(value, 1.0), "invert": invert}))
+    return binary if ctx.spec.channels == 1 else ctx.be.cvt_color(binary, cv2.COLOR_GRAY2BGR)
+
+
+@register(
+    category="histogram",
+    summary="Local threshold against the mean or Gaussian-weighted mean of each neighbourhood.",
+    params=[
+        Param("method", "choice", "gaussian", choices=("gaussian", "mean"),
+              help="local mean: gaussian (weighted, sigma from the block size like OpenCV) or mean (box)"),
+        Param("block_size", "int", 11, min=3, max=255, odd=True, unit="px",
+              help="side of the square neighbourhood (odd)"),
+        Param("c", "float", 0.01, min=-1.0, max=1.0, unit="fraction of full scale",
+              help="subtracted from the local mean: a pixel is foreground where in > mean - c "
+                   "(0.01 = 2.55 levels of 255)"),
+        Param("invert", "bool", False, help="swap the outputs: foreground becomes 0"),
+    ],
+)
+def adaptive_threshold(ctx: Context, img: Any, *, method: str, block_size: int, c: float, invert: bool) -> Any:
+    """``out = full if Y > m(x, y) - c * full else 0`` (``invert``: the complement).
+
+    ``m`` is the mean of the ``block_size`` square around each pixel (``mean``: box;
+    ``gaussian``: Gaussian weights with OpenCV's sigma for the size) with replicated
+    edges, computed in float32 and rounded to the image's levels for integer images:
+    for uint8 this is
+    ``cv2.adaptiveThreshold`` (ADAPTIVE_THRESH_MEAN_C / GAUSSIAN_C, THRESH_BINARY) bit
+    for bit with ``C = c * 255``, and it extends to uint16 and float32. ``Y`` is the
+    BT.601 luma for colour images, whose result is copied into B, G and R. Runs on the
+    device (box or Gaussian, a difference, a threshold); no host statistics.
+    """
+    be, spec = ctx.be, ctx.spec
+    gray = _luma_plane(ctx, img)
+    values = gray if spec.dtype == _F32 else be.convert(gray, np.float32)
+    size = (block_size, block_size)
+    local = (be.box(values, size, cv2.BORDER_REPLICATE) if method == "mean"
+             else be.gaussian(values, size, 0.0, cv2.BORDER_REPLICATE))
+    if spec.dtype != _F32:  # the mean rounded to the image's levels, as OpenCV does
+        local = be.convert(be.convert(local, spec.dtype), np.float32)
+    margin = be.add_weighted(values, 1.0, local, -1.0, c * spec.max_value, dtype=np.float32)
+    kind = cv2.THRESH_BINARY_INV if invert else cv2.THRESH_BINARY
+    binary = be.convert(be.threshold(margin, 0.0, spec.max_value, kind), spec.dtype)
+    return binary if spec.channels == 1 else be.cvt_color(binary, cv2.COLOR_GRAY2BGR)
+
+
+def histogram_panel(counts: np.ndarray, width: int, height: int, *, log: bool = False) -> np.ndarray:
+    """A (height, width, C) float32 panel, 0..1: each channel's histogram filled from the bottom.
+
+    Column ``i`` shows bin ``i * bins // width``; heights are relative to the largest
+    count (``log``: ``log1p`` of counts). With B, G and R in their own channels the
+    overlaps add up to cyan, magenta, yellow and white, like a camera's RGB histogram.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    values = np.log1p(counts) if log else counts
+    top = values.max()
+    columns = values[:, (np.arange(width) * counts.shape[1]) // width]
+    bars = np.rint(columns / top * height) if top > 0 else np.zeros_like(columns)
+    rows = np.arange(height, 0, -1)[:, None]  # height of each row above the bottom edge
+    return np.stack([(rows <= b[None, :]).astype(np.float32) for b in bars], axis=-1)
+
+
+def _paste(ctx: Context, img: Any, patch: Any, x: int, y: int, width: int, height: int) -> Any:
+    """``img`` with the ``width`` x ``height`` region at (x, y) replaced by ``patch`` (crop and concat)."""
+    be = ctx.be
+    full_w, full_h = ctx.spec.size
+    middle = [part for part in (be.crop(img, 0, y, x, height) if x else None, patch,
+                                be.crop(img, x + width, y, full_w - x - width, height) if x + width < full_w else None)
+              if part is not None]
+    band = middle[0] if len(middle) == 1 else be.concat(middle, axis=1)
+    rows = [part for part in (be.crop(img, 0, 0, full_w, y) if y else None, band,
+                              be.crop(img, 0, y + height, full_w, full_h - y - height) if y + height < full_h else None)
+            if part is not None]
+    return rows[0] if len(rows) == 1 else be.concat(rows, axis=0)
+
+
+@register(
+    category="histogram",
+    summary="Draw the image's histogram as a translucent panel onto it (camera-style display).",
+    params=[
+        Param("position", "point", (1.0, 0.0), min=0.0, max=1.0, unit="fraction of free space",
+              help="where the panel sits: [0,0] top-left, [1,0] top-right (default), [1,1] bottom-right, "
+                   "[0.5,0.5] centred; the panel always stays inside the image"),
+        Param("size", "point", (0.4, 0.3), min=0.01, max=1.0, unit="fraction of width, height",
+              help="panel width and height (at least 1 px)"),
+        Param("opacity", "float", 0.7, min=0.0, max=1.0,
+              help="0 leaves the image unchanged, 1 replaces the panel area by the chart on black"),
+        Param("log", "bool", False, help="bar heights on a log1p scale (shows small counts next to a spike)"),
+    ],
+)
+def histogram_overlay(ctx: Context, img: Any, *, position: tuple[float, float], size: tuple[float, float],
+                      opacity: float, log: bool) -> Any:
+    """``out = (1 - opacity) * in + opacity * panel`` inside the panel, ``in`` elsewhere.
+
+    The panel is black with each colour channel's histogram (B, G, R, or gray) filled
+    in its own channel at full scale: ``min(256, panel width)`` bins (at least 2) over
+    the full range, heights relative to the largest bin. It is
+    ``round(size * (width, height))`` pixels, placed at ``round(position * (free
+    space))``. One histogram (host statistics); the panel is drawn on the host,
+    uploaded, and blended on the device.
+    """
+    be, spec = ctx.be, ctx.spec
+    width = min(spec.width, max(1, round(size[0] * spec.width)))
+    height = min(spec.height, max(1, round(size[1] * spec.height)))
+    x = round(position[0] * (spec.width - width))
+    y = round(position[1] * (spec.height - height))
+    levels = img if spec.dtype != _F32 else be.convert(img, np.uint16, FLOAT_LEVELS - 1.0)
+    host = _host_copy(ctx, levels, "calc_hist")
+    counts = histogram(host, bins=max(2, min(256, width)))
+    counts = counts if counts.ndim == 2 else counts[None, :]
+    panel = histogram_panel(counts, width, height, log=log) * spec.max_value
+    panel = panel[..., 0] if spec.channels == 1 else panel
+    patch = be.add_weighted(be.crop(img, x, y, width, height), 1.0 - opacity, be.upload(panel.astype(spec.dtype)),
+                            opacity)
+    return _paste(ctx, img, patch, x, y, width, height)
+
+
+__all__ = ["FLOAT_LEVELS", "SPACES", "equalize_table", "histogram", "histogram_panel", "load_histogram",
+           "match_table", "otsu_level", "otsu_threshold", "percentile_level", "save_histogram"]
