@@ -453,13 +453,15 @@ def test_histogram_overlay_panel_matches_the_histogram() -> None:
 
 
 # ---------------------------------------------------------------- device work and parity
+# uint8 statistics run on the device (calc_hist, min_max, clahe primitives); the overlay
+# draws its panel on the host from one counted copy.
 EXPECTED_HOST_WORK = [
-    ("equalize", {}, {"calc_hist": 1}),
-    ("equalize", {"space": "per_channel"}, {"calc_hist": 1}),
-    ("clahe", {}, {"clahe": 1}),
-    ("auto_levels", {}, {"calc_hist": 1}),
-    ("normalize", {}, {"min_max": 1}),
-    ("threshold_otsu", {}, {"calc_hist": 1}),
+    ("equalize", {}, {}),
+    ("equalize", {"space": "per_channel"}, {}),
+    ("clahe", {}, {}),
+    ("auto_levels", {}, {}),
+    ("normalize", {}, {}),
+    ("threshold_otsu", {}, {}),
     ("adaptive_threshold", {}, {}),
     ("histogram_overlay", {}, {"calc_hist": 1}),
 ]
@@ -471,7 +473,9 @@ def test_one_counted_host_copy_per_filter(device_backend: str, name: str, params
     out, report = Pipeline([(name, params)]).run(image, backend=device_backend)
     assert dict(report.counters.fallbacks) == fallbacks
     assert (report.counters.uploads, report.counters.downloads) == (1 + (name == "histogram_overlay"), 1)
-    np.testing.assert_array_equal(out, run(image, name, "cpu", **params))
+    # OpenCV's OpenCL CLAHE kernel rounds a few pixels one level away from its CPU code
+    limit = 1 if name == "clahe" else 0
+    assert np.abs(out.astype(int) - run(image, name, "cpu", **params)).max() <= limit
     _, on_cpu = Pipeline([(name, params)]).run(image, backend="cpu")
     assert not on_cpu.counters.fallbacks
 
@@ -482,7 +486,7 @@ def test_one_counted_host_copy_per_filter(device_backend: str, name: str, params
 PARITY = [
     ("equalize", {"space": "lab"}, np.uint8, 3, 2), ("equalize", {"space": "hsv"}, np.uint8, 4, 1),
     ("equalize", {"space": "ycrcb"}, np.uint8, 3, 0), ("equalize", {"space": "per_channel"}, np.uint16, 3, 0),
-    ("clahe", {"space": "ycrcb"}, np.uint8, 3, 0), ("clahe", {"space": "per_channel"}, np.float32, 3, 1e-6),
+    ("clahe", {"space": "ycrcb"}, np.uint8, 3, 1), ("clahe", {"space": "per_channel"}, np.float32, 3, 1e-6),
     ("auto_levels", {"linked": True}, np.uint16, 3, 1), ("normalize", {"linked": False}, np.float32, 1, 1e-6),
     ("match_histogram", {"space": "ycrcb", "reference": str(FIXTURES / "astronaut.png")}, np.float32, 3, 1e-4),
     ("adaptive_threshold", {"method": "mean", "block_size": 31}, np.uint8, 1, 0),

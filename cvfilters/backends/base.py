@@ -130,12 +130,13 @@ class Backend(abc.ABC):
                 self._cache.popitem(last=False)
             return value
 
-    def fallback(self, primitive: str, *args: Any) -> Any:
+    def fallback(self, primitive: str, *args: Any, host_result: bool = False) -> Any:
         """Run the cpu backend's ``primitive`` on host copies of this backend's images.
 
         Device arguments (also inside lists) are copied to the host, the result is
-        copied back, and ``counters.fallbacks[primitive]`` is incremented; those
-        copies are not counted as pipeline uploads or downloads.
+        copied back (unless ``host_result``: statistics stay on the host), and
+        ``counters.fallbacks[primitive]`` is incremented; those copies are not counted
+        as pipeline uploads or downloads.
         """
         from .cpu import CpuBackend
 
@@ -148,6 +149,8 @@ class Backend(abc.ABC):
 
         result = getattr(_cpu_backend(CpuBackend), primitive)(*(host(arg) for arg in args))
         self.counters.fallbacks[primitive] += 1
+        if host_result:
+            return result
         return [self.to_device(r) for r in result] if isinstance(result, list) else self.to_device(result)
 
     # ------------------------------------------------------------ primitives
@@ -215,6 +218,22 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
         """``cv2.threshold`` with a ``cv2.THRESH_*`` kind (uint8, uint16 and float32)."""
+
+    @abc.abstractmethod
+    def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
+        """Counts of every level of each channel of a uint8 (256) or uint16 (65536) image.
+
+        Returns a host int64 array of shape (channels, levels): a reduction, small
+        whatever the image size.
+        """
+
+    @abc.abstractmethod
+    def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
+        """Minimum and maximum of each channel, on the host."""
+
+    @abc.abstractmethod
+    def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
+        """``cv2.createCLAHE(clip_limit, tiles).apply`` on a single-channel uint8 or uint16 image."""
 
     @abc.abstractmethod
     def median(self, image: Any, ksize: int) -> Any:

@@ -279,6 +279,26 @@ class CudaBackend(Backend):
             return self.fallback("threshold", image, thresh, maxval, kind)
         return cv2.cuda.threshold(image, thresh, maxval, kind)[1]
 
+    def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
+        depth = cv2.CV_8U if levels == 256 else cv2.CV_16U
+        if _cuda("histEven") is None or not self._fits(image, (depth,)):
+            return self.fallback("calc_hist", image, channels, levels, host_result=True)
+        planes = [image] if channels == 1 else cv2.cuda.split(image)
+        rows = [cv2.cuda.histEven(plane, levels, 0, levels).download().reshape(-1) for plane in planes]
+        return np.stack(rows).astype(np.int64)
+
+    def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
+        if _cuda("minMax") is None or not self.is_native(image):
+            return self.fallback("min_max", image, channels, host_result=True)
+        planes = [image] if channels == 1 else cv2.cuda.split(image)
+        return [tuple(float(v) for v in cv2.cuda.minMax(plane)) for plane in planes]  # type: ignore[misc]
+
+    def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
+        if _cuda("createCLAHE") is None or not self._fits(image, (cv2.CV_8U, cv2.CV_16U)) or image.channels() != 1:
+            return self.fallback("clahe", image, clip_limit, tiles)
+        return self._filter(("clahe", clip_limit, tiles), lambda: cv2.cuda.createCLAHE(clip_limit, tiles)).apply(
+            image, self.stream)
+
     def median(self, image: Any, ksize: int) -> Any:
         if _cuda("createMedianFilter") is None or not self._fits(image, (cv2.CV_8U,)) or image.channels() != 1:
             return self.fallback("median", image, ksize)

@@ -85,6 +85,23 @@ class CvBackend(Backend):
     def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
         return cv2.threshold(image, thresh, maxval, kind)[1]
 
+    def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
+        if levels != 256 and not isinstance(image, np.ndarray):
+            # OpenCV's OpenCL histogram kernel is 8-bit only
+            return self.fallback("calc_hist", image, channels, levels, host_result=True)
+        planes = [image] if channels == 1 else cv2.split(image)
+        rows = [cv2.calcHist([plane], [0], None, [levels], [0, levels]) for plane in planes]
+        # OpenCV 5 returns (levels,), 4.x (levels, 1); a UMat input gives a UMat
+        return np.stack([np.rint(np.asarray(r.get() if isinstance(r, cv2.UMat) else r, np.float64).reshape(-1))
+                         for r in rows]).astype(np.int64)
+
+    def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
+        planes = [image] if channels == 1 else cv2.split(image)
+        return [tuple(float(v) for v in cv2.minMaxLoc(plane)[:2]) for plane in planes]  # type: ignore[misc]
+
+    def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
+        return cv2.createCLAHE(clip_limit, tiles).apply(image)
+
     def median(self, image: Any, ksize: int) -> Any:
         return cv2.medianBlur(image, ksize)
 

@@ -5,14 +5,11 @@ percentiles, a minimum and maximum) and applies the result with per-pixel primit
 (``lut``, ``convert``, ``threshold``, ``add_weighted``) that run on every backend.
 
 Where the statistics are computed
-    The backends have no histogram primitive yet (``calc_hist``, ``min_max`` and
-    ``clahe`` are proposed), so statistics come from a host copy of the image, taken
-    once per filter and reduced first where possible (one luminance plane; float32 as
-    16-bit levels). On the cpu backend that copy is free; on a device backend it is
-    counted in ``counters.fallbacks`` under the name of the primitive that would avoid
-    it and shown by ``--explain`` (``calc_hist x1``). CLAHE is not one table (each tile
-    has its own, interpolated between tiles), so it runs on the host: one copy down
-    and the result up, counted as ``clahe``.
+    With the backend's ``calc_hist``, ``min_max`` and ``clahe`` primitives: on the
+    device where the backend has them (OpenCL: 8-bit histograms and CLAHE; CUDA:
+    ``histEven`` for 8/16-bit, ``minMax``, ``createCLAHE``), otherwise from one host
+    copy counted in ``counters.fallbacks`` and shown by ``--explain``. Only the small
+    result (the counts) comes to the host; the table built from it runs on the device.
 
 Levels
     uint8 images have 256 levels and uint16 65536. float32 images are taken as 0..1 and
@@ -139,6 +136,7 @@ class _LevelView:
     image: Any
     levels: int
     restore: Callable[[Any], Any]
+    channels: int = 1
 
 
 def _level_view(ctx: Context, img: Any, space: str) -> _LevelView:
@@ -146,9 +144,9 @@ def _level_view(ctx: Context, img: Any, space: str) -> _LevelView:
     integer = spec.dtype in (_U8, _U16)
     if spec.channels == 1 or space == "per_channel":
         if integer:
-            return _LevelView(img, 256 if spec.dtype == _U8 else 65536, lambda out: out)
+            return _LevelView(img, 256 if spec.dtype == _U8 else 65536, lambda out: out, spec.channels)
         return _LevelView(be.convert(img, np.uint16, FLOAT_LEVELS - 1.0), FLOAT_LEVELS,
-                          lambda out: be.convert(out, np.float32, 1.0 / (FLOAT_LEVELS - 1)))
+                          lambda out: be.convert(out, np.float32, 1.0 / (FLOAT_LEVELS - 1)), spec.channels)
     luma = _LUMA[space]
     if spec.dtype == _U8:
         planes = be.split(be.cvt_color(img, luma.forward))
@@ -170,7 +168,7 @@ def _level_view(ctx: Context, img: Any, space: str) -> _LevelView:
 
 
 def _view_counts(ctx: Context, view: _LevelView) -> np.ndarray:
-    return _level_counts(_host_copy(ctx, view.image, "calc_hist"), view.levels)
+    return ctx.be.calc_hist(view.image, view.channels, view.levels)
 
 
 def _apply_tables(ctx: Context, img: Any, view: _LevelView, tables: Sequence[np.ndarray],
@@ -540,21 +538,14 @@ def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) 
     65536, as OpenCV does: for uint16 the clip height is relative to 65536 levels, so
     data with few distinct levels (8-bit data scaled up) changes little; convert such
     images to uint8 first. float32 is quantised to uint16 levels (clipped to 0..1) and
-    processed like uint16, with 16-bit precision. Runs on the host (no backend has a
-    CLAHE primitive yet): one copy of the luma plane down and up, counted as ``clahe``.
+    processed like uint16, with 16-bit precision. Runs through the backend's ``clahe``
+    primitive (OpenCL has an 8-bit kernel; other cases are counted host fallbacks).
     """
+    be = ctx.be
     view = _level_view(ctx, img, space)
-
-    def run(host: np.ndarray) -> np.ndarray:
-        operator = cv2.createCLAHE(clip_limit, (tiles, tiles))
-        if host.ndim == 2:
-            return operator.apply(host)
-        return cv2.merge([operator.apply(np.ascontiguousarray(host[..., c])) for c in range(host.shape[2])])
-
-    if isinstance(view.image, np.ndarray):
-        return view.restore(run(np.ascontiguousarray(view.image)))
-    out = run(_host_copy(ctx, view.image, "clahe"))
-    return view.restore(ctx.be.to_device(out))
+    planes = [view.image] if view.channels == 1 else be.split(view.image)
+    out = [be.clahe(plane, clip_limit, (tiles, tiles)) for plane in planes]
+    return view.restore(out[0] if len(out) == 1 else be.merge(out))
 
 
 @register(
@@ -685,12 +676,9 @@ def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
     maximum (``min_max``), then ``convert`` on the device.
     """
     be, spec = ctx.be, ctx.spec
-    host = _host_copy(ctx, img, "min_max")
-    planes = host.reshape(host.shape[0], host.shape[1], -1)
+    ranges = be.min_max(img, spec.channels)
     if linked:
-        ranges = [(float(np.nanmin(planes)), float(np.nanmax(planes)))]
-    else:
-        ranges = [(float(np.nanmin(planes[..., c])), float(np.nanmax(planes[..., c]))) for c in range(planes.shape[2])]
+        ranges = [(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))]
 
     def stretched(plane: Any, lo: float, hi: float) -> Any:
         if not hi > lo:
