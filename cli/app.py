@@ -58,6 +58,7 @@ def apply(
     frames: Annotated[str | None, typer.Option(help="Video frame range START:STOP (STOP exclusive).")] = None,
     explain: Annotated[bool, typer.Option(help="Print the plan: backend, steps, transfers, fallbacks.")] = False,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
+    fuse: Annotated[bool, typer.Option("--fuse/--no-fuse", help="Merge point ops, matrices and warps.")] = True,
 ) -> None:
     """Run a pipeline on image and video files and write the results."""
     from cvfilters import batch, executors
@@ -79,7 +80,7 @@ def apply(
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
     workers = len(device_list) if device_list else min(jobs or os.cpu_count() or 1, max(len(tasks), 1))
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
-                            large, 1 if scheduler else workers)
+                            large, 1 if scheduler else workers, fuse)
     summary = batch.Summary(failed=len(failures))
     for failure in failures:
         _err(f"error: {failure.message}")

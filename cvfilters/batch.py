@@ -50,6 +50,7 @@ class Options:
     frames: tuple[int, int | None] | None = None
     allow_large: bool = False
     workers: int = 1
+    fuse: bool = True
 
 
 @dataclass
@@ -151,11 +152,13 @@ def _glob_base(pattern: str) -> Path:
 
 # ---------------------------------------------------------------- running
 @lru_cache(maxsize=4)
-def _pipeline(frozen: str, large: bool) -> Pipeline:
+def _pipeline(frozen: str, large: bool, fuse: bool) -> Pipeline:
     import json
 
     with allow_large(large):
-        return Pipeline.from_dict(json.loads(frozen))
+        pipeline = Pipeline.from_dict(json.loads(frozen))
+    pipeline.fuse = fuse
+    return pipeline
 
 
 def process(task: Task, options: Options, progress: Callable[[int, int], None] | None = None) -> Outcome:
@@ -165,7 +168,7 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     """
     import json
 
-    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large)
+    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

@@ -79,6 +79,9 @@ class Pipeline:
     steps : iterable
         Items are :class:`Step`, ``(name_or_filter, params_dict)`` tuples, or spec
         strings such as ``"gaussian_blur:sigma=3"``.
+    fuse : bool
+        Merge consecutive point operations, colour matrices and warps before running
+        (:mod:`cvfilters.fusion`); ``False`` runs every step on its own.
 
     Examples
     --------
@@ -87,7 +90,9 @@ class Pipeline:
     """
 
     def __init__(self, steps: Iterable[Step | tuple[str | Filter, Mapping[str, Any]] | str] = (), *,
-                 base_dir: str | os.PathLike[str] | None = None) -> None:
+                 base_dir: str | os.PathLike[str] | None = None, fuse: bool = True) -> None:
+        self.fuse = fuse
+        self._compiled: tuple[tuple[int, ...], list[Step]] | None = None
         self.steps: list[Step] = []
         for item in steps:
             if isinstance(item, Step):
@@ -101,7 +106,8 @@ class Pipeline:
 
     # ------------------------------------------------------------ parsing
     @classmethod
-    def parse(cls, spec: str | Sequence[str], *, base_dir: str | os.PathLike[str] | None = None) -> Pipeline:
+    def parse(cls, spec: str | Sequence[str], *, base_dir: str | os.PathLike[str] | None = None,
+              fuse: bool = True) -> Pipeline:
         """Parse one spec string (steps joined by ``|``) or a sequence of them.
 
         Raises
@@ -114,7 +120,7 @@ class Pipeline:
         for text in texts:
             for part in _split_top(text, "|"):
                 steps.append(_parse_step(part.strip(), base_dir))
-        return cls(steps)
+        return cls(steps, fuse=fuse)
 
     @classmethod
     def from_dict(cls, data: Any, *, base_dir: str | os.PathLike[str] | None = None,
@@ -212,6 +218,21 @@ class Pipeline:
         return len(self.steps)
 
     # ------------------------------------------------------------ running
+    def compile(self) -> list[Step]:
+        """The steps as they run: fused groups in place of mergeable runs when ``fuse`` is on.
+
+        Compiled once and reused while the steps stay the same, so the tables and maps
+        fused groups build are cached across images.
+        """
+        if not self.fuse:
+            return list(self.steps)
+        key = tuple(id(step) for step in self.steps)
+        if self._compiled is None or self._compiled[0] != key:
+            from .fusion import compile_steps
+
+            self._compiled = (key, compile_steps(self.steps))
+        return self._compiled[1]
+
     def __call__(self, image: Any, *, backend: str = "auto") -> Any:
         """Run the pipeline; the result has the input's type, shape and dtype."""
         return self.run(image, backend=backend)[0]
@@ -235,12 +256,12 @@ class Pipeline:
         before = be.counters.snapshot()
         native = _to_backend(image, be)
         current = spec
-        for step in self.steps:
+        plan = self.compile()
+        for step in plan:
             native = step.filter.run(Context(be, current), native, step.params)
             current = step.filter.result_spec(step.params, current)
         out = _from_backend(native, be, image, reshape=current == spec)
-        report = RunReport(be.name, _device_name(be), tuple(s.to_spec() for s in self.steps),
-                           be.counters.since(before))
+        report = RunReport(be.name, _device_name(be), tuple(s.to_spec() for s in plan), be.counters.since(before))
         return out, report
 
 

@@ -37,9 +37,10 @@ class Filter:
     ``cvf.get_filter("gaussian_blur")(img, sigma=2)``.
 
     ``output_spec`` is set by filters whose output size, channels or dtype differ from
-    the input's. Colour kernels expose their lookup ``table`` and warp kernels their
-    source-coordinate ``maps`` (for the image spec and parameters), so pipelines can
-    compose them instead of running them one by one.
+    the input's. Colour kernels expose their lookup ``table``, colour-matrix filters
+    their 3 x 4 ``matrix`` (B, G, R order, on values normalised to 0..1) and warp
+    kernels their source-coordinate ``maps`` (for the image spec and parameters), so
+    pipelines can compose them instead of running them one by one (:mod:`cvfilters.fusion`).
     """
 
     name: str
@@ -53,6 +54,7 @@ class Filter:
     output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None
     table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None
     maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
+    matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -126,6 +128,7 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
              output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None,
              table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
+             matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
              replace: bool = False) -> Callable[[FilterFn], Filter]:
     """Register a filter function; used as a decorator.
 
@@ -155,6 +158,9 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
     maps : callable, optional
         For warps: ``maps(params, spec)`` returns float32 ``(map_x, map_y)`` source
         coordinates of every output pixel, so pipelines can compose consecutive warps.
+    matrix : callable, optional
+        For colour-matrix point operations: ``matrix(params, spec)`` returns the 3 x 4
+        affine matrix on B, G, R values normalised to 0..1.
     replace : bool
         Allow replacing an existing filter of the same name.
 
@@ -175,7 +181,8 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
         filter_name = name or fn.__name__
         _validate_declaration(filter_name, category, alpha, replace)
         doc = inspect.cleandoc(fn.__doc__ or summary)
-        flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check, output_spec, table, maps)
+        flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check, output_spec, table, maps,
+                     matrix)
         _REGISTRY[filter_name] = flt
         return flt
 

@@ -1,0 +1,212 @@
+"""Pipeline fusion: consecutive steps merged into one before they run.
+
+Core Image concatenates kernels before it renders; cvfilters does the same for the
+steps whose effect is data it can compose:
+
+- per-channel point operations (``Filter.table``) -> one lookup table. Exact for
+  uint8 and uint16: a table applied to a table's output is the composed table.
+  float32 images have no tables, so a fused group runs its steps one by one there.
+- colour matrices (``Filter.matrix``) -> one 3 x 4 matrix. Equal to the steps one by one
+  wherever no intermediate value leaves 0..1 (each step clips; the product does not)
+  and up to one rounding step for integer images.
+- warps (``Filter.maps``) -> one ``remap`` with composed coordinate maps: one
+  resampling instead of several, so the result is sharper than running the steps (it
+  differs from them by their extra interpolation), and faster.
+
+Each fused group is itself a :class:`~cvfilters.registry.Filter` (named
+``fused[a | b | c]``), so the pipeline runs a compiled plan with the same loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .context import Context, ImageSpec
+from .registry import Filter
+
+_INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
+_INTERPOLATION_RANK = {"nearest": 0, "linear": 1, "cubic": 2, "lanczos": 3}
+_INTERPOLATION = {"nearest": cv2.INTER_NEAREST, "linear": cv2.INTER_LINEAR, "cubic": cv2.INTER_CUBIC,
+                  "lanczos": cv2.INTER_LANCZOS4}
+# Out-of-range coordinates of an inner map become this, far outside every image, so the
+# outer constant border is sampled there.
+_OUTSIDE = -1.0e6
+
+
+def kind_of(flt: Filter) -> str | None:
+    """The fusion kind of a filter: ``table``, ``matrix``, ``warp`` or None."""
+    if flt.table is not None:
+        return "table"
+    if flt.matrix is not None:
+        return "matrix"
+    if flt.maps is not None:
+        return "warp"
+    return None
+
+
+def compile_steps(steps: Sequence[Any]) -> list[Any]:
+    """Group runs of two or more consecutive fusable steps of one kind into fused steps."""
+    from .pipeline import Step
+
+    plan: list[Any] = []
+    run: list[Any] = []
+
+    def flush() -> None:
+        if len(run) >= 2 and _warp_borders_compose(run):
+            plan.append(Step(fused_filter(kind_of(run[0].filter), tuple(run)), {}))
+        else:
+            plan.extend(run)
+        run.clear()
+
+    for step in steps:
+        kind = kind_of(step.filter)
+        if run and (kind is None or kind != kind_of(run[0].filter)):
+            flush()
+        if kind is None:
+            plan.append(step)
+        else:
+            run.append(step)
+    flush()
+    return plan
+
+
+def fused_filter(kind: str | None, steps: tuple[Any, ...]) -> Filter:
+    """A filter running ``steps`` (all of one fusion kind) as one operation."""
+    name = "fused[" + " | ".join(step.to_spec() for step in steps) + "]"
+    build = {"table": _table_runner, "matrix": _matrix_runner, "warp": _warp_runner}[kind or ""]
+    alpha = "premultiply" if any(step.filter.alpha == "premultiply" for step in steps) else steps[0].filter.alpha
+    output_spec = _chained_spec(steps) if kind == "warp" else None
+    return Filter(name, steps[0].filter.category, f"{len(steps)} steps fused into one", (), build(steps),
+                  alpha, name, output_spec=output_spec)
+
+
+def _one_by_one(steps: Sequence[Any], ctx: Context, img: Any) -> Any:
+    """The steps' own bodies in order (the alpha policy was applied by the fused filter)."""
+    spec = ctx.spec
+    for step in steps:
+        img = step.filter.fn(Context(ctx.be, spec), img, **step.params)
+        spec = step.filter.result_spec(step.params, spec)
+    return img
+
+
+# ---------------------------------------------------------------- lookup tables
+def compose_tables(tables: Sequence[np.ndarray]) -> np.ndarray:
+    """``T_n[...T_2[T_1]]`` for tables of shape (N,) or (N, C), per channel."""
+    result = np.asarray(tables[0])
+    for table in tables[1:]:
+        table = np.asarray(table)
+        if table.ndim == 1:
+            result = table[result]
+        elif result.ndim == 1:
+            result = table[result, :]
+        else:
+            result = np.take_along_axis(table, result.astype(np.intp), axis=0)
+    return result
+
+
+def _table_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
+    cache: dict[ImageSpec, np.ndarray] = {}
+
+    def run(ctx: Context, img: Any) -> Any:
+        if ctx.spec.dtype not in _INTEGER:
+            return _one_by_one(steps, ctx, img)
+        if ctx.spec not in cache:
+            cache[ctx.spec] = np.ascontiguousarray(
+                compose_tables([step.filter.table(step.params, ctx.spec) for step in steps]))
+        return ctx.be.lut(img, cache[ctx.spec])
+
+    return run
+
+
+# ---------------------------------------------------------------- colour matrices
+def compose_matrices(matrices: Sequence[np.ndarray]) -> np.ndarray:
+    """The 3 x 4 affine matrix of applying ``matrices`` in order (``out = M[:, :3] @ v + M[:, 3]``)."""
+    result = np.asarray(matrices[0], dtype=np.float64)
+    for matrix in matrices[1:]:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        result = np.hstack([matrix[:, :3] @ result[:, :3], (matrix[:, :3] @ result[:, 3:]) + matrix[:, 3:]])
+    return result
+
+
+def _matrix_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
+    matrix = compose_matrices([step.filter.matrix(step.params, None) for step in steps])
+
+    def run(ctx: Context, img: Any) -> Any:
+        if ctx.spec.channels != 3:
+            return _one_by_one(steps, ctx, img)
+        full = ctx.spec.max_value
+        scaled = np.hstack([matrix[:, :3], matrix[:, 3:] * full])
+        out = ctx.be.transform(img, scaled)
+        return ctx.be.clip(out, 0.0, 1.0) if ctx.spec.dtype == np.float32 else out
+
+    return run
+
+
+# ---------------------------------------------------------------- warps
+def _warp_borders_compose(steps: Sequence[Any]) -> bool:
+    """Warps compose exactly at the borders unless an outer constant border meets an inner non-constant one."""
+    if kind_of(steps[0].filter) != "warp":
+        return True
+    for inner, outer in zip(steps, steps[1:], strict=False):
+        inner_border = inner.params.get("border", "constant")
+        outer_border = outer.params.get("border", "constant")
+        if outer_border == "constant" and (inner_border != "constant"
+                                           or inner.params.get("value") != outer.params.get("value")):
+            return False
+    return True
+
+
+def _chained_spec(steps: tuple[Any, ...]) -> Callable[[Mapping[str, Any], ImageSpec], ImageSpec]:
+    def output_spec(_: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+        for step in steps:
+            spec = step.filter.result_spec(step.params, spec)
+        return spec
+
+    return output_spec
+
+
+def compose_maps(steps: Sequence[Any], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Source coordinates of every output pixel of the warps in ``steps``, composed.
+
+    Output pixel ``x`` of warp 2 samples warp 1's output at ``m2(x)``, which came from
+    the source at ``m1(m2(x))``: ``m1`` is resampled (linearly) at ``m2``, with warp 2's
+    border rule folding coordinates that leave warp 1's output.
+    """
+    from .backends import BORDERS
+
+    first = steps[0]
+    map_x, map_y = first.filter.maps(first.params, spec)
+    current = first.filter.result_spec(first.params, spec)
+    for step in steps[1:]:
+        outer_x, outer_y = step.filter.maps(step.params, current)
+        border = BORDERS[step.params.get("border", "constant")]
+        map_x, map_y = (cv2.remap(np.ascontiguousarray(m, np.float32), outer_x, outer_y, cv2.INTER_LINEAR,
+                                  borderMode=border, borderValue=(_OUTSIDE,) * 4) for m in (map_x, map_y))
+        current = step.filter.result_spec(step.params, current)
+    return map_x, map_y
+
+
+def _warp_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
+    from .backends import BORDERS
+
+    best = max((step.params.get("interpolation", "linear") for step in steps), key=_INTERPOLATION_RANK.get)
+    first = steps[0].params
+    composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}
+
+    def maps(spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+        if spec not in composed:
+            composed[spec] = compose_maps(steps, spec)
+        return composed[spec]
+
+    def run(ctx: Context, img: Any) -> Any:
+        key = ("fused-warp", tuple(step.to_spec() for step in steps), ctx.spec)
+        map_x = ctx.be.cached((*key, "x"), lambda: maps(ctx.spec)[0])
+        map_y = ctx.be.cached((*key, "y"), lambda: maps(ctx.spec)[1])
+        return ctx.be.remap(img, map_x, map_y, _INTERPOLATION[best], BORDERS[first.get("border", "constant")],
+                            float(first.get("value", 0.0)) * ctx.spec.max_value)
+
+    return run
