@@ -30,8 +30,6 @@ from .registry import Filter
 
 _INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
 _INTERPOLATION_RANK = {"nearest": 0, "linear": 1, "cubic": 2, "lanczos": 3}
-_INTERPOLATION = {"nearest": cv2.INTER_NEAREST, "linear": cv2.INTER_LINEAR, "cubic": cv2.INTER_CUBIC,
-                  "lanczos": cv2.INTER_LANCZOS4}
 # Out-of-range coordinates of an inner map become this, far outside every image, so the
 # outer constant border is sampled there.
 _OUTSIDE = -1.0e6
@@ -148,15 +146,22 @@ def _matrix_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
 
 # ---------------------------------------------------------------- warps
 def _warp_borders_compose(steps: Sequence[Any]) -> bool:
-    """Warps compose exactly at the borders unless an outer constant border meets an inner non-constant one."""
+    """Whether the composed maps reproduce every step's border rule.
+
+    A constant border of a later warp is carried as coordinates far outside the
+    source, so it composes only when every earlier warp that has a border is constant
+    with the same fill. Warps without a border parameter (``flip``) never sample
+    outside their input.
+    """
     if kind_of(steps[0].filter) != "warp":
         return True
-    for inner, outer in zip(steps, steps[1:], strict=False):
-        inner_border = inner.params.get("border", "constant")
-        outer_border = outer.params.get("border", "constant")
-        if outer_border == "constant" and (inner_border != "constant"
-                                           or inner.params.get("value") != outer.params.get("value")):
-            return False
+    for index, outer in enumerate(steps):
+        if outer.params.get("border") != "constant":
+            continue
+        for inner in steps[:index]:
+            border = inner.params.get("border")
+            if border is not None and (border != "constant" or inner.params.get("fill") != outer.params.get("fill")):
+                return False
     return True
 
 
@@ -183,7 +188,7 @@ def compose_maps(steps: Sequence[Any], spec: ImageSpec) -> tuple[np.ndarray, np.
     current = first.filter.result_spec(first.params, spec)
     for step in steps[1:]:
         outer_x, outer_y = step.filter.maps(step.params, current)
-        border = BORDERS[step.params.get("border", "constant")]
+        border = BORDERS[step.params.get("border", "replicate")]
         map_x, map_y = (cv2.remap(np.ascontiguousarray(m, np.float32), outer_x, outer_y, cv2.INTER_LINEAR,
                                   borderMode=border, borderValue=(_OUTSIDE,) * 4) for m in (map_x, map_y))
         current = step.filter.result_spec(step.params, current)
@@ -191,10 +196,11 @@ def compose_maps(steps: Sequence[Any], spec: ImageSpec) -> tuple[np.ndarray, np.
 
 
 def _warp_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
-    from .backends import BORDERS
+    from .filters.warp import remap
 
-    best = max((step.params.get("interpolation", "linear") for step in steps), key=_INTERPOLATION_RANK.get)
-    first = steps[0].params
+    best = max((step.params.get("interpolation", "nearest") for step in steps), key=_INTERPOLATION_RANK.__getitem__)
+    sampling = next((step.params for step in steps if "border" in step.params), {"border": "constant", "fill": (0.0,)})
+    premultiplied = any(step.filter.alpha == "premultiply" for step in steps)
     composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}
 
     def maps(spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +212,6 @@ def _warp_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
         key = ("fused-warp", tuple(step.to_spec() for step in steps), ctx.spec)
         map_x = ctx.be.cached((*key, "x"), lambda: maps(ctx.spec)[0])
         map_y = ctx.be.cached((*key, "y"), lambda: maps(ctx.spec)[1])
-        return ctx.be.remap(img, map_x, map_y, _INTERPOLATION[best], BORDERS[first.get("border", "constant")],
-                            float(first.get("value", 0.0)) * ctx.spec.max_value)
+        return remap(ctx, img, map_x, map_y, best, sampling["border"], sampling["fill"], premultiplied=premultiplied)
 
     return run

@@ -1,14 +1,302 @@
-"""Warps: geometric transforms."""
+"""Warps: geometric transforms, each defined by where an output pixel samples the input.
+
+A warp kernel is a Python function that maps OUTPUT pixel coordinates to SOURCE
+coordinates. :func:`warp_kernel` turns one into a registered filter: its float32 remap
+maps are built once per image size and parameters, kept on the device
+(``ctx.be.cached``), and every run is one ``ctx.be.remap`` on whatever backend runs it.
+The built-in warps (rotate, affine, perspective here; swirl, bulge, pinch, stretch and
+sphere in :mod:`cvfilters.filters.distort`) are warp kernels too: one code path.
+
+Coordinate convention (every warp, and the functions given to :func:`warp_kernel`):
+pixels, origin at the centre of the top-left pixel, x to the right, y down; integer
+coordinates are pixel centres and the image spans ``[-0.5, width - 0.5] x [-0.5,
+height - 0.5]`` (OpenCV's ``remap``/``warpAffine`` convention). Positions given as
+fractions of the image (``center``) are texture coordinates as in GPUImage and Core
+Image: ``x = u * width - 0.5``, ``y = v * height - 0.5``, so ``[0.5, 0.5]`` is the exact
+centre. Radii given as fractions are fractions of ``min(width, height)`` (0.5 = the
+circle inscribed in the image, whatever its orientation), and distances are measured
+in pixels, so circles stay circles on non-square images.
+"""
 
 from __future__ import annotations
 
+import inspect
+import math
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..context import Context
-from ..params import Param
-from ..registry import register
+import cv2
+import numpy as np
 
+from .. import registry
+from ..backends import BORDER_HELP, BORDERS
+from ..context import Context, ImageSpec
+from ..params import Param
+from ..registry import Filter, register
+
+INTERPOLATIONS: dict[str, int] = {
+    "nearest": cv2.INTER_NEAREST,
+    "linear": cv2.INTER_LINEAR,
+    "cubic": cv2.INTER_CUBIC,
+    "lanczos": cv2.INTER_LANCZOS4,
+}
+#: Parameters every warp kernel declares after its own; not passed to the coordinate function.
+SAMPLING_PARAMS = ("interpolation", "border", "fill")
+#: Where non-finite source coordinates are sent: far outside any image, so the border rule applies.
+OUTSIDE = -1.0e6
+
+CoordFn = Callable[..., tuple[Any, Any]]
+SizeFn = Callable[[Mapping[str, Any], int, int], tuple[int, int]]
+
+CONVENTION_NOTE = """\
+Coordinates: pixels, origin at the centre of the top-left pixel, x right, y down;
+the image spans [-0.5, width - 0.5] x [-0.5, height - 0.5], and a position given as
+fractions (u, v) of the image is (u * width - 0.5, v * height - 0.5). Each output
+pixel samples the input at the source coordinates of the formula with
+`interpolation`; outside the input `border` applies (constant: the `fill` colour).
+The float32 maps are built once per image size and parameters and kept on the
+device; Filter.maps(params, spec) returns them."""
+
+
+# ------------------------------------------------------------------ conventions
+def center_px(center: tuple[float, float], width: int, height: int) -> tuple[float, float]:
+    """Pixel coordinates of a position given as fractions of the image (``[0.5, 0.5]`` = centre)."""
+    return center[0] * width - 0.5, center[1] * height - 0.5
+
+
+def radius_px(radius: float, width: int, height: int) -> float:
+    """Pixels of a radius given as a fraction of ``min(width, height)``."""
+    return radius * min(width, height)
+
+
+def pixel_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """float64 ``(x, y)`` coordinates of every pixel centre, each of shape ``(height, width)``."""
+    x = np.arange(width, dtype=np.float64)
+    y = np.arange(height, dtype=np.float64)
+    return np.broadcast_to(x[None, :], (height, width)).copy(), np.broadcast_to(y[:, None], (height, width)).copy()
+
+
+# ------------------------------------------------------------------ sampling parameters
+def interpolation_param(default: str = "linear") -> Param:
+    return Param("interpolation", "choice", default, choices=tuple(INTERPOLATIONS),
+                 help="how a source position between pixel centres is sampled: nearest (exact pixels, "
+                      "blocky), linear (bilinear, 2x2), cubic (bicubic, 4x4), lanczos (Lanczos-4, 8x8)")
+
+
+def warp_border_param(default: str = "constant") -> Param:
+    return Param("border", "choice", default, choices=tuple(BORDERS),
+                 help="source positions outside the image: " + BORDER_HELP.split(": ", 1)[1].replace(", default", "")
+                      + "; constant uses `fill`")
+
+
+def fill_param(default: tuple[float, ...] = (0.0,)) -> Param:
+    return Param("fill", "color", default, min=0.0, max=1.0, unit="fraction of full scale",
+                 help="colour of border=constant: one value for every channel (alpha included: 0 is "
+                      "transparent black on BGRA), [gray, alpha], [B,G,R] (opaque) or [B,G,R,A]")
+
+
+def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -> tuple[float, ...]:
+    """Per-channel border values, in the scale of an image of ``spec``.
+
+    One number fills every channel; two are gray and alpha; three are BGR with opaque
+    alpha; four are BGRA. A gray image takes the BT.601 luma of a BGR fill. Inside the
+    premultiply alpha policy the colour is multiplied by the fill's alpha.
+    """
+    values = tuple(float(v) for v in fill)
+    if len(values) == 1:
+        gray, bgr, alpha = values[0], values * 3, values[0]
+    elif len(values) == 2:
+        gray, bgr, alpha = values[0], (values[0],) * 3, values[1]
+    else:
+        bgr = values[:3]
+        gray = 0.114 * bgr[0] + 0.587 * bgr[1] + 0.299 * bgr[2]
+        alpha = values[3] if len(values) == 4 else 1.0
+    if spec.channels == 1:
+        per_channel: tuple[float, ...] = (gray,)
+    elif spec.channels == 3:
+        per_channel = bgr
+    else:
+        per_channel = (*(c * alpha for c in bgr), alpha) if premultiplied else (*bgr, alpha)
+    return tuple(v * spec.max_value for v in per_channel)
+
+
+def remap(ctx: Context, image: Any, map_x: Any, map_y: Any, interpolation: str, border: str,
+          fill: tuple[float, ...], *, premultiplied: bool = True) -> Any:
+    """``ctx.be.remap`` with named interpolation and border, and a per-channel constant colour.
+
+    The backend primitive takes one border value for all channels; a fill whose
+    channels differ runs one remap per plane (split, remap, merge).
+    """
+    be = ctx.be
+    code, mode = INTERPOLATIONS[interpolation], BORDERS[border]
+    values = fill_values(fill, ctx.spec, premultiplied) if border == "constant" else (0.0,)
+    if len(set(values)) == 1:
+        return be.remap(image, map_x, map_y, code, mode, values[0])
+    planes = be.split(image)
+    return be.merge([be.remap(p, map_x, map_y, code, mode, v) for p, v in zip(planes, values, strict=True)])
+
+
+# ------------------------------------------------------------------ warp kernels
+def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: int,
+                  out_size: tuple[int, int] | None = None, name: str = "warp") -> tuple[np.ndarray, np.ndarray]:
+    """Run a coordinate function over the output grid: float32 ``(map_x, map_y)``.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(x, y, *, width, height, **values) -> (src_x, src_y)``.
+    values : mapping
+        The warp's own parameters (without interpolation, border and fill).
+    width, height : int
+        Size of the input image.
+    out_size : (int, int), optional
+        ``(width, height)`` of the output; the input's by default.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        C-contiguous float32 maps of shape ``(out_height, out_width)``; non-finite
+        source coordinates become :data:`OUTSIDE` (the border applies there).
+    """
+    out_w, out_h = out_size or (width, height)
+    x, y = pixel_grid(out_w, out_h)
+    result = fn(x, y, width=width, height=height, **values)
+    try:
+        src_x, src_y = result
+        maps = [np.broadcast_to(np.asarray(m, dtype=np.float64), (out_h, out_w)) for m in (src_x, src_y)]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"warp kernel {name!r}: the coordinate function must return (src_x, src_y) arrays "
+                         f"broadcastable to the output grid {(out_h, out_w)} ({exc})") from None
+    return tuple(np.ascontiguousarray(np.where(np.isfinite(m), m, OUTSIDE), dtype=np.float32)  # type: ignore[return-value]
+                 for m in maps)
+
+
+def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: Iterable[Param] = (),
+                interpolation: str = "linear", border: str = "constant", fill: tuple[float, ...] = (0.0,),
+                category: str = "warp", alpha: str = "premultiply", output_size: SizeFn | None = None,
+                check: Callable[[dict[str, Any]], str | None] | None = None, description: str | None = None,
+                replace: bool = False) -> Filter:
+    """Register a warp defined by a function from output to source coordinates.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(x, y, *, width, height, **params) -> (src_x, src_y)``. ``x`` and ``y`` are
+        float64 arrays of shape ``(out_height, out_width)`` holding the coordinates of
+        every output pixel centre (origin at the centre of the top-left pixel, x right,
+        y down); ``width`` and ``height`` are the INPUT image's size in pixels (use
+        them to stay resolution-independent, e.g. ``radius * min(width, height)``);
+        the warp's own declared parameters come as keywords with their resolved
+        values. It returns the source coordinates to sample, in the same convention
+        (arrays broadcastable to the grid's shape; NaN or inf means "no source": the
+        border rule applies, the fill colour with ``border=constant``). It runs once
+        per image size and parameters, on the host, vectorised over the whole grid.
+    name : str, optional
+        snake_case filter name; ``fn.__name__`` by default.
+    summary : str
+        One line for ``cvfilters list``.
+    params : iterable of Param
+        The warp's own parameters. ``interpolation``, ``border`` and ``fill`` are
+        added after them (``width`` and ``height`` are reserved too).
+    interpolation : {"nearest", "linear", "cubic", "lanczos"}
+        Default of the ``interpolation`` parameter.
+    border : {"constant", "replicate", "reflect", "reflect101", "wrap"}
+        Default of the ``border`` parameter.
+    fill : tuple of float
+        Default of the ``fill`` parameter (fractions of full scale; see :func:`fill_values`).
+    category : str
+        Registry category ("warp").
+    alpha : {"premultiply", "all"}
+        Alpha policy: interpolating warps run on premultiplied colour; "all" suits
+        exact (nearest, whole-pixel) warps.
+    output_size : callable, optional
+        ``output_size(params, width, height) -> (out_width, out_height)`` for warps
+        that change the canvas (``rotate`` with ``expand``); the size is kept otherwise.
+    check : callable, optional
+        Cross-parameter validation returning a problem description or None.
+    description : str, optional
+        Formula and conventions for ``cvfilters info``; ``fn``'s docstring by default.
+        A note on the coordinate convention is appended.
+    replace : bool
+        Allow replacing a registered filter of the same name.
+
+    Returns
+    -------
+    Filter
+        Registered; ``Filter.maps(params, spec)`` returns the host float32 maps, it runs
+        through :func:`cvfilters.apply`, pipelines and ``Pipeline.parse("<name>")``.
+
+    Examples
+    --------
+    >>> def shift(x, y, *, width, height, dx):
+    ...     return x - dx, y
+    >>> flt = warp_kernel(shift, "shift_right", summary="Move right by dx pixels.",
+    ...                   params=[Param("dx", "float", 3.0, min=-100, max=100, unit="px", help="shift")])
+    """
+    if not callable(fn):
+        raise TypeError(f"warp_kernel: fn must be callable, not {type(fn).__name__}")
+    filter_name = name or fn.__name__
+    own = tuple(params)
+    reserved = {*SAMPLING_PARAMS, "width", "height"} & {p.name for p in own}
+    if reserved:
+        raise ValueError(f"warp kernel {filter_name!r}: parameter names {sorted(reserved)} are reserved")
+    declared = (*own, interpolation_param(interpolation), warp_border_param(border), fill_param(fill))
+    for param in declared[len(own):]:
+        param.coerce(param.default, filter_name)  # reject bad defaults now, not at the first run
+    defaults = {p.name: p.default for p in own}
+
+    def geometry(values: Mapping[str, Any]) -> dict[str, Any]:
+        return {**defaults, **{k: v for k, v in values.items() if k not in SAMPLING_PARAMS}}
+
+    def out_size(values: Mapping[str, Any], spec: ImageSpec) -> tuple[int, int]:
+        if output_size is None:
+            return spec.size
+        width, height = output_size(values, spec.width, spec.height)
+        return max(1, int(width)), max(1, int(height))
+
+    def maps(values: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+        geom = geometry(values)
+        return evaluate_maps(fn, geom, spec.width, spec.height, out_size(geom, spec), filter_name)
+
+    def run(ctx: Context, img: Any, **values: Any) -> Any:
+        geom = geometry(values)
+        key = ("warp_kernel", filter_name, fn, ctx.spec.size, tuple(sorted(geom.items())))
+        built: list[tuple[np.ndarray, np.ndarray]] = []
+
+        def both() -> tuple[np.ndarray, np.ndarray]:
+            if not built:
+                built.append(maps(geom, ctx.spec))
+            return built[0]
+
+        map_x = ctx.be.cached((*key, "x"), lambda: both()[0])
+        map_y = ctx.be.cached((*key, "y"), lambda: both()[1])
+        return remap(ctx, img, map_x, map_y, values["interpolation"], values["border"], values["fill"],
+                     premultiplied=alpha == "premultiply")
+
+    def result_spec(values: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+        width, height = out_size(geometry(values), spec)
+        return spec.with_(width=width, height=height)
+
+    text = inspect.cleandoc(description or fn.__doc__ or summary)
+    flt = Filter(filter_name, category, summary, declared, run, alpha, f"{text}\n\n{CONVENTION_NOTE}", check,
+                 result_spec if output_size is not None else None, None, maps)
+    return registry.add(flt, replace=replace)
+
+
+# ------------------------------------------------------------------ flip (exact, cv2.flip)
 _FLIP_CODES = {"horizontal": 1, "vertical": 0, "both": -1}
+
+
+def flip_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, axis: str) -> tuple[Any, Any]:
+    """Source of a mirrored pixel: ``(width - 1 - x, y)``, ``(x, height - 1 - y)`` or both."""
+    src_x = width - 1 - x if axis in ("horizontal", "both") else x
+    src_y = height - 1 - y if axis in ("vertical", "both") else y
+    return src_x, src_y
+
+
+def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+    return evaluate_maps(flip_coords, {"axis": params.get("axis", "horizontal")}, spec.width, spec.height,
+                         name="flip")
 
 
 @register(
@@ -17,7 +305,138 @@ _FLIP_CODES = {"horizontal": 1, "vertical": 0, "both": -1}
     params=[Param("axis", "choice", "horizontal", choices=tuple(_FLIP_CODES),
                   help="horizontal mirrors left-right, vertical top-bottom, both rotates by 180 degrees")],
     alpha="all",
+    maps=_flip_maps,
 )
 def flip(ctx: Context, img: Any, *, axis: str) -> Any:
-    """Exact mirror (``cv2.flip``); every channel, alpha included, moves with the pixels."""
+    """Exact mirror (``cv2.flip``); every channel, alpha included, moves with the pixels.
+
+    Source of output pixel ``(x, y)``: ``(width - 1 - x, y)`` (horizontal),
+    ``(x, height - 1 - y)`` (vertical) or both; ``Filter.maps`` returns those
+    coordinates so pipelines can compose the flip with other warps, while running it
+    alone copies pixels without interpolation.
+    """
     return ctx.be.flip(img, _FLIP_CODES[axis])
+
+
+# ------------------------------------------------------------------ rotate
+def rotated_size(angle: float, width: int, height: int) -> tuple[int, int]:
+    """Width and height of the bounding box of a ``width`` x ``height`` image turned by ``angle`` degrees.
+
+    The box of the pixel extent, rounded up (a hair of tolerance keeps multiples of 90
+    degrees exact).
+    """
+    theta = math.radians(angle)
+    c, s = abs(math.cos(theta)), abs(math.sin(theta))
+    return (max(1, math.ceil(width * c + height * s - 1e-6)), max(1, math.ceil(width * s + height * c - 1e-6)))
+
+
+def rotate_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, angle: float,
+                  expand: bool) -> tuple[Any, Any]:
+    """Inverse rotation about the centres of the output and input canvases."""
+    theta = math.radians(angle)
+    c, s = math.cos(theta), math.sin(theta)
+    out_h, out_w = x.shape
+    dx, dy = x - (out_w - 1) / 2.0, y - (out_h - 1) / 2.0
+    return (width - 1) / 2.0 + c * dx - s * dy, (height - 1) / 2.0 + s * dx + c * dy
+
+
+def _rotate_size(params: Mapping[str, Any], width: int, height: int) -> tuple[int, int]:
+    return rotated_size(params["angle"], width, height) if params["expand"] else (width, height)
+
+
+rotate = warp_kernel(
+    rotate_coords, "rotate",
+    summary="Rotate counter-clockwise by an angle in degrees about the image centre.",
+    params=[
+        Param("angle", "float", 15.0, min=-360.0, max=360.0, unit="deg",
+              help="rotation angle, counter-clockwise as seen on screen (negative: clockwise)"),
+        Param("expand", "bool", False,
+              help="enlarge the canvas to the bounding box of the rotated image (the output size changes); "
+                   "false keeps the size and crops the corners"),
+    ],
+    output_size=_rotate_size,
+    description="""Rotation by ``angle`` degrees counter-clockwise on screen about the image centre.
+
+    Forward (source to output), like ``cv2.getRotationMatrix2D(center, angle, 1)``::
+
+        [x']   [ cos a  sin a] [x - cx]   [cx']
+        [y'] = [-sin a  cos a] [y - cy] + [cy']
+
+    with ``(cx, cy) = ((width - 1) / 2, (height - 1) / 2)`` the input's centre and
+    ``(cx', cy')`` the output's. Each output pixel samples the inverse rotation. With
+    ``expand`` the output is ``ceil(w |cos a| + h |sin a|)`` x ``ceil(w |sin a| + h |cos a|)``
+    (the bounding box of the rotated image, nothing cropped); otherwise the size is
+    kept and the corners are cut. Uncovered pixels take the border (fill colour,
+    transparent black on BGRA by default). Multiples of 90 degrees with nearest
+    interpolation move whole pixels exactly.
+    """,
+)
+
+
+# ------------------------------------------------------------------ affine and perspective
+def _matrix_check(rows: int, label: str) -> Callable[[dict[str, Any]], str | None]:
+    def check(values: dict[str, Any]) -> str | None:
+        matrix = np.asarray(values["matrix"], dtype=np.float64)
+        if matrix.shape != (rows, 3):
+            return f"matrix must be {rows}x3 ({label}), not {matrix.shape[0]}x{matrix.shape[1]}"
+        if abs(np.linalg.det(matrix[:, :2] if rows == 2 else matrix)) < 1e-12:
+            return "matrix is singular (not invertible): it maps the image onto a line or a point"
+        return None
+
+    return check
+
+
+def affine_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int,
+                  matrix: tuple[tuple[float, ...], ...]) -> tuple[Any, Any]:
+    """Source coordinates: the inverse of the 2x3 source-to-output matrix applied to ``(x, y)``."""
+    forward = np.vstack([np.asarray(matrix, dtype=np.float64), [0.0, 0.0, 1.0]])
+    inverse = np.linalg.inv(forward)
+    return (inverse[0, 0] * x + inverse[0, 1] * y + inverse[0, 2],
+            inverse[1, 0] * x + inverse[1, 1] * y + inverse[1, 2])
+
+
+affine = warp_kernel(
+    affine_coords, "affine",
+    summary="Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine).",
+    params=[Param("matrix", "kernel", ((1.0, 0.2, 0.0), (0.0, 1.0, 0.0)), unit="px",
+                  help="2x3 matrix [[a,b,c],[d,e,f]]: a source pixel (x, y) lands at "
+                       "(a x + b y + c, d x + e y + f); the default shears right by 0.2 px per row")],
+    check=_matrix_check(2, "affine"),
+    description="""Affine warp, the same as ``cv2.warpAffine(src, matrix, (width, height))``.
+
+    The matrix maps source to output: ``(x', y') = M @ (x, y, 1)`` in pixel
+    coordinates with the origin at the centre of the top-left pixel. Each output pixel
+    samples ``M^-1`` of its position; the output keeps the input's size. The matrix
+    must be invertible. Uncovered pixels take the border.
+    """,
+)
+
+
+def perspective_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int,
+                       matrix: tuple[tuple[float, ...], ...]) -> tuple[Any, Any]:
+    """Source coordinates: the inverse homography applied to ``(x, y, 1)``, divided by its third row."""
+    inverse = np.linalg.inv(np.asarray(matrix, dtype=np.float64))
+    w = inverse[2, 0] * x + inverse[2, 1] * y + inverse[2, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(np.abs(w) > 1e-12, 1.0 / w, np.nan)  # the horizon line has no source
+        return ((inverse[0, 0] * x + inverse[0, 1] * y + inverse[0, 2]) * scale,
+                (inverse[1, 0] * x + inverse[1, 1] * y + inverse[1, 2]) * scale)
+
+
+perspective = warp_kernel(
+    perspective_coords, "perspective",
+    summary="Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective).",
+    params=[Param("matrix", "kernel", ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0002, 0.0001, 1.0)), unit="px",
+                  help="3x3 homography H: a source pixel (x, y) lands at (X/W, Y/W) with (X, Y, W) = H (x, y, 1); "
+                       "the default tilts the image away towards the bottom right")],
+    check=_matrix_check(3, "homography"),
+    description="""Perspective warp, the same as ``cv2.warpPerspective(src, matrix, (width, height))``.
+
+    The homography maps source to output: ``(X, Y, W) = H @ (x, y, 1)``, output pixel
+    ``(X / W, Y / W)``, in pixel coordinates with the origin at the centre of the
+    top-left pixel. Each output pixel samples ``H^-1`` of its position divided by the
+    third component; points on the horizon (third component 0) have no source and
+    take the border. The matrix must be invertible; an affine ``H`` (last row
+    ``[0, 0, 1]``) equals ``affine`` with its first two rows.
+    """,
+)
