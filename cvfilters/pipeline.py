@@ -107,7 +107,7 @@ class Pipeline:
     # ------------------------------------------------------------ parsing
     @classmethod
     def parse(cls, spec: str | Sequence[str], *, base_dir: str | os.PathLike[str] | None = None,
-              fuse: bool = True) -> Pipeline:
+              confine: bool = False, fuse: bool = True) -> Pipeline:
         """Parse one spec string (steps joined by ``|``) or a sequence of them.
 
         Raises
@@ -119,7 +119,7 @@ class Pipeline:
         steps: list[Step] = []
         for text in texts:
             for part in _split_top(text, "|"):
-                steps.append(_parse_step(part.strip(), base_dir))
+                steps.append(_parse_step(part.strip(), base_dir, confine))
         return cls(steps, fuse=fuse)
 
     @classmethod
@@ -265,7 +265,7 @@ class Pipeline:
         return out, report
 
 
-def apply(image: Any, filter: str | Filter, *, backend: str = "auto", **params: Any) -> Any:
+def apply(image: Any, filter: str | Filter, /, *, backend: str = "auto", **params: Any) -> Any:
     """Apply one filter to an image.
 
     Parameters
@@ -276,7 +276,8 @@ def apply(image: Any, filter: str | Filter, *, backend: str = "auto", **params: 
         A registered filter name or a filter object.
     backend : {"auto", "cpu", "opencl", "cuda"}
     **params
-        The filter's parameters (``cvfilters info NAME`` lists them).
+        The filter's parameters (``cvfilters info NAME`` lists them). ``image`` and
+        ``filter`` are positional-only, so filters may have parameters of those names.
 
     Returns
     -------
@@ -353,7 +354,7 @@ def _split_top(text: str, sep: str) -> list[str]:
     return parts
 
 
-def _parse_step(text: str, base_dir: str | os.PathLike[str] | None) -> Step:
+def _parse_step(text: str, base_dir: str | os.PathLike[str] | None, confine: bool = False) -> Step:
     if not text:
         raise SpecError("empty filter step (two '|' in a row, or a trailing '|')")
     name, _, rest = text.partition(":")
@@ -367,7 +368,7 @@ def _parse_step(text: str, base_dir: str | os.PathLike[str] | None) -> Step:
         if key in values:
             raise SpecError(f"{flt.name}: {key} is given twice")
         values[key] = _unquote(value.strip())
-    return Step(flt, flt.resolve(values, base_dir=base_dir))
+    return Step(flt, flt.resolve(values, base_dir=base_dir, confine=confine))
 
 
 def _unquote(value: str) -> str:

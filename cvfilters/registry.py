@@ -108,7 +108,7 @@ class Filter:
         """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
         return spec if self.output_spec is None else self.output_spec(params, spec)
 
-    def __call__(self, image: Any, *, backend: str = "auto", **params: Any) -> Any:
+    def __call__(self, image: Any, /, *, backend: str = "auto", **params: Any) -> Any:
         from .pipeline import Pipeline
 
         return Pipeline([(self, params)])(image, backend=backend)

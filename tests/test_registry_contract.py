@@ -74,8 +74,9 @@ def test_declaration_is_complete(name: str) -> None:
 def test_shape_dtype_and_alpha_kept(name: str, dtype: type, channels: int) -> None:
     flt = cvf.get_filter(name)
     image = photo(24, 32, channels, dtype)
-    out = cvf.apply(image, name, backend="cpu", **example_params(flt))
-    assert out.shape == image.shape and out.dtype == image.dtype
+    params = example_params(flt)
+    out = cvf.apply(image, name, backend="cpu", **params)
+    assert_spec(out, flt, params, image)
     if channels == 4 and flt.alpha == "passthrough":
         np.testing.assert_array_equal(out[..., 3], image[..., 3])
 
@@ -88,7 +89,15 @@ def test_tiny_images(name: str, size: tuple[int, int], channels: int) -> None:
     image = photo(*size, channels, np.uint8) if size != (1, 1) else np.full((1, 1, channels), 200, np.uint8)
     image = image.reshape(size) if channels == 1 else image.reshape(*size, channels)
     out = cvf.apply(image, name, backend="cpu", **example_params(flt))
-    assert out.shape == image.shape and out.dtype == image.dtype
+    assert_spec(out, flt, example_params(flt), image)
+
+
+def assert_spec(out: np.ndarray, flt: cvf.Filter, params: dict[str, Any], image: np.ndarray) -> None:
+    """The output has the spec the filter declares (the input's, unless it declares a change)."""
+    declared = flt.result_spec(flt.resolve(params), cvf.ImageSpec.of(image))
+    assert cvf.ImageSpec.of(out) == declared
+    if declared == cvf.ImageSpec.of(image):
+        assert out.shape == image.shape
 
 
 @pytest.mark.parametrize("name", NAMES)

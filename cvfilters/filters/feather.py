@@ -1,16 +1,164 @@
-"""Feathering and vignettes: soft, position-dependent masks."""
+"""Feathering and vignettes: soft, position-dependent masks, masked filtering and blending.
+
+Conventions of the family
+-------------------------
+- Positions (``center``) are fractions of the image width and height; ``[0.5,0.5]`` is
+  the centre. Formulas are evaluated at pixel centres ``(x + 0.5, y + 0.5)``.
+- Radii of radial effects (``vignette``, ``feather:mode=radial``, ``vignette_effect`` in
+  the core_image style) are fractions of the half-diagonal ``0.5 * sqrt(W^2 + H^2)``:
+  1 reaches the corners. The GPUImage style keeps GPUImage's texture coordinates.
+- Edge widths and feather radii (``feather:mode=edges``, ``feather_mask``, the
+  ``feather`` of ``masked`` and ``blend``) are in pixels.
+- Colours are fractions of full scale in OpenCV's order: one value for every channel
+  (alpha included on BGRA images, as the warp ``fill``), ``[gray, alpha]``, ``[B,G,R]``
+  (opaque) or ``[B,G,R,A]``; a gray image uses the BT.601 luma of a BGR colour. On
+  images without alpha, an explicit colour alpha is an opacity.
+- Masks (``mask=``) are image files or shape specs, see :mod:`cvfilters.masks`.
+
+Every mask, weight and constant colour plane is built on the host once per image size
+and parameters and kept on the device (``ctx.be.cached``); per image, only device
+arithmetic runs (multiply, add_weighted, divide, threshold, and the sub-pipeline).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+import cv2
 import numpy as np
 
-from ..context import Context
+from .. import masks
+from ..context import Context, ImageSpec
+from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
 from ..registry import register
 
+BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
+FALLOFFS = ("linear", "smoothstep")
+_LUMA = (0.114, 0.587, 0.299)  # BT.601 weights of B, G, R
+_F32 = np.dtype(np.float32)
 
+
+# ---------------------------------------------------------------------------- shared helpers
+def color_values(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple[tuple[float, ...], float]:
+    """``(colour, alpha)`` of a colour parameter for ``channels`` colour channels (1 or 3).
+
+    One value is every channel: alpha too on a BGRA image (``[0]`` is transparent black,
+    as the warp ``fill``), opaque on images without alpha. Two values are gray and
+    alpha, three BGR (opaque), four BGRA; one colour channel takes the BT.601 luma.
+    """
+    values = tuple(float(v) for v in color)
+    if len(values) == 1:
+        bgr, alpha = values * 3, values[0] if bgra else 1.0
+    elif len(values) == 2:
+        bgr, alpha = (values[0],) * 3, values[1]
+    else:
+        bgr, alpha = values[:3], values[3] if len(values) == 4 else 1.0
+    if channels == 1:
+        return (float(np.dot(_LUMA, bgr)),), alpha
+    return bgr, alpha
+
+
+def smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
+    """GLSL ``smoothstep``: ``t^2 (3 - 2t)`` with ``t = clip((x - edge0) / (edge1 - edge0), 0, 1)``.
+
+    ``edge1 < edge0`` gives the mirrored ramp (as GPUs compute it); equal edges a step at ``edge0``.
+    """
+    if edge1 == edge0:
+        return (x >= edge0).astype(np.float64)
+    t = np.clip((x - edge0) / (edge1 - edge0), 0.0, 1.0)
+    return t * t * (3.0 - 2.0 * t)
+
+
+def falloff_curve(t: np.ndarray, falloff: str) -> np.ndarray:
+    """``t`` (0..1) through the falloff: linear ``t`` or smoothstep ``3t^2 - 2t^3``."""
+    return t if falloff == "linear" else t * t * (3.0 - 2.0 * t)
+
+
+def pixel_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel-centre coordinates ``x + 0.5`` (1, W) and ``y + 0.5`` (H, 1), float64."""
+    return (np.arange(width, dtype=np.float64)[None, :] + 0.5, np.arange(height, dtype=np.float64)[:, None] + 0.5)
+
+
+def _colors(spec: ImageSpec) -> int:
+    return 3 if spec.channels == 4 else spec.channels
+
+
+def _scaled_mix(ctx: Context, img: Any, key: Hashable, planes: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Any:
+    """``img * keep + add * full_scale`` on the device, ``(keep, add) = planes()`` built once per key.
+
+    ``img`` has the colour channels of ``ctx.spec`` (1 or 3); ``keep`` is (H, W) and ``add``
+    (H, W, C), both in 0..1; ``planes`` only runs when the device copies are not cached.
+    """
+    be, spec = ctx.be, ctx.spec
+    c = spec.channels
+    shape = (spec.height, spec.width) if c == 1 else (spec.height, spec.width, c)
+    keep_dev = be.cached((key, "keep", c), lambda: replicate(planes()[0].astype(np.float32), c))
+    add_dev = be.cached((key, "add", c, spec.dtype.str), lambda: np.ascontiguousarray(
+        (planes()[1] * spec.max_value).astype(np.float32).reshape(shape)))
+    return be.add_weighted(be.multiply(img, keep_dev, dtype=_F32), 1.0, add_dev, 1.0, dtype=spec.dtype)
+
+
+def _toward_color(ctx: Context, img: Any, key: Hashable, amount: Callable[[], np.ndarray],
+                  color: tuple[float, ...]) -> Any:
+    """``img + a * (colour - img)`` with ``a = amount() * colour alpha`` for 1- or 3-channel images."""
+    values, alpha = color_values(color, ctx.spec.channels, bgra=False)
+
+    @once
+    def planes() -> tuple[np.ndarray, np.ndarray]:
+        a = amount().astype(np.float64) * alpha
+        return 1.0 - a, a[:, :, None] * np.asarray(values, np.float64)[None, None, :]
+
+    return _scaled_mix(ctx, img, (key, color), planes)
+
+
+def _lerp_color_premultiplied(ctx: Context, img: Any, key: Hashable, weight: Callable[[], np.ndarray],
+                              color: tuple[float, ...]) -> Any:
+    """4 channels: premultiplied ``w * img + (1 - w) * colour``, colour alpha included."""
+    be, spec = ctx.be, ctx.spec
+    values, alpha = color_values(color, 3, bgra=True)
+    key = (key, color)
+    w3 = be.cached((key, "w3"), lambda: replicate(weight().astype(np.float32), 3))
+    w1 = be.cached((key, "w1"), lambda: weight().astype(np.float32))
+    color_add = be.cached((key, "c3"), lambda: np.ascontiguousarray(
+        ((1.0 - weight().astype(np.float64))[:, :, None] * alpha * np.asarray(values)[None, None, :])
+        .astype(np.float32)))
+    alpha_add = be.cached((key, "a1"), lambda: ((1.0 - weight().astype(np.float64)) * alpha).astype(np.float32))
+    color_p, alpha_p = masks.premultiplied(be, img, spec)
+    color_p = be.add_weighted(be.multiply(color_p, w3), 1.0, color_add, 1.0)
+    alpha_p = be.add_weighted(be.multiply(alpha_p, w1), 1.0, alpha_add, 1.0)
+    return masks.from_premultiplied(be, color_p, alpha_p, spec)
+
+
+def _fade_to_transparent(ctx: Context, img: Any, key: Hashable, weight: Callable[[], np.ndarray]) -> Any:
+    """Multiply alpha by ``w``; images without alpha get ``w`` as their alpha (BGRA out)."""
+    be, spec = ctx.be, ctx.spec
+    if spec.channels == 4:
+        *color, alpha = be.split(img)
+        w1 = be.cached((key, "w1"), lambda: weight().astype(np.float32))
+        return be.merge([*color, be.multiply(alpha, w1, dtype=spec.dtype)])
+
+    def plane() -> np.ndarray:
+        scaled = weight().astype(np.float64) * spec.max_value
+        return (np.rint(scaled) if spec.dtype.kind == "u" else scaled).astype(spec.dtype)
+
+    alpha = be.cached((key, "alpha", spec.dtype.str), plane)
+    color = be.split(img) if spec.channels == 3 else [img] * 3
+    return be.merge([*color, alpha])
+
+
+def _with_colors(ctx: Context, img: Any, run: Any) -> Any:
+    """Run ``run(ctx, colour)`` on the colour channels and put alpha back (4 channels)."""
+    if ctx.spec.channels != 4:
+        return run(ctx, img)
+    *color, alpha = ctx.be.split(img)
+    out = run(ctx.with_spec(channels=3), ctx.be.merge(color))
+    return ctx.be.merge([*ctx.be.split(out), alpha])
+
+
+# ---------------------------------------------------------------------------- vignette (kept)
 def vignette_factor(width: int, height: int, center: tuple[float, float], radius: float,
                     intensity: float) -> np.ndarray:
     """The (height, width) float32 factor of :func:`vignette`, evaluated at pixel centres."""
@@ -47,3 +195,501 @@ def vignette(ctx: Context, img: Any, *, center: tuple[float, float], radius: flo
         return factor if spec.channels == 1 else np.repeat(factor[:, :, None], spec.channels, axis=2)
 
     return ctx.be.multiply(img, ctx.be.cached(key, mask), dtype=spec.dtype)
+
+
+# ---------------------------------------------------------------------------- feather
+def edge_weight(width: int, height: int, radius: float, shape: str = "rect", falloff: str = "linear") -> np.ndarray:
+    """The (H, W) weight of ``feather:mode=edges``: 1 inside, fading to 0 at the border.
+
+    ``d`` is the distance of a pixel centre from the frame: ``min(x, W - x, y, H - y)``
+    for ``rect``; for ``ellipse``, from the inscribed ellipse (semi-axes W/2, H/2)
+    measured along the ray from the image centre, ``d = |v| (1 - rho) / rho`` with
+    ``rho = sqrt((vx / (W/2))^2 + (vy / (H/2))^2)``. ``w = falloff(clip(d / radius, 0, 1))``.
+    """
+    x, y = pixel_grid(width, height)
+    if shape == "rect":
+        d = np.minimum(np.minimum(x, width - x), np.minimum(y, height - y))
+    else:
+        a, b = width / 2.0, height / 2.0
+        vx, vy = x - a, y - b
+        rho = np.sqrt((vx / a) ** 2 + (vy / b) ** 2)
+        length = np.hypot(vx, vy)
+        ray = np.where(rho > 0, length / np.where(rho > 0, rho, 1.0), min(a, b))
+        d = np.maximum(ray * (1.0 - rho), 0.0)
+    if radius <= 0:
+        return np.ones((height, width), np.float32)
+    return falloff_curve(np.clip(d / radius, 0.0, 1.0), falloff).astype(np.float32)
+
+
+def radial_weight(width: int, height: int, center: tuple[float, float], inner: float, outer: float,
+                  falloff: str = "linear") -> np.ndarray:
+    """The (H, W) weight of ``feather:mode=radial``: ``1 - falloff(clip((d - inner) / (outer - inner), 0, 1))``.
+
+    ``d`` is the distance from ``center`` over the half-diagonal; ``outer <= inner`` is a hard edge at ``inner``.
+    """
+    x, y = pixel_grid(width, height)
+    d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
+    t = np.clip((d - inner) / (outer - inner), 0.0, 1.0) if outer > inner else (d > inner).astype(np.float64)
+    return (1.0 - falloff_curve(t, falloff)).astype(np.float32)
+
+
+def brighten_amount(width: int, height: int, center: tuple[float, float], size: float) -> np.ndarray:
+    """The (H, W) brightness added by ``feather:mode=brighten``, as a fraction of full scale.
+
+    ``v = d^2 / (s2 * size)``: ``d^2 = dx^2 + dy^2`` with the offset along the longer side
+    scaled by ``min(W, H) / max(W, H)`` and ``s2 = (W/2)^2 + (H/2)^2`` (the squared
+    distance from the centre to a corner).
+    """
+    x, y = pixel_grid(width, height)
+    dx, dy = x - center[0] * width, y - center[1] * height
+    ratio = min(width, height) / max(width, height)
+    if width > height:
+        dx = dx * ratio
+    else:
+        dy = dy * ratio
+    s2 = (width / 2.0) ** 2 + (height / 2.0) ** 2
+    return ((dx**2 + dy**2) / (s2 * size)).astype(np.float32)
+
+
+def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+    if params["mode"] != "brighten" and params["fill"] == "transparent" and spec.channels != 4:
+        return spec.with_(channels=4)
+    return spec
+
+
+@register(
+    category="feather",
+    summary="Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward.",
+    alpha="all",
+    output_spec=_feather_spec,
+    params=[
+        Param("mode", "choice", "edges", choices=("edges", "radial", "brighten"),
+              help="edges: fade the border inward; radial: fade outside a circle around center; "
+                   "brighten: the classic OpenCV 'PS feather' brightening with squared distance"),
+        Param("radius", "float", 20.0, min=0.0, max=4096.0, unit="px",
+              help="edges: width of the fade from the border inward (0: no fade)"),
+        Param("shape", "choice", "rect", choices=("rect", "ellipse"),
+              help="edges: fade from the image rectangle or from its inscribed ellipse"),
+        Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height",
+              help="radial, brighten: centre of the effect; [0.5,0.5] is the image centre"),
+        Param("inner", "float", 0.5, min=0.0, max=4.0, unit="fraction of half-diagonal",
+              help="radial: untouched within this distance of center"),
+        Param("outer", "float", 1.0, min=0.0, max=4.0, unit="fraction of half-diagonal",
+              help="radial: fully faded beyond this distance (<= inner: a hard edge)"),
+        Param("falloff", "choice", "linear", choices=FALLOFFS,
+              help="edges, radial: shape of the fade: linear, or smoothstep (3t^2 - 2t^3, soft at both ends)"),
+        Param("fill", "choice", "color", choices=("color", "transparent"),
+              help="edges, radial: fade to `color`, or to transparent (adds an alpha channel to gray and BGR "
+                   "images: the output is BGRA)"),
+        Param("color", "color", (1.0, 1.0, 1.0), min=0.0, max=1.0, unit="fraction of full scale",
+              help="edges, radial with fill=color: the colour faded to: one value for every channel (alpha too "
+                   "on BGRA), [gray, alpha], [B,G,R] or [B,G,R,A]; on images without alpha, its alpha is an opacity"),
+        Param("size", "float", 0.5, min=0.01, max=10.0, unit="fraction of squared half-diagonal",
+              help="brighten: the squared distance (over the squared half-diagonal) where full white is "
+                   "added; larger values brighten less (the tutorial's mSize)"),
+    ],
+)
+def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, center: tuple[float, float],
+            inner: float, outer: float, falloff: str, fill: str, color: tuple[float, ...], size: float) -> Any:
+    """Three senses of "feather", chosen by ``mode``.
+
+    ``edges``: ``w = falloff(clip(d / radius, 0, 1))`` with ``d`` the distance in pixels
+    of a pixel centre from the image border (``shape=rect``: ``min(x, W - x, y, H - y)``)
+    or from the inscribed ellipse along the ray from the centre (``shape=ellipse``).
+
+    ``radial``: ``w = 1 - falloff(clip((r - inner) / (outer - inner), 0, 1))`` with ``r``
+    the distance from ``center`` over the half-diagonal ``0.5 * sqrt(W^2 + H^2)``.
+
+    Both then fade: ``fill=color``: ``out = w * in + (1 - w) * colour`` (on premultiplied
+    colour for BGRA images, colour alpha included; on images without alpha the colour's
+    alpha is an opacity); ``fill=transparent``: ``alpha_out = w * alpha`` (gray and BGR
+    images become BGRA with ``alpha = w``). falloff: linear ``t``, smoothstep
+    ``3t^2 - 2t^3``.
+
+    ``brighten`` (the OpenCV "PS filter" feather of the 2012 tutorials):
+    ``out = min(in + v * full_scale, full_scale)`` on colour channels, alpha kept, with
+    ``v = d^2 / (s2 * size)``; ``d^2 = dx^2 + dy^2`` from ``center`` with the offset along
+    the longer side multiplied by ``min(W, H) / max(W, H)``, and ``s2 = (W/2)^2 + (H/2)^2``.
+    The tutorial's integer centre ``W >> 1`` becomes the pixel-centre convention here.
+
+    Weights are built once per size and parameters and kept on the device.
+    """
+    spec = ctx.spec
+    if mode == "brighten":
+        key = ("feather-brighten", spec.size, center, size, spec.max_value)
+
+        def add(c: Context, colour: Any) -> Any:
+            chans = c.spec.channels
+            plane = c.be.cached((key, chans), lambda: replicate(
+                brighten_amount(spec.width, spec.height, center, size) * np.float32(spec.max_value), chans))
+            out = c.be.add_weighted(colour, 1.0, plane, 1.0, dtype=spec.dtype)  # integers saturate
+            return c.be.threshold(out, 1.0, 1.0, cv2.THRESH_TRUNC) if spec.dtype == _F32 else out
+
+        return _with_colors(ctx, img, add)
+    if mode == "edges":
+        key = ("feather-edges", spec.size, radius, shape, falloff)
+        weight = once(lambda: edge_weight(spec.width, spec.height, radius, shape, falloff))
+    else:
+        key = ("feather-radial", spec.size, center, inner, outer, falloff)
+        weight = once(lambda: radial_weight(spec.width, spec.height, center, inner, outer, falloff))
+    if fill == "transparent":
+        return _fade_to_transparent(ctx, img, key, weight)
+    if spec.channels == 4:
+        return _lerp_color_premultiplied(ctx, img, key, weight, color)
+    return _toward_color(ctx, img, key, lambda: 1.0 - weight().astype(np.float64), color)
+
+
+# ---------------------------------------------------------------------------- feather_mask
+@register(
+    category="feather",
+    summary="Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp.",
+    alpha="all",
+    params=[
+        feather_param("radius", 5.0, "feather radius: Gaussian sigma = radius / 3.5, or the ramp width of the "
+                      "distance method"),
+        Param("method", "choice", "gaussian", choices=FEATHER_METHODS,
+              help="gaussian (GIMP's feather, spreads both ways) or distance (OpenCV FeatherBlender's "
+                   "min(1, distanceTransform / radius) ramp inside the mask, after binarising at 0.5)"),
+    ],
+)
+def feather_mask(ctx: Context, img: Any, *, radius: float, method: str) -> Any:
+    """Feather a mask: on BGRA images the alpha channel (colour kept), otherwise every channel.
+
+    ``gaussian``: ``out = G_sigma * m`` with ``sigma = radius / 3.5`` (GIMP), kernel side
+    ``2 * ceil(3 * sigma) + 1``, replicated border.
+
+    ``distance``: ``out = min(1, d / radius)`` where ``d`` is the L1 distance transform
+    (``cv2.DIST_L1``, 3x3) of ``m > 0.5``: the distance of each pixel inside the mask
+    to the nearest pixel outside (OpenCV ``detail::FeatherBlender``'s weight map with
+    sharpness ``k = 1 / radius``). Devices compute ``d`` by repeated 3x3-cross erosions.
+
+    Values are taken as fractions of full scale; the result has the image's dtype.
+    """
+    be, spec = ctx.be, ctx.spec
+    full = spec.max_value
+
+    def soften(plane: Any) -> Any:
+        values = be.convert(plane, np.float32, 1.0 / full)
+        return be.convert(masks.feather_plane(be, values, radius, method), spec.dtype, full)
+
+    planes = be.split(img)
+    if spec.channels == 4:
+        return be.merge([*planes[:3], soften(planes[3])])
+    out = [soften(p) for p in planes]
+    return out[0] if spec.channels == 1 else be.merge(out)
+
+
+# ---------------------------------------------------------------------------- masked
+def _mask_params(required: bool) -> list[Param]:
+    example = "ellipse:0.5,0.5,0.3,0.4"
+    return [
+        MaskParam("mask", "path", None, required=required, example=example, unit="file or shape",
+                  help="where the effect applies: an image file (@mask.png: gray, or the alpha of RGBA; stretched "
+                       "to the image) or a quoted shape 'rect:x,y,w,h', 'ellipse:cx,cy,rx,ry', 'circle:cx,cy,r', "
+                       "'polygon:x1,y1,x2,y2,...' in fractions of width/height or pixels with px"
+                       + ("" if required else "; none: everywhere")),
+        feather_param(),
+        Param("feather_method", "choice", "gaussian", choices=FEATHER_METHODS,
+              help="gaussian (GIMP: sigma = feather / 3.5, both ways) or distance (FeatherBlender: "
+                   "min(1, distanceTransform / feather), inward)"),
+        Param("invert", "bool", False, help="use the inverse of the mask (the effect applies outside it)"),
+    ]
+
+
+def _weight_key(mask: str | None, feather: float, method: str, invert: bool, spec: ImageSpec) -> Hashable:
+    return ("mask", None if mask is None else masks.source_key(mask), feather, method, invert, spec.size)
+
+
+def _weight(mask: str | None, feather: float, method: str, invert: bool, spec: ImageSpec) -> np.ndarray:
+    if mask is None:
+        ones = np.ones((spec.height, spec.width), np.float32)
+        return (1.0 - ones) if invert else ones
+    return masks.weight_map(mask, spec.width, spec.height, feather=feather, method=method, invert=invert)
+
+
+@register(
+    category="feather",
+    summary="Apply a filter or sub-pipeline only inside a (feathered) mask.",
+    alpha="all",
+    params=[
+        *_mask_params(required=True)[:1],
+        PipelineParam("filter", "str", None, required=True, example="gaussian_blur:sigma=4", unit="spec",
+                      help="the filter(s) to apply inside the mask, quoted: 'gaussian_blur:sigma=8 | pixellate', "
+                           "or @steps.yaml; they must keep size, channels and dtype"),
+        *_mask_params(required=True)[1:],
+    ],
+)
+def masked(ctx: Context, img: Any, *, mask: str, filter: str, feather: float, feather_method: str,
+           invert: bool) -> Any:
+    """``out = F(in) * w + in * (1 - w)``, ``w`` the mask (inverted if asked, then feathered).
+
+    CLI syntax (quote the nested spec and shapes; the nested spec may hold ``|``)::
+
+        masked:mask=@face.png,feather=20,filter='gaussian_blur:sigma=8'
+        masked:mask='ellipse:0.5,0.4,0.25,0.3',feather=15,filter='pixellate:size=8 | grayscale'
+        masked:mask='rect:0,0,1,0.5',invert=true,filter=@steps.yaml
+
+    ``F`` runs on the whole image on the same backend (so neighbourhood filters see
+    real pixels across the mask edge); BGRA images mix premultiplied colour and alpha.
+    The nested spec is parsed when the step is parsed (a bad step is a usage error),
+    its ``@file`` values relative to the pipeline file's folder, and written back in
+    canonical form; ``filter=@steps.yaml`` is kept as the file's path and the file read
+    when the step runs (files may nest 4 levels; one that includes itself is refused;
+    inline specs nest 2 levels, the quotes available). ``w`` is built once
+    per size and parameters and kept on the device; see :mod:`cvfilters.masks` for mask
+    files, shapes and the two feather methods. In Python: ``cvfilters.apply_masked``.
+    """
+    spec = ctx.spec
+    key = _weight_key(mask, feather, feather_method, invert, spec)
+    return masks.masked_composite(ctx, img, masks.parse_steps(filter), key,
+                                  lambda: _weight(mask, feather, feather_method, invert, spec))
+
+
+# ---------------------------------------------------------------------------- blend
+def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Host ``(colour (H, W, C), alpha (H, W))`` of the blend source, float32 0..1, straight colour.
+
+    A source image of another size is resized premultiplied (no dark fringe at soft edges).
+    """
+    from .. import io
+
+    colors = _colors(spec)
+    if image is None:
+        values, alpha = color_values(color, colors, bgra=spec.channels == 4)
+        col = np.broadcast_to(np.asarray(values, np.float32), (spec.height, spec.width, colors))
+        return np.ascontiguousarray(col), np.full((spec.height, spec.width), alpha, np.float32)
+    src = io.read(image)
+    values = src.astype(np.float32) / np.float32(1.0 if src.dtype.kind == "f" else np.iinfo(src.dtype).max)
+    if values.ndim == 2:
+        col, alpha = values[:, :, None], np.ones(values.shape, np.float32)
+    else:
+        col = values[:, :, :3]
+        alpha = values[:, :, 3] if values.shape[2] == 4 else np.ones(values.shape[:2], np.float32)
+    if colors == 1 and col.shape[2] == 3:
+        col = cv2.cvtColor(np.ascontiguousarray(col), cv2.COLOR_BGR2GRAY)[:, :, None]
+    elif colors == 3 and col.shape[2] == 1:
+        col = np.repeat(col, 3, axis=2)
+    if (col.shape[1], col.shape[0]) != spec.size:
+        shrink = spec.width <= col.shape[1] and spec.height <= col.shape[0]
+        inter = cv2.INTER_AREA if shrink else cv2.INTER_LINEAR
+        premul = cv2.resize(np.ascontiguousarray(col * alpha[:, :, None]), spec.size, interpolation=inter)
+        alpha = np.clip(cv2.resize(alpha, spec.size, interpolation=inter), 0.0, 1.0)
+        premul = premul.reshape(spec.height, spec.width, -1)
+        col = np.where(alpha[:, :, None] > 0, premul / np.maximum(alpha[:, :, None], 1e-12), 0.0)
+    col = np.clip(col, 0.0, 1.0).astype(np.float32).reshape(spec.height, spec.width, colors)
+    return np.ascontiguousarray(col), alpha.astype(np.float32)
+
+
+def _relu(be: Any, x: Any) -> Any:
+    return be.threshold(x, 0.0, 0.0, cv2.THRESH_TOZERO)
+
+
+def _above(be: Any, x: Any, level: float) -> Any:
+    """1 where ``x > level``, else 0."""
+    return be.threshold(x, level, 1.0, cv2.THRESH_BINARY)
+
+
+def _one_minus(be: Any, x: Any) -> Any:
+    return be.convert(x, np.float32, -1.0, 1.0)
+
+
+def _select(be: Any, where: Any, yes: Any, no: Any) -> Any:
+    """``no + where * (yes - no)`` (``where`` is 0 or 1)."""
+    return be.add_weighted(no, 1.0, be.multiply(where, be.add_weighted(yes, 1.0, no, -1.0)), 1.0)
+
+
+def _sqrt(be: Any, x: Any, iterations: int = 5) -> Any:
+    """``sqrt(x)`` for ``x`` in [0.25, 1] by Newton's iteration from ``(1 + x) / 2`` (device arithmetic)."""
+    y = be.convert(x, np.float32, 0.5, 0.5)
+    for _ in range(iterations):
+        y = be.add_weighted(y, 0.5, be.divide(x, y), 0.5)
+    return y
+
+
+def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
+    """The W3C separable blend function ``B(Cb, Cs)`` on float32 device images (0..1).
+
+    normal ``Cs``; multiply ``Cb Cs``; screen ``Cb + Cs - Cb Cs``; overlay
+    ``HardLight(Cs, Cb)``: ``2 Cb Cs`` if ``Cb <= 0.5`` else ``1 - 2 (1 - Cb)(1 - Cs)``;
+    soft_light: ``Cb - (1 - 2Cs) Cb (1 - Cb)`` if ``Cs <= 0.5`` else
+    ``Cb + (2Cs - 1)(D(Cb) - Cb)`` with ``D(Cb) = ((16 Cb - 12) Cb + 4) Cb`` if
+    ``Cb <= 0.25`` else ``sqrt(Cb)``; darken ``min``; lighten ``max``; difference
+    ``|Cb - Cs|``; add ``min(1, Cb + Cs)`` (linear dodge).
+    """
+    if mode == "normal":
+        return cs
+    if mode == "multiply":
+        return be.multiply(cb, cs)
+    if mode == "screen":
+        return be.add_weighted(be.add_weighted(cb, 1.0, cs, 1.0), 1.0, be.multiply(cb, cs), -1.0)
+    if mode == "overlay":
+        low = be.multiply(cb, cs, 2.0)
+        high = _one_minus(be, be.multiply(_one_minus(be, cb), _one_minus(be, cs), 2.0))
+        return _select(be, _above(be, cb, 0.5), high, low)
+    if mode == "darken":
+        return be.add_weighted(cb, 1.0, _relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), -1.0)
+    if mode == "lighten":
+        return be.add_weighted(cs, 1.0, _relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), 1.0)
+    if mode == "difference":
+        return be.add_weighted(_relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), 1.0,
+                               _relu(be, be.add_weighted(cs, 1.0, cb, -1.0)), 1.0)
+    if mode == "add":
+        return be.threshold(be.add_weighted(cb, 1.0, cs, 1.0), 1.0, 1.0, cv2.THRESH_TRUNC)
+    # soft_light
+    cb = be.clip(cb, 0.0, 1.0)
+    poly = be.multiply(be.convert(be.multiply(be.convert(cb, np.float32, 16.0, -12.0), cb), np.float32, 1.0, 4.0), cb)
+    root = _sqrt(be, be.convert(_relu(be, be.convert(cb, np.float32, 1.0, -0.25)), np.float32, 1.0, 0.25))
+    d = _select(be, _above(be, cb, 0.25), root, poly)
+    low = be.add_weighted(cb, 1.0, be.multiply(be.convert(cs, np.float32, -2.0, 1.0),
+                                                be.multiply(cb, _one_minus(be, cb))), -1.0)
+    high = be.add_weighted(cb, 1.0, be.multiply(be.convert(cs, np.float32, 2.0, -1.0),
+                                                 be.add_weighted(d, 1.0, cb, -1.0)), 1.0)
+    return _select(be, _above(be, cs, 0.5), high, low)
+
+
+@register(
+    category="feather",
+    summary="Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask.",
+    alpha="all",
+    params=[
+        FileParam("source", "path", None, unit="file",
+                  help="the image blended over this one (@file; stretched to this image's size, resampled "
+                       "premultiplied); none: the solid `color`"),
+        Param("color", "color", (0.0, 0.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
+              help="solid source colour when no source is given: one value for every channel (alpha too on BGRA), "
+                   "[gray, alpha], [B,G,R] or [B,G,R,A]"),
+        Param("mode", "choice", "normal", choices=BLEND_MODES,
+              help="W3C blend mode: normal, multiply, screen, overlay, soft_light, darken, lighten, difference, "
+                   "add (linear dodge, clipped)"),
+        Param("opacity", "float", 0.5, min=0.0, max=1.0, unit="fraction",
+              help="source opacity (multiplies the source's alpha and the mask)"),
+        *_mask_params(required=False),
+    ],
+)
+def blend(ctx: Context, img: Any, *, source: str | None, color: tuple[float, ...], mode: str, opacity: float,
+          mask: str | None, feather: float, feather_method: str, invert: bool) -> Any:
+    """W3C Compositing and Blending, source-over with a separable blend mode.
+
+    The source (``source`` image, else ``color``) has straight colour ``Cs`` and alpha
+    ``as = alpha_src * opacity * w`` (``w`` the optional mask, inverted if asked, then
+    feathered); the backdrop (this image) has ``Cb`` and ``ab`` (1 without alpha)::
+
+        Cs' = (1 - ab) Cs + ab B(Cb, Cs)
+        co  = as Cs' + ab Cb (1 - as)          (premultiplied result)
+        ao  = as + ab (1 - as)
+        out = co / ao
+
+    Without alpha this is ``out = Cb + as (B(Cb, Cs) - Cb)``. ``B`` is the blend mode's
+    function (W3C; ``add`` is ``min(1, Cb + Cs)``)::
+
+        normal Cs    multiply Cb Cs    screen Cb + Cs - Cb Cs    darken min    lighten max
+        overlay      2 Cb Cs if Cb <= 0.5 else 1 - 2 (1 - Cb)(1 - Cs)
+        soft_light   Cb - (1 - 2 Cs) Cb (1 - Cb) if Cs <= 0.5 else Cb + (2 Cs - 1)(D(Cb) - Cb),
+                     D(Cb) = ((16 Cb - 12) Cb + 4) Cb if Cb <= 0.25 else sqrt(Cb)
+        difference   |Cb - Cs|         add min(1, Cb + Cs)
+
+    A source image of another size is stretched to this one, resampled on premultiplied
+    colour, so its soft or transparent edges leave no dark fringe; a gray source over a
+    BGR image is replicated, a BGR source over gray takes its luma. The source planes,
+    ``as`` and ``1 - as`` are built once per size and parameters and kept on the device;
+    the blend itself is device arithmetic (multiply, add_weighted, divide, threshold).
+    """
+    be, spec = ctx.be, ctx.spec
+    colors = _colors(spec)
+    src_key = ("blend-src", None if source is None else masks.file_stamp(source), None if source else color,
+               spec.size, colors)
+    alpha_key = (src_key, opacity, _weight_key(mask, feather, feather_method, invert, spec))
+
+    planes = once(lambda: _source(source, color, spec))
+    source_alpha = once(lambda: (planes()[1] * np.float32(opacity)
+                                 * _weight(mask, feather, feather_method, invert, spec)).astype(np.float32))
+    cs = be.cached((src_key, "color"), lambda: planes()[0].reshape(
+        (spec.height, spec.width) if colors == 1 else (spec.height, spec.width, colors)))
+    a_s = be.cached((alpha_key, "as", colors), lambda: replicate(source_alpha(), colors))
+    full = spec.max_value
+    if spec.channels != 4:
+        cb = be.convert(img, np.float32, 1.0 / full)
+        mixed = blend_function(be, mode, cb, cs)
+        out = be.add_weighted(be.multiply(be.add_weighted(mixed, 1.0, cb, -1.0), a_s), 1.0, cb, 1.0)
+        return be.convert(out, spec.dtype, full)
+    *backdrop, ab = be.split(be.convert(img, np.float32, 1.0 / full))
+    cb, ab3 = be.merge(backdrop), be.merge([ab] * 3)
+    a_s1 = be.cached((alpha_key, "as", 1), source_alpha)
+    rest3 = be.cached((alpha_key, "1-as", 3), lambda: replicate((1.0 - source_alpha()).astype(np.float32), 3))
+    rest1 = be.cached((alpha_key, "1-as", 1), lambda: (1.0 - source_alpha()).astype(np.float32))
+    mixed = blend_function(be, mode, cb, cs)
+    cs_prime = be.add_weighted(cs, 1.0, be.multiply(ab3, be.add_weighted(mixed, 1.0, cs, -1.0)), 1.0)
+    co = be.add_weighted(be.multiply(a_s, cs_prime), 1.0, be.multiply(be.multiply(ab3, cb), rest3), 1.0)
+    ao = be.add_weighted(a_s1, 1.0, be.multiply(ab, rest1), 1.0)
+    return masks.from_premultiplied(be, co, ao, spec)
+
+
+# ---------------------------------------------------------------------------- vignette_effect
+def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple[float, float], radius: float,
+                           falloff: float, intensity: float, start: float, end: float,
+                           aspect_correct: bool) -> np.ndarray:
+    """The (H, W) amount ``a`` of :func:`vignette_effect` (``out = in + a * (colour - in)``)."""
+    x, y = pixel_grid(width, height)
+    if style == "core_image":
+        d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
+        ramp = smoothstep(radius, radius + falloff, d)
+    else:
+        dx, dy = x / width - center[0], y / height - center[1]
+        if aspect_correct:
+            dy = dy * (height / width)
+        ramp = smoothstep(start, end, np.hypot(dx, dy))
+    return (intensity * ramp).astype(np.float64)
+
+
+@register(
+    category="feather",
+    summary="Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette.",
+    params=[
+        Param("style", "choice", "core_image", choices=("core_image", "gpuimage"),
+              help="core_image: CIVignetteEffect's radius/falloff/intensity; gpuimage: GPUImageVignetteFilter's "
+                   "start/end in texture coordinates"),
+        Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height",
+              help="centre of the vignette; [0.5,0.5] is the image centre"),
+        Param("radius", "float", 0.5, min=0.0, max=4.0, unit="fraction of half-diagonal",
+              help="core_image: the image is untouched within this distance of center"),
+        Param("falloff", "float", 0.5, min=0.0, max=4.0, unit="fraction of half-diagonal",
+              help="core_image: width of the smoothstep transition beyond radius (0: a hard edge)"),
+        Param("intensity", "float", 1.0, min=-1.0, max=1.0,
+              help="strength: 1 reaches the colour, negative values push away from it (brighten towards "
+                   "black's opposite); gpuimage uses it too (1 = GPUImage)"),
+        Param("color", "color", (0.0, 0.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
+              help="colour of the vignette: one value for every channel, [gray, alpha], [B,G,R] or [B,G,R,A] "
+                   "(an explicit alpha is an opacity)"),
+        Param("start", "float", 0.3, min=0.0, max=2.0, unit="texture coordinates",
+              help="gpuimage: distance from center where the vignette starts (GPUImage vignetteStart)"),
+        Param("end", "float", 0.75, min=0.0, max=2.0, unit="texture coordinates",
+              help="gpuimage: distance where it reaches the colour (GPUImage vignetteEnd)"),
+        Param("aspect_correct", "bool", False,
+              help="gpuimage: measure y in units of the width (a circle, not an ellipse, on non-square images)"),
+    ],
+)
+def vignette_effect(ctx: Context, img: Any, *, style: str, center: tuple[float, float], radius: float,
+                    falloff: float, intensity: float, color: tuple[float, ...], start: float, end: float,
+                    aspect_correct: bool) -> Any:
+    """``out = in + a * (colour - in)`` (``mix(in, colour, a)``), alpha kept.
+
+    ``style=core_image`` (CIVignetteEffect's parameters; Apple does not publish its
+    kernel, so this is its documented behaviour written as a formula):
+    ``a = intensity * smoothstep(radius, radius + falloff, r)`` with ``r`` the distance
+    from ``center`` over the half-diagonal: untouched inside ``radius``, reaching the
+    colour ``falloff`` further out; ``falloff=0`` is a hard edge.
+
+    ``style=gpuimage`` (GPUImageVignetteFilter's fragment shader):
+    ``a = intensity * smoothstep(start, end, distance(uv, center))`` with ``uv = ((x +
+    0.5) / W, (y + 0.5) / H)`` texture coordinates; ``aspect_correct`` scales the y offset
+    by ``H / W``.
+
+    ``smoothstep(e0, e1, x) = t^2 (3 - 2t)``, ``t = clip((x - e0) / (e1 - e0), 0, 1)``.
+    The colour's alpha is an opacity (multiplies ``a``). Parameters of the other style
+    are ignored. The factor planes are built once per size and kept on the device.
+    """
+    spec = ctx.spec
+    key = ("vignette_effect", spec.size, style, center, radius, falloff, intensity, start, end, aspect_correct)
+    return _toward_color(ctx, img, key, lambda: vignette_effect_amount(
+        spec.width, spec.height, style=style, center=center, radius=radius, falloff=falloff, intensity=intensity,
+        start=start, end=end, aspect_correct=aspect_correct), color)
