@@ -11,7 +11,12 @@ from . import filters as _builtin_filters  # noqa: F401  (registers the built-in
 from .backends import availability as backend_availability
 from .context import Context, ImageSpec
 from .errors import CvfError, ImageError, ParameterError, UsageError
+from .filters.cartoon import quantize_palette
+from .filters.color import color_kernel
+from .filters.histogram import histogram
+from .filters.warp import warp_kernel
 from .io import read, read_with_metadata, write
+from .masks import apply_masked
 from .params import Param, allow_large
 from .pipeline import Pipeline, RunReport, apply
 from .registry import Filter, filters, register
@@ -20,7 +25,8 @@ from .registry import get as get_filter
 __version__ = "0.1.0"
 
 __all__ = [
-    "Context", "CvfError", "allow_large", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline",
-    "RunReport", "UsageError", "apply", "backend_availability", "filters", "get_filter", "read",
-    "read_with_metadata", "register", "write", "__version__",
+    "Context", "CvfError", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline", "RunReport",
+    "UsageError", "allow_large", "apply", "apply_masked", "backend_availability", "color_kernel", "filters",
+    "get_filter", "histogram", "quantize_palette", "read", "read_with_metadata", "register", "warp_kernel", "write",
+    "__version__",
 ]

@@ -73,7 +73,8 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
     """A pool of ``jobs`` worker processes, or one pinned worker per device in ``devices``.
 
     Device workers are started with ``spawn``: a forked child would inherit the
-    parent's CUDA or OpenCL context, which neither runtime supports.
+    parent's CUDA or OpenCL context, which neither runtime supports. Other workers
+    fork from a forkserver.
     """
     if devices:
         context = multiprocessing.get_context("spawn")
@@ -82,7 +83,11 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
             queue.put(device)
         return ProcessPoolExecutor(len(devices), mp_context=context, initializer=_init_worker,
                                    initargs=(queue, backend))
-    return ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(None, backend))
+    # forkserver: workers fork from a clean server that imported cvfilters once, never from a
+    # parent that may run threads (a Dask client, a GUI), where fork can deadlock.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["cvfilters.batch"])
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(None, backend))
 
 
 @contextmanager

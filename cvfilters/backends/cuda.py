@@ -265,7 +265,7 @@ class CudaBackend(Backend):
         table = np.asarray(table)
         if (_cuda("createLookUpTable") is None or not self._fits(image, (cv2.CV_8U,))
                 or image.channels() not in (1, 3) or table.dtype != np.uint8
-                or not (table.size == 256 or table.ndim == 3 and table.shape[-1] == 3 and table.size == 768)):
+                or not (table.size == 256 or table.ndim >= 2 and table.shape[-1] == 3 and table.size == 768)):
             return self.fallback("lut", image, table)
         shape = (1, 256) if table.size == 256 else (1, 256, 3)
         key = ("lut", shape, table.tobytes())

@@ -1,25 +1,451 @@
-"""Colour (point) filters: each output pixel depends on the same input pixel only."""
+"""Colour (point) filters: each output pixel depends on the same input pixel only.
+
+Two kinds of point operation live here, and each exposes what a pipeline needs to
+merge consecutive steps into one:
+
+Per-channel curves (colour kernels)
+    ``out_c = f_c(in_c)``. They run as a lookup table on every backend: 256 rows for
+    uint8, 65536 for uint16, built once per parameters and dtype and cached.
+    ``Filter.table(params, spec)`` returns that table; :class:`PointOp` (see
+    :func:`point_op_of`) evaluates the same curves on float32 values. Built on it:
+    :func:`color_kernel` (a Python function becomes a filter), ``invert``, the tone
+    filters of :mod:`.tone` (``levels``, ``tone_curve``, ``gamma``, ``exposure``,
+    ``brightness_contrast``, ``posterize``, ``solarize``, ``threshold``) and the 1-D
+    files of ``lut`` (:mod:`.cube`).
+Colour matrices
+    ``out = M @ [b, g, r, 1]``, run by ``ctx.be.transform`` (``cv2.transform``).
+    ``Filter.matrix(params, spec)`` (and :func:`color_matrix_of`, which resolves the
+    parameters first) returns the 3 x 4 matrix of ``saturation``, ``hue_shift``,
+    ``sepia``, ``color_matrix`` and ``grayscale``.
+
+Value convention (curves and matrices alike): values are normalised to 0..1 (integer
+value / 255 or / 65535; float32 as is), results are clipped to 0..1 and, for integer
+images, scaled back and rounded half to even. Float32 results are clipped to 0..1
+too, so one step gives the same picture at every bit depth.
+
+Gray (1-channel) images behave as the colour ``(v, v, v)`` whose result is reduced to
+BT.601 luma (``0.114 B + 0.587 G + 0.299 R``, the weights of ``grayscale``) and kept
+in one channel. A curve applied to all channels is therefore simply applied to the
+gray values; saturation and hue shifts leave gray unchanged; sepia, a curve on one
+colour channel or a colour matrix changes gray by the luma of its colour result.
+
+Float32 images have no table: curves are evaluated with numpy on the host. On a
+device backend (UMat, GpuMat) that is a counted host fallback (download, evaluate,
+upload; shown by ``--explain`` as ``NAME (float32 on host)``) unless the filter has an
+exact device form: ``invert``, ``exposure``, ``brightness_contrast`` and ``threshold``
+run float32 with device primitives on every backend.
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..registry import register
+from .. import registry
+from ..context import Context, ImageSpec, dtype_max
+from ..params import Param
+from ..registry import Filter, register
+
+# BT.601 luma in BGR order: the weights of cv2.COLOR_BGR2GRAY and of the `grayscale` filter.
+LUMA_BGR = np.array([0.114, 0.587, 0.299])
+CHANNELS = ("b", "g", "r")
+TABLE_CACHE = 64
+
+Curve = Callable[[np.ndarray], Any]
+"""A function of normalised values (0..1) returning normalised values, elementwise."""
+CurvesFn = Callable[[Mapping[str, Any], float], Sequence[Curve | None]]
+"""``curves(params, full_scale)`` -> one curve for every channel, or three (B, G, R); None is identity."""
 
 
-@register(category="color", summary="Negative: full scale minus each channel.")
-def invert(ctx: Context, img: Any) -> Any:
-    """``out = max - in`` per channel (255, 65535 or 1.0); alpha is kept."""
-    if ctx.spec.dtype == np.float32:
-        return ctx.be.convert(img, np.float32, -1.0, 1.0)
-    return ctx.be.bitwise_not(img)
+def table_size(dtype: np.dtype | type) -> int | None:
+    """Rows of a lookup table for ``dtype``: 256 (uint8), 65536 (uint16), None (float32: no table)."""
+    return {np.dtype(np.uint8): 256, np.dtype(np.uint16): 65536}.get(np.dtype(dtype))
 
 
-@register(category="color", summary="Luma (BT.601) grey, kept in the image's channel count.")
+def on_host(ctx: Context, image: Any, compute: Callable[[np.ndarray], np.ndarray], label: str) -> Any:
+    """Run ``compute`` on a numpy copy of ``image``; counted in ``counters.fallbacks[label]`` off the cpu.
+
+    On the cpu backend the image is a numpy array already and nothing is counted. On
+    a device backend the image is downloaded, computed on the host and uploaded back,
+    like :meth:`Backend.fallback` does for primitives.
+    """
+    if isinstance(image, np.ndarray):
+        return compute(image)
+    out = compute(ctx.be.to_host(image))
+    ctx.be.counters.fallbacks[label] += 1
+    return ctx.be.to_device(np.ascontiguousarray(out))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(_freeze(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _params_key(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A hashable cache key; lists (unresolved parameter values) become tuples."""
+    return tuple(sorted((k, _freeze(v)) for k, v in params.items()))
+
+
+class PointOp:
+    """The per-channel curves of one filter, as tables (integers) or evaluated (float32).
+
+    Parameters
+    ----------
+    name : str
+        The filter's name (error messages, fallback counters).
+    curves : callable
+        ``curves(params, full_scale)`` returns one :data:`Curve` applied to every
+        channel, or three (B, G, R order; None leaves that channel unchanged).
+        ``full_scale`` is 255, 65535 or 1.0 for curves that need the dtype's units.
+    float_device : callable, optional
+        ``float_device(ctx, img, **params)``: an exact float32 form written with
+        device primitives; without it float32 is evaluated on the host.
+    native : callable, optional
+        ``native(ctx, img, **params)``: an exact form for every dtype that replaces the
+        table when running (``invert``: ``bitwise_not``); the table is still exposed.
+    """
+
+    def __init__(self, name: str, curves: CurvesFn, float_device: Callable[..., Any] | None = None,
+                 native: Callable[..., Any] | None = None) -> None:
+        self.name = name
+        self.curves = curves
+        self.float_device = float_device
+        self.native = native
+        self._tables = lru_cache(maxsize=TABLE_CACHE)(self._build)
+
+    # ------------------------------------------------------------ tables
+    def table(self, params: Mapping[str, Any], spec: ImageSpec) -> np.ndarray | None:
+        """The lookup table for ``spec``: (N,) or (N, 3) in B, G, R columns, the image's dtype.
+
+        N is 256 for uint8 and 65536 for uint16; row ``i`` holds the output for input
+        value ``i``. It describes the colour channels (alpha passes through), so a
+        4-channel spec gets the 3-channel table; a gray spec always gets (N,). Float32
+        has no table: returns None (use :meth:`evaluate`). Tables are cached per
+        parameters and dtype and are read-only.
+        """
+        if table_size(spec.dtype) is None:
+            return None
+        return self._tables(_params_key(params), np.dtype(spec.dtype).str, spec.channels != 1)
+
+    def _build(self, key: tuple[tuple[str, Any], ...], dtype_str: str, colour: bool) -> np.ndarray:
+        dtype = np.dtype(dtype_str)
+        full = dtype_max(dtype)
+        ramp = np.arange(table_size(dtype), dtype=np.float64) / full
+        columns = self._columns(dict(key), full, ramp)
+        if len(columns) == 3 and not colour:
+            values = sum(w * c for w, c in zip(LUMA_BGR, columns, strict=True))
+        elif len(columns) == 3:
+            values = np.stack(columns, axis=-1)
+        else:
+            values = columns[0]
+        # Rounding at 9 decimals first lets exact halves (k + 0.5) round to even like
+        # OpenCV's saturate_cast, instead of going wherever float64 error puts them.
+        table = np.clip(np.rint(np.round(values * full, 9)), 0, full).astype(dtype)
+        table.setflags(write=False)
+        return table
+
+    def _curves(self, params: Mapping[str, Any], full: float) -> list[Curve | None]:
+        curves = list(self.curves(params, full))
+        if len(curves) not in (1, 3):
+            raise ValueError(f"{self.name}: curves() must return 1 or 3 curves, not {len(curves)}")
+        return curves[:1] if len(curves) == 3 and curves[0] is curves[1] is curves[2] else curves
+
+    def _apply(self, curve: Curve | None, values: np.ndarray) -> np.ndarray:
+        if curve is None:
+            return values
+        result = np.asarray(curve(values))
+        if result.dtype.kind not in "f":
+            result = result.astype(np.float64)
+        if not np.all(np.isfinite(result)):
+            raise ValueError(f"colour kernel {self.name!r} returned NaN or infinite values")
+        return np.clip(np.broadcast_to(result, values.shape), 0.0, 1.0)
+
+    def _columns(self, params: Mapping[str, Any], full: float, values: np.ndarray) -> list[np.ndarray]:
+        return [self._apply(curve, values) for curve in self._curves(params, full)]
+
+    # ------------------------------------------------------------ float32
+    def evaluate(self, image: np.ndarray, params: Mapping[str, Any]) -> np.ndarray:
+        """The curves applied to a float32 host image (values 0..1), as float32.
+
+        ``image`` is H x W (gray) or H x W x 3 (B, G, R). Curves receive float32 arrays.
+        """
+        values = np.asarray(image, dtype=np.float32)
+        if values.ndim == 3 and values.shape[2] == 1:
+            return self.evaluate(values[..., 0], params)[..., None]
+        curves = self._curves(params, 1.0)
+        if len(curves) == 1:
+            return self._apply(curves[0], values).astype(np.float32)
+        if values.ndim == 2:
+            planes = [self._apply(c, values) for c in curves]
+            return sum(w * p for w, p in zip(LUMA_BGR, planes, strict=True)).astype(np.float32)
+        out = np.empty_like(values)
+        for c, curve in enumerate(curves):
+            out[..., c] = self._apply(curve, values[..., c])
+        return out
+
+    # ------------------------------------------------------------ running
+    def run(self, ctx: Context, img: Any, params: Mapping[str, Any]) -> Any:
+        """Apply to a native image of ``ctx.be`` (1 or 3 channels: alpha is handled by the policy)."""
+        if self.native is not None:
+            return self.native(ctx, img, **params)
+        table = self.table(params, ctx.spec)
+        if table is not None:
+            return ctx.be.lut(img, lut_layout(table))
+        if self.float_device is not None:
+            return self.float_device(ctx, img, **params)
+        return on_host(ctx, img, lambda host: self.evaluate(host, params), f"{self.name} (float32 on host)")
+
+
+def lut_layout(table: np.ndarray) -> np.ndarray:
+    """A (N,) or (N, C) table in the layout every backend's ``lut`` takes: (N,) or (N, 1, C)."""
+    return table if table.ndim == 1 else table.reshape(len(table), 1, -1)
+
+
+_POINT_OPS: dict[str, PointOp] = {}
+
+
+def point_op_of(flt: str | Filter) -> PointOp | None:
+    """The :class:`PointOp` of a per-channel point filter (None for other filters).
+
+    ``point_op_of(name).evaluate(values, params)`` evaluates its curves on float32
+    values (``Filter.table`` covers uint8 and uint16).
+    """
+    name = flt.name if isinstance(flt, Filter) else flt
+    op = _POINT_OPS.get(name)
+    return op if op is not None and registry.get(name).table == op.table else None
+
+
+def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[Param] = (),
+                 description: str = "", category: str = "color",
+                 check: Callable[[dict[str, Any]], str | None] | None = None,
+                 float_device: Callable[..., Any] | None = None, native: Callable[..., Any] | None = None,
+                 replace: bool = False) -> Filter:
+    """Register a filter made of per-channel curves (the machinery under :func:`color_kernel`).
+
+    The filter runs as ``ctx.be.lut`` for uint8/uint16 and exposes ``Filter.table``;
+    float32 runs ``float_device`` when given, else the curves on the host; ``native``
+    replaces the table for every dtype (see :class:`PointOp`). The alpha policy is
+    "passthrough".
+    """
+    op = PointOp(name, curves, float_device, native)
+
+    def run(ctx: Context, img: Any, **values: Any) -> Any:
+        return op.run(ctx, img, values)
+
+    flt = Filter(name, category, summary, tuple(params), run, "passthrough",
+                 inspect.cleandoc(description or summary), check, None, op.table, None)
+    registry.add(flt, replace=replace)
+    _POINT_OPS[name] = op
+    return flt
+
+
+def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: str, params: Iterable[Param] = (),
+                 category: str = "color", check: Callable[[dict[str, Any]], str | None] | None = None,
+                 description: str | None = None, replace: bool = False) -> Filter:
+    """Register a filter defined by a function on channel values; it runs as a lookup table.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(v, **params) -> values``. ``v`` is a numpy float array of channel values
+        normalised to 0..1 (uint8 value / 255, uint16 value / 65535, float32 as is);
+        the filter's declared parameters come as keywords with their resolved values.
+        It returns values on the same 0..1 scale, elementwise (an array of ``v``'s
+        shape, or anything that broadcasts to it). Results are clipped to 0..1 and,
+        for integer images, scaled and rounded half to even. The same function
+        applies to every colour channel; alpha passes through untouched.
+
+        For uint8 and uint16, ``fn`` runs once per parameters and dtype on the 256 or
+        65536 possible values (float64), and the table runs as ``LUT`` on every backend
+        (16-bit tables index on the host where a device lacks them, counted). For
+        float32 images it runs on the image itself (float32 values) with numpy: on a
+        device backend that is a counted host fallback.
+    name : str, optional
+        snake_case filter name; ``fn.__name__`` by default (required for a lambda).
+    summary : str
+        One line for ``cvfilters list``.
+    params : iterable of Param
+        The kernel's own parameters.
+    category : str
+        Registry category, "color" by default.
+    check : callable, optional
+        Cross-parameter validation returning a problem description or None.
+    description : str, optional
+        The formula for ``cvfilters info``; ``fn``'s docstring by default.
+    replace : bool
+        Allow replacing a registered filter of the same name.
+
+    Returns
+    -------
+    Filter
+        Registered; ``Filter.table(params, spec)`` returns its (N,) table for a uint8
+        or uint16 spec (None for float32). It runs through :func:`cvfilters.apply`,
+        ``Pipeline([(flt, {})])`` and ``Pipeline.parse("<name>")``.
+
+    Raises
+    ------
+    ValueError
+        At registration for a bad name; when it runs, if ``fn`` returns NaN or inf.
+
+    Examples
+    --------
+    >>> square = color_kernel(lambda v: v ** 2, "square", summary="Square every channel value.")
+    >>> square.table({}, ImageSpec(1, 1, 3, np.dtype(np.uint8)))[128]
+    np.uint8(64)
+    """
+    filter_name = name or getattr(fn, "__name__", "")
+    if filter_name == "<lambda>":
+        raise ValueError("color_kernel: pass name= for a lambda")
+
+    def curves(values: Mapping[str, Any], full: float) -> list[Curve]:
+        return [lambda v: fn(v, **values)]
+
+    doc = description or inspect.getdoc(fn) or summary
+    return point_filter(filter_name, curves, summary=summary, params=params, description=doc,
+                        category=category, check=check, replace=replace)
+
+
+# ---------------------------------------------------------------- colour matrices
+_REVERSE = np.eye(3)[::-1]  # RGB <-> BGR
+
+
+def color_matrix_of(flt: str | Filter, params: Mapping[str, Any] | None = None) -> np.ndarray:
+    """The affine colour matrix a matrix filter applies: ``Filter.matrix`` with parameters resolved.
+
+    Parameters
+    ----------
+    flt : str or Filter
+        ``saturation``, ``hue_shift``, ``sepia``, ``color_matrix`` or ``grayscale``.
+    params : mapping, optional
+        Its parameters (validated and completed with defaults).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 3 x 4 ``M`` with ``out = M[:, :3] @ [b, g, r] + M[:, 3]`` on values
+        normalised to 0..1 (offsets are fractions of full scale), in B, G, R order like
+        the images; two steps compose as ``A[:, :3] @ B`` plus ``A``'s offsets. Each
+        step clips its result to 0..1 (integers saturate) when steps run one by one, so
+        a composed matrix agrees wherever no intermediate value leaves 0..1. Gray
+        images go through M as (v, v, v), clipped, then BT.601 luma.
+
+    Raises
+    ------
+    KeyError
+        For a filter that is not a colour matrix.
+    """
+    flt = registry.get(flt)
+    if flt.matrix is None:
+        names = ", ".join(f.name for f in registry.filters() if f.matrix is not None)
+        raise KeyError(f"{flt.name} is not a colour-matrix filter (matrix filters: {names})")
+    return flt.matrix(flt.resolve(params or {}), None)
+
+
+def run_matrix(ctx: Context, img: Any, matrix: np.ndarray) -> Any:
+    """Apply a normalised 3 x 4 BGR colour matrix with ``ctx.be.transform``.
+
+    Gray images go through it as (v, v, v) and back to one channel by BT.601 luma
+    (``cvtColor``); a matrix that keeps every gray (rows summing to 1, no offsets)
+    leaves them unchanged without running.
+    """
+    be, spec = ctx.be, ctx.spec
+    if spec.channels == 1:
+        keeps_gray = np.allclose(matrix[:, :3].sum(axis=1), 1.0, rtol=0, atol=1e-12) and np.allclose(
+            matrix[:, 3], 0.0, rtol=0, atol=1e-12)
+        if keeps_gray:
+            return img
+        colour = run_matrix(ctx.with_spec(channels=3), be.merge([img, img, img]), matrix)
+        return be.cvt_color(colour, cv2.COLOR_BGR2GRAY)
+    scaled = np.array(matrix, dtype=np.float64)
+    scaled[:, -1] *= spec.max_value
+    out = be.transform(img, scaled)
+    return be.clip(out, 0.0, 1.0) if spec.dtype == np.float32 else out
+
+
+def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], *, summary: str,
+                  params: Iterable[Param] = (), description: str = "",
+                  check: Callable[[dict[str, Any]], str | None] | None = None) -> Filter:
+    """Register a colour-matrix filter: ``matrix(params)`` returns the normalised 3 x 4 BGR matrix.
+
+    The filter exposes it as ``Filter.matrix(params, spec)`` (the spec is not needed).
+    """
+
+    def run(ctx: Context, img: Any, **values: Any) -> Any:
+        return run_matrix(ctx, img, matrix(values))
+
+    flt = Filter(name, "color", summary, tuple(params), run, "passthrough",
+                 inspect.cleandoc(description or summary), check, matrix=lambda values, spec=None: matrix(values))
+    return registry.add(flt)
+
+
+def _affine(linear: np.ndarray, offset: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
+    return np.hstack([np.asarray(linear, dtype=np.float64), np.asarray(offset, dtype=np.float64)[:, None]])
+
+
+def saturation_matrix(amount: float) -> np.ndarray:
+    """``L + amount (I - L)``: every row of ``L`` is the BT.601 luma weights (BGR)."""
+    luma = np.tile(LUMA_BGR, (3, 1))
+    return _affine(luma + amount * (np.eye(3) - luma))
+
+
+# NTSC YIQ (RGB order): Y is BT.601 luma, I and Q span the chroma plane.
+_YIQ_RGB = np.array([[0.299, 0.587, 0.114], [0.595716, -0.274453, -0.321263], [0.211456, -0.522591, 0.311135]])
+
+
+def hue_matrix(degrees: float) -> np.ndarray:
+    """Rotation of the YIQ chroma plane by ``-degrees`` (luma kept), as a BGR matrix."""
+    theta = np.deg2rad(degrees)
+    c, s = np.cos(theta), np.sin(theta)
+    rotate = np.array([[1.0, 0.0, 0.0], [0.0, c, s], [0.0, -s, c]])
+    rgb = np.linalg.solve(_YIQ_RGB, rotate @ _YIQ_RGB)
+    return _affine(_REVERSE @ rgb @ _REVERSE)
+
+
+# The classic sepia matrix (RGB order, rows R, G, B).
+SEPIA_RGB = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]])
+
+
+def sepia_matrix(intensity: float) -> np.ndarray:
+    """``(1 - intensity) I + intensity S`` with :data:`SEPIA_RGB`, as a BGR matrix."""
+    return _affine((1 - intensity) * np.eye(3) + intensity * (_REVERSE @ SEPIA_RGB @ _REVERSE))
+
+
+def user_matrix(matrix: Sequence[Sequence[float]], order: str) -> np.ndarray:
+    """A 3 x 3 or 3 x 4 matrix given in ``order`` ("rgb" or "bgr"), as a normalised BGR 3 x 4 matrix."""
+    array = np.asarray(matrix, dtype=np.float64)
+    linear, offset = array[:, :3], (array[:, 3] if array.shape[1] == 4 else np.zeros(3))
+    if order == "rgb":
+        linear, offset = _REVERSE @ linear @ _REVERSE, offset[::-1]
+    return _affine(linear, offset)
+
+
+# ---------------------------------------------------------------- filters: invert
+invert = point_filter(
+    "invert", lambda p, full: [lambda v: 1.0 - v],
+    summary="Negative: full scale minus each channel.",
+    native=lambda ctx, img: (ctx.be.convert(img, np.float32, -1.0, 1.0) if ctx.spec.dtype == np.float32
+                             else ctx.be.bitwise_not(img)),
+    description="""``out = max - in`` per channel (255, 65535 or 1.0); alpha is kept.
+
+    Runs as ``bitwise_not`` on integers and ``1 - in`` on float32 (exact, on the device
+    for every dtype); ``Filter.table`` gives the same as a table. Float32 values are not
+    clipped.""",
+)
+
+
+# ---------------------------------------------------------------- filters: matrices
+def _gray_matrix(params: Mapping[str, Any]) -> np.ndarray:
+    return _affine(np.tile(LUMA_BGR, (3, 1)))
+
+
+@register(category="color", summary="Luma (BT.601) grey, kept in the image's channel count.",
+          matrix=lambda params, spec=None: _gray_matrix(params))
 def grayscale(ctx: Context, img: Any) -> Any:
     """``Y = 0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor``), copied into B, G and R.
 
@@ -28,3 +454,65 @@ def grayscale(ctx: Context, img: Any) -> Any:
     if ctx.spec.channels == 1:
         return img
     return ctx.be.cvt_color(ctx.be.cvt_color(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+
+
+
+saturation = matrix_filter(
+    "saturation", lambda p: saturation_matrix(p["amount"]),
+    summary="Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged.",
+    params=[Param("amount", "float", 1.0, min=0.0, max=4.0,
+                  help="0 gives gray (BT.601 luma), 1 leaves the image, 2 doubles the saturation")],
+    description="""``out = Y + amount * (in - Y)`` per channel, ``Y`` the BT.601 luma
+    (``0.114 B + 0.587 G + 0.299 R``): a colour matrix (``color_matrix_of``) run by
+    ``cv2.transform``. Luma is kept; gray images are unchanged.""",
+)
+
+hue_shift = matrix_filter(
+    "hue_shift", lambda p: hue_matrix(p["degrees"]),
+    summary="Rotate hues around the gray axis, keeping luma.",
+    params=[Param("degrees", "float", 0.0, min=-360.0, max=360.0, unit="deg",
+                  help="positive turns red towards yellow and green (the direction of HSV hue); 360 = unchanged")],
+    description="""A rotation by ``-degrees`` of the chroma plane (I, Q) of NTSC YIQ:
+    ``out = T^-1 R(-degrees) T in``, T the RGB to YIQ matrix. Luma (BT.601) is kept,
+    grays are unchanged, 360 degrees is the identity, and shifts add up. A colour
+    matrix (``color_matrix_of``) run by ``cv2.transform``.""",
+)
+
+sepia = matrix_filter(
+    "sepia", lambda p: sepia_matrix(p["intensity"]),
+    summary="Sepia tone: the classic sepia matrix mixed with the original.",
+    params=[Param("intensity", "float", 1.0, min=0.0, max=1.0,
+                  help="1 = full sepia, 0 = unchanged (Core Image's CISepiaTone intensity)")],
+    description="""``out = (1 - intensity) * in + intensity * S @ in`` with the classic
+    sepia matrix S (RGB rows: R = .393 R + .769 G + .189 B, G = .349 R + .686 G + .168 B,
+    B = .272 R + .534 G + .131 B), saturated. Gray images get the luma of the sepia
+    colour of (v, v, v) (a gain of about 1.22 at full intensity), in one channel. A colour
+    matrix (``color_matrix_of``) run by ``cv2.transform``.""",
+)
+
+
+def _check_matrix(params: dict[str, Any]) -> str | None:
+    shape = np.shape(params["matrix"])
+    if shape not in ((3, 3), (3, 4)):
+        return f"matrix must be 3x3 or 3x4 (the last column adds offsets), not {shape[0]}x{shape[1]}"
+    return None
+
+
+color_matrix = matrix_filter(
+    "color_matrix", lambda p: user_matrix(p["matrix"], p["order"]),
+    summary="Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel.",
+    params=[
+        Param("matrix", "kernel", ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+              help="3x3 [[..],[..],[..]] or 3x4 whose last column is an offset in fractions of full scale; "
+                   "rows are output channels, columns input channels, in `order`; or @file"),
+        Param("order", "choice", "rgb", choices=("rgb", "bgr"),
+              help="channel order of the matrix rows and columns: rgb (as published matrices are) or "
+                   "bgr (OpenCV's storage order)"),
+    ],
+    check=_check_matrix,
+    description="""``out = M[:, :3] @ in + M[:, 3] * max`` per pixel, saturated (float32
+    clipped to 0..1). With ``order=rgb`` (default) ``in`` and ``out`` are (R, G, B) and
+    the matrix is reordered for OpenCV's BGR images; ``order=bgr`` applies it as
+    written. Gray images get the luma of the result for (v, v, v). Run by
+    ``cv2.transform`` (uint8 coefficients in OpenCV's 1/1024 fixed point).""",
+)
