@@ -99,7 +99,8 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     Returns
     -------
     (tasks, failures)
-        Failures are inputs that match nothing or collide on the same output.
+        Failures are inputs that match nothing, outputs that two inputs share, and
+        outputs that would replace one of the inputs (never allowed).
     """
     sources: list[tuple[Path, Path]] = []
     failures: list[Outcome] = []
@@ -108,7 +109,12 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
         path = Path(item)
         if path.is_dir():
             walker = path.rglob("*") if recursive else path.glob("*")
-            sources += [(f, f.relative_to(path)) for f in sorted(walker) if _is_media(f)]
+            found = [(f, f.relative_to(path)) for f in sorted(walker) if _is_media(f)]
+            if not found:
+                hint = "" if recursive else " (--recursive descends into sub-directories)"
+                failures.append(Outcome(Task(path, path), "failed",
+                                        f"{item}: is a directory without image or video files{hint}"))
+            sources += found
         elif glob.has_magic(item) and not path.exists():
             base = _glob_base(item)
             matches = [Path(m) for m in sorted(glob.glob(item, recursive=recursive)) if Path(m).is_file()]
@@ -122,9 +128,15 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     single = len(inputs) == 1 and plain_files == 1 and not out.is_dir() and out.suffix != ""
     tasks: list[Task] = []
     claimed: dict[Path, Path] = {}
+    inputs_found = {Path(os.path.realpath(source)) for source, _ in sources}
     for source, relative in sources:
         target = out if single else out / _renamed(relative, extension, name_suffix)
         key = Path(os.path.abspath(target))
+        if Path(os.path.realpath(target)) in inputs_found:
+            failures.append(Outcome(Task(source, target), "failed",
+                                    f"{source}: output {target} would replace an input file; cvfilters never "
+                                    "overwrites its inputs"))
+            continue
         if key in claimed:
             failures.append(Outcome(Task(source, target), "failed",
                                     f"{source}: output {target} is also the output of {claimed[key]}"))
@@ -141,7 +153,8 @@ def _renamed(relative: Path, extension: str | None, name_suffix: str) -> Path:
 
 
 def _is_media(path: Path) -> bool:
-    return path.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and path.is_file()
+    """An image or video file by its extension; broken symlinks count, so they are reported, not skipped."""
+    return path.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
 
 
 def _glob_base(pattern: str) -> Path:

@@ -13,6 +13,12 @@ atomically. OpenCV 5.1 behaviour relied on (tests/test_io.py checks it):
 * XMP comes back from JPEG with the ``http://ns.adobe.com/xap/1.0/\\0`` header, which the
   encoder does not add; the PNG encoder needs a NUL-terminated packet.
 * Only JPEG, PNG, WebP and AVIF hold metadata. WebP without a quality is lossless.
+* OpenCV logs codec complaints (libtiff, ``imdecode_``) through its logger, and libpng and
+  libjpeg print theirs straight to file descriptor 2. While this module decodes or encodes,
+  the logger is silenced and descriptor 2 goes to a temporary file: what a decoder printed
+  becomes the detail of the error raised, or a :class:`CorruptDataWarning` naming the file
+  when the image still decoded. (Another thread's writes to stderr in that moment are
+  caught too: they are dropped, or reported with the file when one decode was alone.)
 """
 
 from __future__ import annotations
@@ -20,9 +26,12 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
+import tempfile
 import threading
 import uuid
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -66,7 +75,7 @@ _DEPTHS = {  # the dtypes each output format holds; the first is the fallback
     **dict.fromkeys([".exr", ".hdr"], (_F32,)),
 }
 _CHANNELS = {**dict.fromkeys(_JPEG, (1, 3)), ".ppm": (3,), ".pgm": (1,), ".pbm": (1,), ".pnm": (1, 3),
-             ".hdr": (1, 3), ".gif": (3, 4)}  # the others hold 1, 3 and 4 channels
+             ".hdr": (3,), ".gif": (3, 4), ".webp": (3, 4)}  # the others hold 1, 3 and 4 channels
 _CHANNEL_CHANGES = {
     (4, 3): (cv2.COLOR_BGRA2BGR, "the alpha channel is dropped"),
     (4, 1): (cv2.COLOR_BGRA2GRAY, "converted to gray, alpha dropped"),
@@ -79,6 +88,8 @@ _QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRI
 # Pillow plugins of formats OpenCV reads (others may take random bytes for a header).
 _PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
 _PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
+_QUIET_LOCK = threading.Lock()  # OpenCV's log level and file descriptor 2 are process globals too
+_QUIET_STATE: dict = {"depth": 0, "level": 0, "stderr": None, "shared": False}
 _EXIF_HEADER = b"Exif\0\0"
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
 _UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
@@ -94,6 +105,10 @@ _UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
 
 class DepthConversionWarning(UserWarning):
     """An output format cannot hold the image's depth or channels, so they were converted."""
+
+
+class CorruptDataWarning(UserWarning):
+    """The decoder reported damage (libjpeg's "Corrupt JPEG data ...") in an image it still decoded."""
 
 
 @dataclass(frozen=True)
@@ -275,7 +290,8 @@ def write(
     -----
     DepthConversionWarning
         The format cannot hold the depth (uint16 into JPEG is scaled by 255/65535 and
-        rounded; float32 into PNG by 65535) or the channels (JPEG drops alpha).
+        rounded; float32 into PNG by 65535) or the channels (JPEG drops alpha; WebP, GIF
+        and HDR store gray as BGR); PBM is thresholded at 128; GIF colours are quantized.
     """
     ext = _output_format(path)
     params = _encode_params(ext, quality, compression)
@@ -284,14 +300,16 @@ def write(
     image = _storable(path, ext, np.asarray(image))
     types, chunks = _metadata_chunks(ext, metadata)
     try:
-        if types:
-            ok, encoded = cv2.imencodeWithMetadata(ext, image, types, chunks, params)
-        else:
-            ok, encoded = cv2.imencode(ext, image, params)
+        with _quiet() as printed:
+            if types:
+                ok, encoded = cv2.imencodeWithMetadata(ext, image, types, chunks, params)
+            else:
+                ok, encoded = cv2.imencode(ext, image, params)
     except cv2.error as exc:
         raise ImageWriteError(path, f"cannot be encoded as {ext}: {exc.err}") from exc
     if not ok:
-        raise ImageWriteError(path, f"cannot be encoded as {ext}: OpenCV refused the image")
+        reason = "; ".join(printed) or "OpenCV refused the image"
+        raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
     _atomic_write(path, encoded)
     return Path(path)
 
@@ -352,21 +370,99 @@ def _jpeg_has_end(data: bytes) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[list[str]]:
+    """Silence OpenCV's logger and catch what C libraries print on descriptor 2 while any thread
+    is inside; the yielded list receives those lines when this block was alone inside."""
+    printed: list[str] = []
+    with _QUIET_LOCK:
+        if _QUIET_STATE["depth"] == 0:
+            _QUIET_STATE["level"] = cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+            _QUIET_STATE["stderr"], _QUIET_STATE["shared"] = _catch_stderr(), False
+        else:
+            _QUIET_STATE["shared"] = True
+        _QUIET_STATE["depth"] += 1
+    try:
+        yield printed
+    finally:
+        with _QUIET_LOCK:
+            _QUIET_STATE["depth"] -= 1
+            if _QUIET_STATE["depth"] == 0:
+                cv2.utils.logging.setLogLevel(_QUIET_STATE["level"])
+                text = _release_stderr(_QUIET_STATE["stderr"])
+                if not _QUIET_STATE["shared"]:
+                    printed += [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _catch_stderr() -> tuple[int, tempfile._TemporaryFileWrapper] | None:
+    """Point descriptor 2 at a new temporary file; None (nothing caught) where that fails."""
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()  # what Python buffered before goes where it was meant to
+    try:
+        catcher = tempfile.TemporaryFile()
+    except OSError:
+        return None
+    try:
+        saved = os.dup(2)  # fails without a descriptor 2 (a daemon): nothing to catch
+        try:
+            os.dup2(catcher.fileno(), 2)
+        except OSError:
+            os.close(saved)
+            raise
+    except OSError:
+        catcher.close()
+        return None
+    return saved, catcher
+
+
+def _release_stderr(caught: tuple[int, tempfile._TemporaryFileWrapper] | None) -> str:
+    if caught is None:
+        return ""
+    saved, catcher = caught
+    os.dup2(saved, 2)
+    os.close(saved)
+    with catcher:
+        catcher.seek(0)
+        return catcher.read(4096).decode(errors="replace")
+
+
+def _after_fork_in_child() -> None:
+    """A fork while another thread was inside :func:`_quiet`: give the child its stderr back."""
+    global _QUIET_LOCK
+    _QUIET_LOCK = threading.Lock()  # the parent's may be held by a thread the child does not have
+    if _QUIET_STATE["depth"]:
+        _release_stderr(_QUIET_STATE["stderr"])
+        cv2.utils.logging.setLogLevel(_QUIET_STATE["level"])
+        _QUIET_STATE.update(depth=0, stderr=None, shared=False)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _decode(path: _StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
     try:
-        image, types, chunks = cv2.imdecodeWithMetadata(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+        with _quiet() as printed:
+            image, types, chunks = cv2.imdecodeWithMetadata(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     except cv2.error as exc:
         if "CV_IO_MAX_IMAGE_PIXELS" in str(exc):
             raise ImageTooLargeError(path, "image exceeds OpenCV's own pixel limit (2**30)") from None
-        raise _undecodable(path) from None
+        raise _undecodable(path, data, printed) from None
     if image is None or image.size == 0:
-        raise _undecodable(path)
+        raise _undecodable(path, data, printed)
+    if printed:
+        warnings.warn(f"{os.fspath(path)}: decoded, but the decoder reported: {'; '.join(printed)}",
+                      CorruptDataWarning, stacklevel=4)
     return image, {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
 
 
-def _undecodable(path: _StrPath) -> ImageReadError:
-    """Truncated where OpenCV knows the file's signature, not an image otherwise."""
-    return TruncatedImageError(path) if cv2.haveImageReader(os.fspath(path)) else NotAnImageError(path)
+def _undecodable(path: _StrPath, data: bytes, printed: list[str]) -> ImageReadError:
+    """Truncated where OpenCV knows the file's signature (or it is a WebP header, which OpenCV
+    needs 20 bytes to recognise), not an image otherwise; with what the decoder printed."""
+    with _quiet():
+        known = (data[:4], data[8:12]) == (b"RIFF", b"WEBP") or cv2.haveImageReader(os.fspath(path))
+    error = TruncatedImageError if known else NotAnImageError
+    return error(path, f"{error.cause} ({'; '.join(printed)})" if printed else None)
 
 
 def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
@@ -439,6 +535,13 @@ def _storable(path: _StrPath, ext: str, image: np.ndarray) -> np.ndarray:
             np.nan_to_num(scaled, copy=False)
             np.clip(np.rint(scaled, out=scaled), 0, dst, out=scaled)
         image = scaled.astype(dtype)
+    if ext == ".pbm" and np.any((image != 0) & (image != 255)):  # OpenCV writes every non-zero pixel white
+        warnings.warn(f"{os.fspath(path)}: .pbm holds 1 bit per pixel; stored as black (below 128) and white",
+                      DepthConversionWarning, stacklevel=3)
+        image = np.where(image >= 128, np.uint8(255), np.uint8(0))
+    if ext == ".gif":  # OpenCV's encoder quantizes even images of a few colours
+        warnings.warn(f"{os.fspath(path)}: .gif holds a palette of at most 256 colours; the colours are approximated",
+                      DepthConversionWarning, stacklevel=3)
     return image
 
 
@@ -457,8 +560,12 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
 
 
 def _atomic_write(path: _StrPath, data: np.ndarray) -> None:
-    """Write to a unique temporary file beside the target, fsync, rename; remove it on failure.
-    Created with mode 0o666 less the umask, where ``mkstemp`` would leave 0o600."""
+    """Write to a unique temporary file beside the target, fsync, rename, fsync the folder.
+
+    The temporary file is removed on failure. Created with mode 0o666 less the umask,
+    where ``mkstemp`` would leave 0o600. The folder's fsync makes the rename itself
+    durable, so after a power loss the target is the old file or the new one.
+    """
     target = Path(path)
     temporary = target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
     created = False
@@ -472,9 +579,23 @@ def _atomic_write(path: _StrPath, data: np.ndarray) -> None:
             os.fsync(file.fileno())
         os.replace(temporary, target)
         created = False
+        _fsync_directory(target.parent)
     except OSError as exc:
         raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
     finally:
         if created:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+
+
+def _fsync_directory(directory: Path) -> None:
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:  # platforms without directory handles (Windows): the rename is as durable as it gets
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

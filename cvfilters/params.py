@@ -134,7 +134,9 @@ class Param:
             return getattr(self, f"_coerce_{self.kind}")(value, filter_name)
         except ParameterError:
             raise
-        except (TypeError, ValueError) as exc:
+        except RecursionError:
+            raise ParameterError(filter_name, self.name, "is nested too deeply") from None
+        except (TypeError, ValueError, OverflowError) as exc:
             message = f"={_short(value)} is not a valid {self.kind} ({exc})"
             raise ParameterError(filter_name, self.name, message) from None
 
@@ -355,5 +357,5 @@ def _num(value: float | None) -> str:
 
 
 def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    text = value if isinstance(value, str) and value.isprintable() else repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -134,11 +134,12 @@ class Pipeline:
         unknown = set(data) - {"version", "steps"}
         if unknown:
             raise SpecError(f"unknown key {sorted(unknown)[0]!r} in pipeline file (allowed: version, steps)")
-        if data.get("version") != PIPELINE_VERSION:
-            raise SpecError(f"pipeline file version must be {PIPELINE_VERSION}, not {data.get('version')!r}")
+        version = data.get("version")
+        if type(version) is not int or version != PIPELINE_VERSION:
+            raise SpecError(f"pipeline file version must be {PIPELINE_VERSION}, not {version!r}")
         items = data.get("steps")
-        if not isinstance(items, list):
-            raise SpecError("'steps' must be a list of {filter: NAME, params: {...}}")
+        if not isinstance(items, list) or not items:
+            raise SpecError("'steps' must be a non-empty list of {filter: NAME, params: {...}}")
         steps = []
         for i, item in enumerate(items, 1):
             if not isinstance(item, Mapping) or "filter" not in item or set(item) - {"filter", "params"}:
