@@ -50,7 +50,7 @@ def require_matplotlib() -> None:
 
 def _curves(image: np.ndarray, bins: int) -> list[tuple[str, str, np.ndarray]]:
     """(name, colour, fraction of pixels per bin) for B, G, R and luminance, or gray."""
-    from cvfilters.filters.histogram import histogram
+    from cvfilters.histograms import histogram
 
     pixels = image.shape[0] * image.shape[1]
     if image.ndim == 2 or image.shape[2] == 1:

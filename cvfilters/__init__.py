@@ -13,7 +13,7 @@ from .context import Context, ImageSpec
 from .errors import CvfError, ImageError, ParameterError, UsageError
 from .filters.cartoon import quantize_palette
 from .filters.color import color_kernel
-from .filters.histogram import histogram
+from .histograms import histogram
 from .filters.warp import warp_kernel
 from .io import read, read_with_metadata, write
 from .masks import apply_masked

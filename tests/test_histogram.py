@@ -33,7 +33,8 @@ from skimage.filters import threshold_otsu as sk_threshold_otsu
 
 import cvfilters as cvf
 from cvfilters.errors import OutputExistsError, ParameterError, UsageError
-from cvfilters.filters.histogram import histogram, load_histogram, otsu_threshold, save_histogram
+from cvfilters.filters.histogram import load_histogram, otsu_threshold, save_histogram
+from cvfilters.histograms import histogram
 from cvfilters.pipeline import Pipeline
 
 from .conftest import FIXTURES, photo
