@@ -153,6 +153,28 @@ class Backend(abc.ABC):
             return result
         return [self.to_device(r) for r in result] if isinstance(result, list) else self.to_device(result)
 
+    def host_copy(self, image: Any, label: str) -> np.ndarray:
+        """A numpy copy of a device image for work no primitive covers (statistics).
+
+        Free on the cpu backend; elsewhere one download counted in
+        ``counters.fallbacks[label]`` (shown by ``--explain``), not as a pipeline download.
+        """
+        if isinstance(image, np.ndarray):
+            return image
+        self.counters.fallbacks[label] += 1
+        return np.ascontiguousarray(self.to_host(image))
+
+    def on_host(self, image: Any, compute: Callable[[np.ndarray], np.ndarray], label: str) -> Any:
+        """``compute`` (numpy in, numpy out) on a host copy of ``image``, the result back on the device.
+
+        For whole-image algorithms no backend accelerates (k-means, stylization, large
+        medians): one download and one upload per step, counted in
+        ``counters.fallbacks[label]``. On the cpu backend it is a plain call.
+        """
+        if isinstance(image, np.ndarray):
+            return compute(image)
+        return self.to_device(np.ascontiguousarray(compute(self.host_copy(image, label))))
+
     # ------------------------------------------------------------ primitives
     # Every method below takes and returns native images of this backend.
     @abc.abstractmethod

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 import cv2
@@ -105,17 +104,7 @@ def median_blur(ctx: Context, img: Any, *, size: int) -> Any:
     """
     if ctx.spec.dtype == np.uint8 or size <= OPENCV_MEDIAN_MAX:
         return ctx.be.median(img, size)
-    return _on_host(ctx, img, "median", lambda host: median_filter(host, size))
-
-
-def _on_host(ctx: Context, img: Any, label: str, run: Callable[[np.ndarray], np.ndarray]) -> Any:
-    """``run`` on a host copy of a device image, counted in ``counters.fallbacks[label]``."""
-    if isinstance(img, np.ndarray):
-        return run(img)
-    be = ctx.be
-    out = be.to_device(run(be.to_host(img)))
-    be.counters.fallbacks[label] += 1
-    return out
+    return ctx.be.on_host(img, lambda host: median_filter(host, size), "median")
 
 
 def median_filter(image: np.ndarray, size: int) -> np.ndarray:

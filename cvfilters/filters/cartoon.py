@@ -253,11 +253,13 @@ def quantize(ctx: Context, img: Any, *, k: int, attempts: int, seed: int, space:
     backends) and works on uint8, uint16 and float32 directly. Alpha passes through.
     ``cvfilters.filters.cartoon.quantize_palette`` returns the palette as well.
     """
-    host = ctx.be.download(img)
     spec = ctx.spec
-    planes = np.asarray(host).reshape(spec.height, spec.width, spec.channels)
-    out, _ = quantize_palette(planes, k, attempts=attempts, seed=seed, space=space)
-    return ctx.be.upload(np.ascontiguousarray(out))
+
+    def compute(host: np.ndarray) -> np.ndarray:
+        planes = host.reshape(spec.height, spec.width, spec.channels)
+        return quantize_palette(planes, k, attempts=attempts, seed=seed, space=space)[0]
+
+    return ctx.be.on_host(img, compute, "quantize (k-means on host)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -453,9 +455,12 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
     colour = smooth_colour(ctx, to_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
                            sigma_color=sigma_color, sigma_space=sigma_space)
     if quantize == "kmeans":
-        host = np.asarray(be.download(colour)).reshape(spec.height, spec.width, spec.channels)
-        labels, palette = _quantize_unit(host, colors, attempts=1, seed=seed, space="bgr")
-        colour = be.upload(np.ascontiguousarray(palette[labels].reshape(host.shape)))
+        def kmeans(host: np.ndarray) -> np.ndarray:
+            planes = host.reshape(spec.height, spec.width, spec.channels)
+            labels, palette = _quantize_unit(planes, colors, attempts=1, seed=seed, space="bgr")
+            return palette[labels].reshape(planes.shape)
+
+        colour = be.on_host(colour, kmeans, "cartoon (k-means on host)")
     elif quantize == "posterize":
         steps = be.convert(colour, np.uint16, float(levels - 1))
         colour = be.convert(steps, np.float32, 1.0 / (levels - 1))
@@ -516,7 +521,7 @@ def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, si
             darker = drawn.astype(np.float32) * strength + 255.0 * (1.0 - strength)
             return np.rint(np.clip(darker, 0.0, 255.0)).astype(np.uint8)
 
-        return on_host_8bit_bgr(ctx, img, pencil)
+        return on_host_8bit_bgr(ctx, img, pencil, "sketch (pencilSketch on host)")
     gray = luma(ctx, to_float(ctx, img))
     size = int(round(blur * 4)) * 2 + 1
     blurred = be.gaussian(be.convert(gray, np.float32, -1.0, 1.0), (size, size), blur, cv2.BORDER_REPLICATE)

@@ -67,20 +67,6 @@ def table_size(dtype: np.dtype | type) -> int | None:
     return {np.dtype(np.uint8): 256, np.dtype(np.uint16): 65536}.get(np.dtype(dtype))
 
 
-def on_host(ctx: Context, image: Any, compute: Callable[[np.ndarray], np.ndarray], label: str) -> Any:
-    """Run ``compute`` on a numpy copy of ``image``; counted in ``counters.fallbacks[label]`` off the cpu.
-
-    On the cpu backend the image is a numpy array already and nothing is counted. On
-    a device backend the image is downloaded, computed on the host and uploaded back,
-    like :meth:`Backend.fallback` does for primitives.
-    """
-    if isinstance(image, np.ndarray):
-        return compute(image)
-    out = compute(ctx.be.to_host(image))
-    ctx.be.counters.fallbacks[label] += 1
-    return ctx.be.to_device(np.ascontiguousarray(out))
-
-
 def _freeze(value: Any) -> Any:
     if isinstance(value, (list, tuple, np.ndarray)):
         return tuple(_freeze(v) for v in value)
@@ -199,7 +185,7 @@ class PointOp:
             return ctx.be.lut(img, lut_layout(table))
         if self.float_device is not None:
             return self.float_device(ctx, img, **params)
-        return on_host(ctx, img, lambda host: self.evaluate(host, params), f"{self.name} (float32 on host)")
+        return ctx.be.on_host(img, lambda host: self.evaluate(host, params), f"{self.name} (float32 on host)")
 
 
 def lut_layout(table: np.ndarray) -> np.ndarray:

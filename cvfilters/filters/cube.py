@@ -51,7 +51,7 @@ from ..context import Context
 from ..errors import ParameterError
 from ..params import Param
 from ..registry import Filter
-from .color import LUMA_BGR, Curve, PointOp, on_host
+from .color import LUMA_BGR, Curve, PointOp
 
 FILTER = "lut"
 SUFFIXES = (".cube", ".csv", ".txt", ".npy")
@@ -458,7 +458,7 @@ def apply_cube(ctx: Context, img: Any, lut: LutFile) -> Any:
     full = spec.max_value
     cube = lut.cube.refined()
     if cube.size > MAX_REMAP_NODES or (lut.table is not None and lut.table.size > MAX_REMAP_ROW):
-        return on_host(ctx, img, lambda host: _host_apply(lut, host), f"{FILTER} (3-D cube on host)")
+        return ctx.be.on_host(img, lambda host: _host_apply(lut, host), f"{FILTER} (3-D cube on host)")
     n = cube.size
     uniform = bool(np.all(cube.low == cube.low[0]) and np.all(cube.high == cube.high[0]))
     if lut.table is not None:

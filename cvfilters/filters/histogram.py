@@ -90,18 +90,6 @@ _SPACE_HELP = ("colour images: the channel processed: ycrcb (Y, BT.601 luma; def
 
 
 # ---------------------------------------------------------------- statistics on the host
-def _host_copy(ctx: Context, image: Any, primitive: str) -> np.ndarray:
-    """A contiguous numpy copy of a native image, for whole-image statistics.
-
-    Free on the cpu backend; elsewhere one device-to-host copy, counted in
-    ``counters.fallbacks[primitive]`` (the primitive that would keep the work on the device).
-    """
-    if isinstance(image, np.ndarray):
-        return np.ascontiguousarray(image)
-    ctx.be.counters.fallbacks[primitive] += 1
-    return np.ascontiguousarray(ctx.be.to_host(image))
-
-
 def _host_context(image: np.ndarray) -> Context:
     return Context(get_backend("cpu"), ImageSpec.of(image))
 
@@ -639,7 +627,7 @@ def histogram_overlay(ctx: Context, img: Any, *, position: tuple[float, float], 
     x = round(position[0] * (spec.width - width))
     y = round(position[1] * (spec.height - height))
     levels = img if spec.dtype != _F32 else be.convert(img, np.uint16, FLOAT_LEVELS - 1.0)
-    host = _host_copy(ctx, levels, "calc_hist")
+    host = ctx.be.host_copy(levels, "calc_hist")
     counts = histogram(host, bins=max(2, min(256, width)))
     counts = counts if counts.ndim == 2 else counts[None, :]
     panel = histogram_panel(counts, width, height, log=log) * spec.max_value

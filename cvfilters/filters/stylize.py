@@ -113,22 +113,25 @@ def host_from_8bit(array8: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return array8.astype(np.float32) / np.float32(255.0)
 
 
-def on_host_8bit_bgr(ctx: Context, img: Any, run: Callable[[np.ndarray], np.ndarray]) -> Any:
+def on_host_8bit_bgr(ctx: Context, img: Any, run: Callable[[np.ndarray], np.ndarray], label: str) -> Any:
     """Run a host-only 8-bit BGR algorithm with one download and one upload.
 
-    The image is downloaded once (counted on device backends), converted to 8-bit
-    and from gray to BGR; ``run`` maps that to an 8-bit BGR result, which goes back
-    to the input's channel count and dtype and is uploaded once.
+    The image is downloaded once (counted as ``label`` in the host fallbacks on device
+    backends), converted to 8-bit and from gray to BGR; ``run`` maps that to an 8-bit
+    BGR result, which goes back to the input's channel count and dtype.
     """
     spec = ctx.spec
-    host = ctx.be.download(img)
-    bgr = host_to_8bit(np.asarray(host)).reshape(spec.height, spec.width, spec.channels)
-    if spec.channels == 1:
-        bgr = cv2.cvtColor(bgr, cv2.COLOR_GRAY2BGR)
-    out = run(np.ascontiguousarray(bgr))
-    if spec.channels == 1:
-        out = cv2.cvtColor(out, cv2.COLOR_BGR2GRAY)
-    return ctx.be.upload(np.ascontiguousarray(host_from_8bit(out, spec.dtype)))
+
+    def compute(host: np.ndarray) -> np.ndarray:
+        bgr = host_to_8bit(host).reshape(spec.height, spec.width, spec.channels)
+        if spec.channels == 1:
+            bgr = cv2.cvtColor(bgr, cv2.COLOR_GRAY2BGR)
+        out = run(np.ascontiguousarray(bgr))
+        if spec.channels == 1:
+            out = cv2.cvtColor(out, cv2.COLOR_BGR2GRAY)
+        return host_from_8bit(out, spec.dtype)
+
+    return ctx.be.on_host(img, compute, label)
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,7 +241,7 @@ def oil_paint(ctx: Context, img: Any, *, size: int, dyn_ratio: int) -> Any:
     (2 size + 1)^2 neighbourhood are histogrammed; the output is the mean colour of
     the neighbours in the most frequent bin. Alpha passes through.
     """
-    return on_host_8bit_bgr(ctx, img, lambda bgr: cv2.xphoto.oilPainting(bgr, size, dyn_ratio))
+    return on_host_8bit_bgr(ctx, img, lambda bgr: cv2.xphoto.oilPainting(bgr, size, dyn_ratio), "oil_paint")
 
 
 @register(
@@ -255,7 +258,8 @@ def stylization(ctx: Context, img: Any, *, sigma_s: float, sigma_r: float) -> An
     """``cv2.stylization(src, sigma_s, sigma_r)``: domain-transform smoothing (Gastal and
     Oliveira 2011) with enhanced edges, an abstracted, painted look. Alpha passes through.
     """
-    return on_host_8bit_bgr(ctx, img, lambda bgr: cv2.stylization(bgr, sigma_s=sigma_s, sigma_r=sigma_r))
+    return on_host_8bit_bgr(ctx, img, lambda bgr: cv2.stylization(bgr, sigma_s=sigma_s, sigma_r=sigma_r),
+                            "stylization")
 
 
 @register(
@@ -273,7 +277,8 @@ def detail_enhance(ctx: Context, img: Any, *, sigma_s: float, sigma_r: float) ->
     edge-preserving smooth base (domain transform) and a detail layer, and the detail
     layer is amplified. Alpha passes through.
     """
-    return on_host_8bit_bgr(ctx, img, lambda bgr: cv2.detailEnhance(bgr, sigma_s=sigma_s, sigma_r=sigma_r))
+    return on_host_8bit_bgr(ctx, img, lambda bgr: cv2.detailEnhance(bgr, sigma_s=sigma_s, sigma_r=sigma_r),
+                            "detail_enhance")
 
 
 EDGE_PRESERVING_FLAGS = {"recursive": cv2.RECURS_FILTER, "normconv": cv2.NORMCONV_FILTER}
@@ -297,7 +302,8 @@ def edge_preserving(ctx: Context, img: Any, *, sigma_s: float, sigma_r: float, f
     """
     code = EDGE_PRESERVING_FLAGS[flags]
     return on_host_8bit_bgr(
-        ctx, img, lambda bgr: cv2.edgePreservingFilter(bgr, flags=code, sigma_s=sigma_s, sigma_r=sigma_r))
+        ctx, img, lambda bgr: cv2.edgePreservingFilter(bgr, flags=code, sigma_s=sigma_s, sigma_r=sigma_r),
+        "edge_preserving")
 
 
 @register(
@@ -322,4 +328,5 @@ def mean_shift(ctx: Context, img: Any, *, spatial_radius: float, color_radius: f
     smallest = min(ctx.spec.width, ctx.spec.height)
     levels = min(max_level, max(0, int(np.log2(smallest)) - 1))
     return on_host_8bit_bgr(
-        ctx, img, lambda bgr: cv2.pyrMeanShiftFiltering(bgr, spatial_radius, color_radius, maxLevel=levels))
+        ctx, img, lambda bgr: cv2.pyrMeanShiftFiltering(bgr, spatial_radius, color_radius, maxLevel=levels),
+        "mean_shift")
