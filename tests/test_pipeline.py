@@ -70,7 +70,8 @@ def test_bad_specs_name_the_problem(spec: str, error: type, message: str) -> Non
 def test_pipeline_file_errors(tmp_path) -> None:
     cases = {
         "steps: []": "version must be 1",
-        "version: 1\nsteps: 3": "'steps' must be a list",
+        "version: 1\nsteps: 3": "'steps' must be a non-empty list",
+        "version: 1\nsteps: []": "'steps' must be a non-empty list",
         "version: 1\nsteps: [{filter: invert, extra: 1}]": "step 1 must be a mapping",
         "version: 1\nsteps: []\nmore: 1": "unknown key 'more'",
         "version: 1\nsteps: [{filter: invert, params: {x: 1}}]": "x is not a parameter",
