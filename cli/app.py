@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from .common import build_pipeline, check_backend
 from .progress import Progress
 
 app = typer.Typer(
@@ -59,25 +60,22 @@ def apply(
     explain: Annotated[bool, typer.Option(help="Print the plan: backend, steps, transfers, fallbacks.")] = False,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
     fuse: Annotated[bool, typer.Option("--fuse/--no-fuse", help="Merge point ops, matrices and warps.")] = True,
+    compare: Annotated[Path | None, typer.Option(help="Also write the input and its result side by side "
+                                                      "(one input image only).")] = None,
+    compare_mode: Annotated[str, typer.Option(help="side (both whole) or split (left half before, right after).")
+                            ] = "side",
 ) -> None:
     """Run a pipeline on image and video files and write the results."""
     from cvfilters import batch, executors
-    from cvfilters.backends import BACKEND_NAMES, get_backend
-    from cvfilters.errors import UsageError
     from cvfilters.params import allow_large
-    from cvfilters.pipeline import Pipeline
 
     with allow_large(large):
-        pipeline = Pipeline(Pipeline.load(pipeline_file).steps if pipeline_file else [])
-        pipeline.steps += Pipeline.parse(specs).steps if specs else []
-    if not pipeline.steps:
-        raise UsageError("give at least one filter with -f SPEC or a pipeline file with -p FILE")
-    if backend not in BACKEND_NAMES:
-        raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKEND_NAMES)}")
-    if backend != "auto":
-        get_backend(backend)
+        pipeline = build_pipeline(specs, pipeline_file)
+    check_backend(backend)
     device_list = executors.device_ids(devices, backend) if devices else None
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    if compare is not None:
+        _check_compare(compare, compare_mode, tasks, failures, overwrite)
     workers = len(device_list) if device_list else min(jobs or os.cpu_count() or 1, max(len(tasks), 1))
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
                             large, 1 if scheduler else workers, fuse)
@@ -94,6 +92,24 @@ def apply(
         _err(summary.line())
     if summary.failed:
         raise typer.Exit(1)
+    if compare is not None and summary.done == 1:
+        from cvfilters.sheets import write_before_after
+
+        write_before_after(compare, tasks[0].source, tasks[0].target, mode=compare_mode, quality=quality,
+                           overwrite=overwrite)
+
+
+def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[Any], overwrite: bool) -> None:
+    """Refuse --compare before any work: one input image, a writable name apart from input and output."""
+    from cvfilters import io
+    from cvfilters.errors import UsageError
+    from cvfilters.sheets import check_before_after_target
+
+    if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
+        raise UsageError("--compare needs exactly one input image (not a video, directory or glob)")
+    if compare.resolve() in (tasks[0].source.resolve(), tasks[0].target.resolve()):
+        raise UsageError(f"--compare {compare}: must differ from the input and the output")
+    check_before_after_target(compare, mode=mode, overwrite=overwrite)
 
 
 def _extension(fmt: str | None) -> str | None:

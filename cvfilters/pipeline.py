@@ -118,7 +118,7 @@ class Pipeline:
         texts = [spec] if isinstance(spec, str) else list(spec)
         steps: list[Step] = []
         for text in texts:
-            for part in _split_top(text, "|"):
+            for part in split_spec(text, "|"):
                 steps.append(_parse_step(part.strip(), base_dir, confine))
         return cls(steps, fuse=fuse)
 
@@ -334,8 +334,8 @@ def _device_name(be: Backend) -> str:
 
 
 # ---------------------------------------------------------------- spec parsing
-def _split_top(text: str, sep: str) -> list[str]:
-    """Split on ``sep`` outside brackets and quotes."""
+def split_spec(text: str, sep: str) -> list[str]:
+    """Split spec text on ``sep`` (``|`` between steps, ``,`` between values) outside brackets and quotes."""
     parts, depth, quote, start = [], 0, "", 0
     for i, ch in enumerate(text):
         if quote:
@@ -361,7 +361,7 @@ def _parse_step(text: str, base_dir: str | os.PathLike[str] | None, confine: boo
     name, _, rest = text.partition(":")
     flt = registry.get(name.strip())
     values: dict[str, Any] = {}
-    for item in _split_top(rest, ",") if rest.strip() else []:
+    for item in split_spec(rest, ",") if rest.strip() else []:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not key:

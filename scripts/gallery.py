@@ -1,9 +1,9 @@
-"""Render every registered filter with its defaults into one labelled grid image.
+"""Render every registered filter with its defaults into one labelled grid: docs/gallery.jpg.
 
 Usage::
 
-    python scripts/gallery.py                      # writes docs/gallery.png
-    python scripts/gallery.py -o out.png --tile 200 --columns 6 --backend opencl
+    python scripts/gallery.py                      # writes docs/gallery.jpg
+    python scripts/gallery.py -o out.jpg --tile 200 --columns 6 --backend opencl
 
 Each filter runs on ``fixtures/astronaut.png`` (resized to ``--work`` pixels on its
 longer side, default twice the tile) with its default parameters and the ``example``
@@ -11,16 +11,18 @@ of every required parameter, is shrunk to a ``--tile`` pixel square and labelled
 its name. Tiles are ordered as ``cvfilters list`` orders filters (category, then name).
 A filter that fails gets a red tile with the error and the script exits with 1.
 
-The PNG carries the filter names in grid order in a text chunk named
-``cvfilters-gallery`` (one name a line), so tests can check that every registered
-filter is shown: ``PIL.Image.open(path).text["cvfilters-gallery"]``.
+The JPEG carries the filter names in grid order in its comment (COM) segment, after a
+first line ``cvfilters-gallery``, so a test can check that every registered filter is
+shown: :func:`gallery_names` reads them back.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +30,14 @@ import cv2
 import numpy as np
 
 import cvfilters as cvf
+from cvfilters.sheets import contact_sheet, fit, to_display
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT = ROOT / "fixtures" / "astronaut.png"
-DEFAULT_OUTPUT = ROOT / "docs" / "gallery.png"
-TEXT_KEY = "cvfilters-gallery"
-LABEL_HEIGHT = 18
-GAP = 4
-BACKGROUND = (255, 255, 255)
+DEFAULT_OUTPUT = ROOT / "docs" / "gallery.jpg"
+COMMENT_KEY = "cvfilters-gallery"
+QUALITY = 80
+ERROR_COLOR = (0, 0, 200)
 
 
 def example_params(flt: cvf.Filter) -> dict[str, Any]:
@@ -43,59 +45,19 @@ def example_params(flt: cvf.Filter) -> dict[str, Any]:
     return {p.name: p.example for p in flt.params if p.required}
 
 
-def displayable(image: np.ndarray) -> np.ndarray:
-    """Any filter result as 8-bit BGR: depth scaled to 8 bits, gray expanded, alpha over white."""
-    if image.dtype == np.uint16:
-        image = ((image.astype(np.uint32) + 128) // 257).astype(np.uint8)
-    elif image.dtype != np.uint8:
-        image = np.rint(np.clip(image.astype(np.float32), 0.0, 1.0) * 255).astype(np.uint8)
-    if image.ndim == 2 or image.shape[2] == 1:
-        return cv2.cvtColor(image.reshape(image.shape[:2]), cv2.COLOR_GRAY2BGR)
-    if image.shape[2] == 4:
-        alpha = image[..., 3:].astype(np.float32) / 255
-        return np.rint(image[..., :3] * alpha + 255 * (1 - alpha)).astype(np.uint8)
-    return image
-
-
-def fit(image: np.ndarray, tile: int) -> np.ndarray:
-    """Shrink (area) or enlarge (nearest) to fit a tile x tile square, centred on the background."""
-    height, width = image.shape[:2]
-    factor = tile / max(height, width)
-    size = (max(1, round(width * factor)), max(1, round(height * factor)))
-    interpolation = cv2.INTER_AREA if factor < 1 else cv2.INTER_NEAREST
-    resized = cv2.resize(image, size, interpolation=interpolation)
-    canvas = np.full((tile, tile, 3), BACKGROUND, np.uint8)
-    top, left = (tile - size[1]) // 2, (tile - size[0]) // 2
-    canvas[top:top + size[1], left:left + size[0]] = resized
-    return canvas
-
-
-def label(text: str, width: int, color: tuple[int, int, int] = (0, 0, 0)) -> np.ndarray:
-    """A white strip with ``text`` centred, the font shrunk until the text fits."""
-    strip = np.full((LABEL_HEIGHT, width, 3), BACKGROUND, np.uint8)
-    font, scale = cv2.FONT_HERSHEY_SIMPLEX, 0.45
-    while True:
-        (text_w, text_h), _ = cv2.getTextSize(text, font, scale, 1)
-        if text_w <= width - 4 or scale < 0.25:
-            break
-        scale -= 0.05
-    origin = (max(2, (width - text_w) // 2), (LABEL_HEIGHT + text_h) // 2)
-    cv2.putText(strip, text, origin, font, scale, color, 1, cv2.LINE_AA)
-    return strip
-
-
 def error_tile(message: str, tile: int) -> np.ndarray:
+    """A pink tile with ``message`` wrapped in dark red."""
     canvas = np.full((tile, tile, 3), (200, 200, 255), np.uint8)
-    words, lines, line = message.split(), [], ""
-    for word in words:
-        if len(line) + len(word) + 1 > tile // 7:
+    lines, line = [], ""
+    for word in message.split():
+        if line and len(line) + len(word) + 1 > tile // 7:
             lines.append(line)
             line = word
         else:
             line = f"{line} {word}".strip()
     lines.append(line)
     for i, text in enumerate(lines[: tile // 14]):
-        cv2.putText(canvas, text, (4, 14 + 13 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.35, (0, 0, 160), 1, cv2.LINE_AA)
+        cv2.putText(canvas, text, (4, 14 + 13 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.35, ERROR_COLOR, 1, cv2.LINE_AA)
     return canvas
 
 
@@ -108,7 +70,7 @@ def render_tiles(image: np.ndarray, *, tile: int = 160, backend: str = "cpu",
         for flt in chosen:
             try:
                 out = cvf.apply(image, flt, backend=backend, **example_params(flt))
-                tiles.append((flt.name, fit(displayable(np.asarray(out)), tile), None))
+                tiles.append((flt.name, fit(to_display(np.asarray(out)), tile, tile), None))
             except Exception as exc:  # a gallery shows every filter, even a broken one
                 message = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
                 tiles.append((flt.name, error_tile(message, tile), message))
@@ -119,46 +81,44 @@ def build_gallery(image: np.ndarray, *, tile: int = 160, columns: int = 8, backe
                   names: list[str] | None = None) -> tuple[np.ndarray, list[str], dict[str, str]]:
     """The grid image, the filter names in grid order and the errors by filter name."""
     tiles = render_tiles(image, tile=tile, backend=backend, names=names)
-    cell_w, cell_h = tile + GAP, tile + LABEL_HEIGHT + GAP
-    rows = -(-len(tiles) // columns)
-    grid = np.full((rows * cell_h + GAP, columns * cell_w + GAP, 3), BACKGROUND, np.uint8)
-    for i, (name, picture, error) in enumerate(tiles):
-        y, x = GAP + (i // columns) * cell_h, GAP + (i % columns) * cell_w
-        grid[y:y + tile, x:x + tile] = picture
-        grid[y + tile:y + tile + LABEL_HEIGHT, x:x + tile] = label(name, tile, (0, 0, 200) if error else (0, 0, 0))
+    grid = contact_sheet([picture for _, picture, _ in tiles], [name for name, _, _ in tiles], columns,
+                         colors=[ERROR_COLOR if error else (0, 0, 0) for _, _, error in tiles])
     return grid, [name for name, _, _ in tiles], {name: error for name, _, error in tiles if error}
 
 
-def write_png(path: Path, grid: np.ndarray, names: list[str]) -> None:
-    """Write the grid as an optimised PNG with the filter names in a text chunk."""
-    from PIL import Image, PngImagePlugin
+def write_jpeg(path: Path, grid: np.ndarray, names: list[str], quality: int = QUALITY) -> None:
+    """Write the grid as a JPEG, atomically, with the filter names in its comment segment."""
+    from PIL import Image
 
-    info = PngImagePlugin.PngInfo()
-    info.add_text(TEXT_KEY, "\n".join(names))
+    comment = "\n".join([COMMENT_KEY, *names]).encode()
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    Image.fromarray(cv2.cvtColor(grid, cv2.COLOR_BGR2RGB)).save(temporary, format="PNG", pnginfo=info,
-                                                                 optimize=True)
-    temporary.replace(path)
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        Image.fromarray(cv2.cvtColor(grid, cv2.COLOR_BGR2RGB)).save(
+            temporary, format="JPEG", quality=quality, optimize=True, progressive=True, comment=comment)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 def gallery_names(path: str | Path) -> list[str]:
-    """The filter names recorded in a gallery PNG, in grid order."""
+    """The filter names recorded in a gallery JPEG, in grid order (empty if it has none)."""
     from PIL import Image
 
     with Image.open(path) as picture:
-        text = picture.text.get(TEXT_KEY, "")  # type: ignore[attr-defined]
-    return [line for line in text.splitlines() if line]
+        lines = picture.info.get("comment", b"").decode(errors="replace").splitlines()
+    return [line for line in lines[1:] if line] if lines[:1] == [COMMENT_KEY] else []
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT, help="PNG to write (docs/gallery.png)")
+    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT, help="JPEG to write (docs/gallery.jpg)")
     parser.add_argument("-i", "--input", type=Path, default=DEFAULT_INPUT, help="source image (fixtures/astronaut.png)")
-    parser.add_argument("--tile", type=int, default=160, help="tile side in pixels (160)")
+    parser.add_argument("--tile", type=int, default=144, help="tile side in pixels (144)")
     parser.add_argument("--work", type=int, default=0,
                         help="longer side the filters run at, in pixels (default: twice the tile)")
     parser.add_argument("--columns", type=int, default=8, help="tiles per row (8)")
+    parser.add_argument("--quality", type=int, default=QUALITY, help=f"JPEG quality ({QUALITY})")
     parser.add_argument("--backend", default="cpu", help="backend to render with (cpu)")
     parser.add_argument("names", nargs="*", help="only these filters (default: every registered filter)")
     args = parser.parse_args(argv)
@@ -174,10 +134,11 @@ def main(argv: list[str] | None = None) -> int:
 
     grid, names, errors = build_gallery(source, tile=args.tile, columns=args.columns, backend=args.backend,
                                         names=args.names or None)
-    write_png(args.output, grid, names)
+    write_jpeg(args.output, grid, names, args.quality)
     for name, error in errors.items():
         print(f"{name}: {error}", file=sys.stderr)
-    print(f"{args.output}: {len(names)} filters, {grid.shape[1]} x {grid.shape[0]} px")
+    size_kb = args.output.stat().st_size / 1024
+    print(f"{args.output}: {len(names)} filters, {grid.shape[1]} x {grid.shape[0]} px, {size_kb:.0f} KiB")
     return 1 if errors else 0
 
 

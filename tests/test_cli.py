@@ -391,3 +391,16 @@ def test_backends_json() -> None:
         assert row["device"] if row["available"] else row["reason"], row
     assert rows["cpu"]["available"] is True
     assert rows["cuda"]["available"] == _cuda_available()
+
+
+def test_compare_writes_before_and_after(tmp_path: Path) -> None:
+    proc = run_cli("apply", ASTRONAUT, "-o", tmp_path / "out.png", "-f", "invert", "--compare", tmp_path / "cmp.png")
+    assert proc.returncode == 0, proc.stderr
+    before, after = cv2.imread(str(ASTRONAUT)), cv2.imread(str(tmp_path / "out.png"))
+    sheet = cv2.imread(str(tmp_path / "cmp.png"))
+    assert sheet.shape[1] >= 2 * before.shape[1] and sheet.shape[0] >= before.shape[0]
+    lower = before.shape[0] // 2  # below the labels both images appear unchanged, side by side
+    np.testing.assert_array_equal(sheet[lower:before.shape[0], :before.shape[1]], before[lower:])
+    np.testing.assert_array_equal(sheet[lower:after.shape[0], -after.shape[1]:], after[lower:])
+    several = run_cli("apply", ASTRONAUT, BADGE, "-o", tmp_path / "d", "-f", "invert", "--compare", tmp_path / "x.png")
+    assert several.returncode == 2 and "--compare needs exactly one input image" in several.stderr
