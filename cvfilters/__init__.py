@@ -13,20 +13,21 @@ from .context import Context, ImageSpec
 from .errors import CvfError, ImageError, ParameterError, UsageError
 from .filters.cartoon import quantize_palette
 from .filters.color import color_kernel
-from .histograms import histogram
 from .filters.warp import warp_kernel
+from .histograms import histogram
 from .io import read, read_with_metadata, write
 from .masks import apply_masked
 from .params import Param, allow_large
 from .pipeline import Pipeline, RunReport, apply
-from .registry import Filter, filters, register
+from .registry import Filter, register
+from .registry import filters as list_filters
 from .registry import get as get_filter
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Context", "CvfError", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline", "RunReport",
-    "UsageError", "allow_large", "apply", "apply_masked", "backend_availability", "color_kernel", "filters",
-    "get_filter", "histogram", "quantize_palette", "read", "read_with_metadata", "register", "warp_kernel", "write",
-    "__version__",
+    "UsageError", "allow_large", "apply", "apply_masked", "backend_availability", "color_kernel", "get_filter",
+    "histogram", "list_filters", "quantize_palette", "read", "read_with_metadata", "register", "warp_kernel",
+    "write", "__version__",
 ]

@@ -64,7 +64,7 @@ def error_tile(message: str, tile: int) -> np.ndarray:
 def render_tiles(image: np.ndarray, *, tile: int = 160, backend: str = "cpu",
                  names: list[str] | None = None) -> list[tuple[str, np.ndarray, str | None]]:
     """``(name, tile image, error or None)`` for each filter (all registered ones by default)."""
-    chosen = [cvf.get_filter(n) for n in names] if names else cvf.filters()
+    chosen = [cvf.get_filter(n) for n in names] if names else cvf.list_filters()
     tiles = []
     with contextlib.chdir(ROOT):  # relative example paths (fixtures/...) resolve from the repository
         for flt in chosen:

@@ -42,7 +42,7 @@ from cvfilters.pipeline import Pipeline, spec_of
 ROOT = Path(__file__).resolve().parent.parent
 SCALE = max(1, int(os.environ.get("CVFILTERS_FUZZ_SCALE", "1")))
 EXAMPLES: Counter[str] = Counter()
-FILTERS = cvf.filters()
+FILTERS = cvf.list_filters()
 NAMES = [f.name for f in FILTERS]
 FILE_KINDS = ("path",)  # values naming files: only their declared examples are used
 

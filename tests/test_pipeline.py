@@ -178,7 +178,7 @@ def test_user_registered_filter_works_everywhere(swap_rb_name: str) -> None:
     assert out[..., 1].max() == 0
     with_alpha = photo(8, 8, 4, np.uint8)
     np.testing.assert_array_equal(cvf.apply(with_alpha, swap_rb)[..., 3], with_alpha[..., 3])
-    assert "test_swap_rb" in [f.name for f in cvf.filters("color")]
+    assert "test_swap_rb" in [f.name for f in cvf.list_filters("color")]
     with pytest.raises(ValueError, match="registered already"):
         cvf.register("test_swap_rb", category="color", summary="again")(swap_rb.fn)
     with pytest.raises(ValueError, match="category"):

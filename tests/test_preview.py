@@ -223,7 +223,7 @@ def test_committed_gallery_shows_every_registered_filter() -> None:
     path = gallery.DEFAULT_OUTPUT  # type: ignore[attr-defined]
     assert path.exists(), "run: python scripts/gallery.py"
     shown = gallery.gallery_names(path)  # type: ignore[attr-defined]
-    registered = [flt.name for flt in cvf.filters()]
+    registered = [flt.name for flt in cvf.list_filters()]
     missing, stale = sorted(set(registered) - set(shown)), sorted(set(shown) - set(registered))
     assert not missing and not stale, f"gallery is stale (missing {missing}, removed {stale}): " \
                                       "run: python scripts/gallery.py"

@@ -13,5 +13,5 @@ README = FIXTURES.parent / "README.md"
 def test_readme_filter_table_is_current() -> None:
     text = README.read_text()
     assert with_filter_table(text) == text, "run: python scripts/update_readme.py"
-    for flt in cvf.filters():
+    for flt in cvf.list_filters():
         assert f"| `{flt.name}` |" in text

@@ -22,7 +22,7 @@ from cvfilters.pipeline import Pipeline
 
 from .conftest import CHANNELS, DTYPES, photo
 
-FILTERS = cvf.filters()
+FILTERS = cvf.list_filters()
 NAMES = [f.name for f in FILTERS]
 
 
