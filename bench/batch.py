@@ -14,13 +14,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import cv2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from overhead import test_image  # noqa: E402
+from common import test_image  # noqa: E402
 
 WORK = Path(__file__).resolve().parent / "work" / "batch"
 BARE_POOL = """
@@ -49,7 +48,8 @@ def make_inputs(count: int) -> Path:
         base = test_image(1080 * 2, 1920 * 2)
         for i in range(count):
             y, x = (i * 97) % 1080, (i * 211) % 1920
-            cv2.imwrite(str(inputs / f"img{i:03}.jpg"), base[y : y + 1080, x : x + 1920], [cv2.IMWRITE_JPEG_QUALITY, 90])
+            crop = base[y : y + 1080, x : x + 1920]
+            cv2.imwrite(str(inputs / f"img{i:03}.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 90])
     return inputs
 
 
@@ -77,9 +77,9 @@ def measure(command: str) -> tuple[float, float]:
     out = WORK / "out"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    probe = (f"import resource, subprocess, sys, time; t = time.perf_counter(); "
-             f"subprocess.run(sys.argv[1], shell=True, check=True); "
-             f"print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    probe = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
+             "subprocess.run(sys.argv[1], shell=True, check=True); "
+             "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     result = subprocess.run([sys.executable, "-c", probe, command], capture_output=True, text=True, check=True)
     seconds, peak_kb = result.stdout.split()
     return float(seconds), int(peak_kb) / 1024

@@ -1,83 +1,88 @@
 """Overhead of ``cvf.apply`` over the raw cv2 call it wraps, on the cpu backend.
 
-Usage: ``python bench/overhead.py [--size 2mp|24mp] [--repeat N]``. Prints a Markdown
-table of medians (ms) and ratios; calls are interleaved so machine noise hits both sides.
+Part of the suite: ``python bench/run.py --only overhead``. Each filter family's
+representative runs through ``cvf.apply(img, name, backend="cpu", **params)`` and as the
+raw cv2 call a user would write, interleaved, at 2 MP and 24 MP. Target: within 5%.
 """
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
-from collections.abc import Callable
-
-import cv2
-import numpy as np
+from common import (
+    SIZE_LABEL,
+    SIZES,
+    Config,
+    Section,
+    Table,
+    max_diff,
+    measure,
+    paired_ratio,
+    test_gray,
+    test_image,
+    verdict,
+)
+from ops import OPS, OVERHEAD_OPS
 
 import cvfilters as cvf
-from cvfilters.filters.feather import vignette_factor
 
-SIZES = {"2mp": (1080, 1920), "24mp": (4000, 6000)}
-SHARPEN = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
+TARGET = 1.05
 
 
-def test_image(height: int, width: int) -> np.ndarray:
-    """A scikit-image photo tiled over the canvas with light noise (as in PEERS.md)."""
-    from skimage import data
-
-    tile = cv2.cvtColor(data.astronaut(), cv2.COLOR_RGB2BGR)
-    reps = (-(-height // tile.shape[0]), -(-width // tile.shape[1]), 1)
-    canvas = np.tile(tile, reps)[:height, :width]
-    noise = np.random.default_rng(0).integers(-4, 5, canvas.shape)
-    return np.clip(canvas.astype(np.int16) + noise, 0, 255).astype(np.uint8)
-
-
-def cases(img: np.ndarray) -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
-    vignette = vignette_factor(img.shape[1], img.shape[0], (0.5, 0.5), 1.0, 1.0)
-    mask3 = np.repeat(vignette[:, :, None], 3, axis=2)
-    return {
-        "gaussian_blur sigma=3": (lambda: cv2.GaussianBlur(img, (0, 0), 3),
-                                  lambda: cvf.apply(img, "gaussian_blur", sigma=3, backend="cpu")),
-        "box_blur 5": (lambda: cv2.blur(img, (5, 5)), lambda: cvf.apply(img, "box_blur", size=5, backend="cpu")),
-        "convolve 3x3": (lambda: cv2.filter2D(img, -1, SHARPEN),
-                         lambda: cvf.apply(img, "convolve", kernel=SHARPEN, backend="cpu")),
-        "sobel dx": (lambda: cv2.convertScaleAbs(cv2.Sobel(img, cv2.CV_32F, 1, 0)),
-                     lambda: cvf.apply(img, "sobel", backend="cpu")),
-        "invert": (lambda: cv2.bitwise_not(img), lambda: cvf.apply(img, "invert", backend="cpu")),
-        "flip": (lambda: cv2.flip(img, 1), lambda: cvf.apply(img, "flip", backend="cpu")),
-        "pixellate 16": (lambda: cv2.resize(cv2.resize(img, (img.shape[1] // 16, img.shape[0] // 16),
-                                                       interpolation=cv2.INTER_AREA),
-                                            (img.shape[1], img.shape[0]), interpolation=cv2.INTER_NEAREST),
-                         lambda: cvf.apply(img, "pixellate", size=16, backend="cpu")),
-        "vignette": (lambda: cv2.multiply(img, mask3, dtype=cv2.CV_8U),
-                     lambda: cvf.apply(img, "vignette", backend="cpu")),
-    }
-
-
-def median_ms(fn: Callable[[], object], samples: list[float]) -> None:
-    start = time.perf_counter()
-    fn()
-    samples.append((time.perf_counter() - start) * 1000)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", choices=SIZES, default="2mp")
-    parser.add_argument("--repeat", type=int, default=15)
-    args = parser.parse_args()
-    img = test_image(*SIZES[args.size])
-    print(f"{args.size} BGR uint8, cv2 {cv2.__version__}, {cv2.getNumThreads()} threads, median of {args.repeat}\n")
-    print("| filter | raw cv2 (ms) | cvf.apply (ms) | ratio |\n|---|---|---|---|")
-    for name, (raw, ours) in cases(img).items():
-        raw(), ours()  # warm-up: first-call allocations and caches
-        raw_t: list[float] = []
-        our_t: list[float] = []
-        for _ in range(args.repeat):
-            median_ms(raw, raw_t)
-            median_ms(ours, our_t)
-        r, o = statistics.median(raw_t), statistics.median(our_t)
-        print(f"| {name} | {r:.2f} | {o:.2f} | {o / r:.2f} |")
+def section(cfg: Config) -> Section:
+    sec = Section("overhead", "Overhead: `cvf.apply` vs the raw cv2 call (cpu backend)")
+    for size in cfg.overhead_sizes:
+        height, width = SIZES[size]
+        table = Table(f"{SIZE_LABEL[size]}, BGR uint8 (gray for equalize/CLAHE)",
+                      ["operation", "raw cv2 (ms)", "cvf.apply (ms)", "ratio", "max |diff|", "target <= 1.05x"])
+        worst: tuple[float, str] = (0.0, "")
+        misses = []
+        for key in OVERHEAD_OPS:
+            op = OPS[key]
+            img = test_gray(height, width) if op.gray else test_image(height, width)
+            stats = measure({"raw": op.raw(img, img.shape),
+                             "cvf": lambda img=img, op=op: cvf.apply(img, op.filter, backend="cpu", **op.params)},
+                            cfg, keep=True)
+            raw, ours = stats["raw"], stats["cvf"]
+            value = paired_ratio(ours, raw)
+            ok = value <= TARGET
+            worst = max(worst, (value, op.label))
+            if not ok:
+                misses.append(f"{op.key} {value:.2f}x")
+            table.rows.append([op.label, raw.cell(), ours.cell(), f"{value:.2f}x",
+                               max_diff(raw.result, ours.result), verdict(ok)])
+            del stats
+        table.notes.append("ratio: the median over rounds of cvf/raw, the two calls of a round made moments apart.")
+        if height % 16 or width % 16:
+            table.notes.append("pixellate: the height is not a multiple of 16, so the raw two-resize idiom takes "
+                               "OpenCV's generic (fractional) INTER_AREA path and spreads the last partial row of "
+                               "cells differently (hence the difference); cvfilters averages whole cells by an exact "
+                               "factor and the edge band on its own.")
+        table.notes.append("bilateral: the raw call is `cv2.bilateralFilter(img, 9, 75, 75)`; cvfilters caps "
+                           "sigma_space at 16 px, so it runs d=9, sigma_color=75/255, sigma_space=16 (same window, "
+                           "same cost; the weights differ slightly, hence the nonzero difference).")
+        sec.tables.append(table)
+        passed = len(OVERHEAD_OPS) - len(misses)
+        sec.summary.append([f"`cvf.apply` overhead, {SIZE_LABEL[size]}", "within 5% of raw cv2",
+                            f"{passed}/{len(OVERHEAD_OPS)} within; worst {worst[0]:.2f}x ({worst[1]})"
+                            + (f"; misses: {', '.join(misses)}" if misses else ""), verdict(not misses)])
+    sec.tables.append(_fixed_cost(cfg))
+    return sec
 
 
-if __name__ == "__main__":
-    main()
+def _fixed_cost(cfg: Config) -> Table:
+    """The per-call cost that does not grow with the image: invert on 16x16."""
+    import cv2
+    import numpy as np
+
+    img = np.zeros((16, 16, 3), np.uint8)
+    pipe = cvf.Pipeline.parse("invert")
+    stats = measure({"raw": lambda: cv2.bitwise_not(img), "apply": lambda: cvf.apply(img, "invert", backend="cpu"),
+                     "pipe": lambda: pipe(img, backend="cpu")}, cfg)
+    table = Table("Fixed cost per call (invert on a 16x16 image, cpu)", ["call", "µs", "more than raw cv2 (µs)"])
+    raw = stats["raw"].median
+    for name, label in (("raw", "`cv2.bitwise_not`"), ("apply", "`cvf.apply(img, \"invert\")`"),
+                        ("pipe", "a parsed `Pipeline` called on the image")):
+        us = stats[name].median * 1000
+        table.rows.append([label, f"{us:.1f}", "-" if name == "raw" else f"{us - raw * 1000:.1f}"])
+    table.notes.append("This Python-side cost (validation, backend selection, the report) is what makes small "
+                       "images and cheap operations miss a 5% target; it is independent of the image size.")
+    return table

@@ -55,12 +55,17 @@ class Step(NamedTuple):
 
 @dataclass(frozen=True)
 class RunReport:
-    """What a run did: backend, device, transfers and host fallbacks."""
+    """What a run did: backend, device, the steps as run (fused groups included), transfers and host fallbacks."""
 
     backend: str
     device: str
-    steps: tuple[str, ...]
+    plan: tuple[Step, ...]
     counters: Counters
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The spec of each step as it ran (formatted when asked, not on every run)."""
+        return tuple(step.to_spec() for step in self.plan)
 
     def lines(self) -> list[str]:
         fallbacks = ", ".join(f"{name} x{n}" for name, n in sorted(self.counters.fallbacks.items())) or "none"
@@ -262,7 +267,7 @@ class Pipeline:
             native = step.filter.run(Context(be, current), native, step.params)
             current = step.filter.result_spec(step.params, current)
         out = _from_backend(native, be, image, reshape=current == spec)
-        report = RunReport(be.name, _device_name(be), tuple(s.to_spec() for s in plan), be.counters.since(before))
+        report = RunReport(be.name, _device_name(be), tuple(plan), be.counters.since(before))
         return out, report
 
 

@@ -224,6 +224,13 @@ def correlate(ctx: Context, img: Any, matrix: np.ndarray, border: str, *, delta:
     return with_border(ctx, img, (cols // 2, rows // 2), border, run)
 
 
+def _response_depth(matrix: np.ndarray, dtype: np.dtype) -> int:
+    """int16 when an integer kernel on uint8 cannot overflow it (exact, and what cv2 users run); else float32."""
+    if dtype == np.uint8 and np.array_equal(matrix, np.round(matrix)) and np.abs(matrix).sum() * 255 <= 32767:
+        return cv2.CV_16S
+    return cv2.CV_32F
+
+
 def respond(ctx: Context, img: Any, kernels: tuple[np.ndarray, ...], border: str, *, output: str,
             scale: float = 1.0, bias: float = 0.0) -> Any:
     """Run one kernel (``output`` clip or absolute) or an x/y pair (magnitude), then store.
@@ -240,7 +247,7 @@ def respond(ctx: Context, img: Any, kernels: tuple[np.ndarray, ...], border: str
         return correlate(ctx, img, prepare_kernel(matrix, scale=scale), border, delta=delta)
     if output == "absolute":
         (matrix,) = kernels
-        response = correlate(ctx, img, prepare_kernel(matrix), border, ddepth=cv2.CV_32F)
+        response = correlate(ctx, img, prepare_kernel(matrix), border, ddepth=_response_depth(matrix, dtype))
         if delta == 0.0:
             return be.abs_convert(response, dtype, scale)
         return be.convert(be.abs_convert(response, np.float32, scale), dtype, 1.0, delta)
