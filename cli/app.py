@@ -64,6 +64,8 @@ def apply(
                                                       "(one input image only).")] = None,
     compare_mode: Annotated[str, typer.Option(help="side (both whole) or split (left half before, right after).")
                             ] = "side",
+    histogram: Annotated[Path | None, typer.Option(help="Also plot the histograms of the input and its result "
+                                                        "(one input image only; needs matplotlib).")] = None,
 ) -> None:
     """Run a pipeline on image and video files and write the results."""
     from cvfilters import batch, executors
@@ -76,6 +78,11 @@ def apply(
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
     if compare is not None:
         _check_compare(compare, compare_mode, tasks, failures, overwrite)
+    if histogram is not None:
+        from .plots import require_matplotlib
+
+        require_matplotlib()
+        _check_single_image("--histogram", histogram, tasks, failures)
     workers = len(device_list) if device_list else min(jobs or os.cpu_count() or 1, max(len(tasks), 1))
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
                             large, 1 if scheduler else workers, fuse)
@@ -97,19 +104,29 @@ def apply(
 
         write_before_after(compare, tasks[0].source, tasks[0].target, mode=compare_mode, quality=quality,
                            overwrite=overwrite)
+    if histogram is not None and summary.done == 1:
+        from .plots import write_before_after_plot
+
+        write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=overwrite)
 
 
 def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[Any], overwrite: bool) -> None:
     """Refuse --compare before any work: one input image, a writable name apart from input and output."""
-    from cvfilters import io
-    from cvfilters.errors import UsageError
     from cvfilters.sheets import check_before_after_target
 
-    if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
-        raise UsageError("--compare needs exactly one input image (not a video, directory or glob)")
-    if compare.resolve() in (tasks[0].source.resolve(), tasks[0].target.resolve()):
-        raise UsageError(f"--compare {compare}: must differ from the input and the output")
+    _check_single_image("--compare", compare, tasks, failures)
     check_before_after_target(compare, mode=mode, overwrite=overwrite)
+
+
+def _check_single_image(option: str, path: Path, tasks: list[Any], failures: list[Any]) -> None:
+    """A usage error unless the run has exactly one input image and ``path`` is neither it nor its output."""
+    from cvfilters import io
+    from cvfilters.errors import UsageError
+
+    if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
+        raise UsageError(f"{option} needs exactly one input image (not a video, directory or glob)")
+    if path.resolve() in (tasks[0].source.resolve(), tasks[0].target.resolve()):
+        raise UsageError(f"{option} {path}: must differ from the input and the output")
 
 
 def _extension(fmt: str | None) -> str | None:

@@ -83,8 +83,9 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
             queue.put(device)
         return ProcessPoolExecutor(len(devices), mp_context=context, initializer=_init_worker,
                                    initargs=(queue, backend))
-    # forkserver: workers fork from a clean server that imported cvfilters once, never from a
-    # parent that may run threads (a Dask client, a GUI), where fork can deadlock.
+    # A forkserver: workers fork from a clean process that imported cvfilters once. Forking
+    # this process instead deadlocks once OpenCV's own thread pool has started here (any
+    # parallel cv2 call does that), and with other Python threads (a Dask client, a GUI).
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["cvfilters.batch"])
     return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(None, backend))

@@ -404,3 +404,13 @@ def test_compare_writes_before_and_after(tmp_path: Path) -> None:
     np.testing.assert_array_equal(sheet[lower:after.shape[0], -after.shape[1]:], after[lower:])
     several = run_cli("apply", ASTRONAUT, BADGE, "-o", tmp_path / "d", "-f", "invert", "--compare", tmp_path / "x.png")
     assert several.returncode == 2 and "--compare needs exactly one input image" in several.stderr
+
+
+def test_histogram_option_plots_input_and_output(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    proc = run_cli("apply", ASTRONAUT, "-o", tmp_path / "out.png", "-f", "equalize", "--histogram", tmp_path / "h.png")
+    assert proc.returncode == 0, proc.stderr
+    plot = cv2.imread(str(tmp_path / "h.png"))
+    assert plot is not None and plot.shape[:2] == (540, 960)
+    wrong = run_cli("apply", ASTRONAUT, "-o", tmp_path / "o2.png", "-f", "invert", "--histogram", tmp_path / "o2.png")
+    assert wrong.returncode == 2 and "--histogram" in wrong.stderr and not (tmp_path / "o2.png").exists()

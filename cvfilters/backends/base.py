@@ -254,6 +254,10 @@ class Backend(abc.ABC):
         """Minimum and maximum of each channel, on the host."""
 
     @abc.abstractmethod
+    def equalize_hist(self, image: Any) -> Any:
+        """``cv2.equalizeHist`` on a single-channel uint8 image."""
+
+    @abc.abstractmethod
     def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
         """``cv2.createCLAHE(clip_limit, tiles).apply`` on a single-channel uint8 or uint16 image."""
 

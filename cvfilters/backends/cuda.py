@@ -293,6 +293,11 @@ class CudaBackend(Backend):
         planes = [image] if channels == 1 else cv2.cuda.split(image)
         return [tuple(float(v) for v in cv2.cuda.minMax(plane)) for plane in planes]  # type: ignore[misc]
 
+    def equalize_hist(self, image: Any) -> Any:
+        if _cuda("equalizeHist") is None or not self._fits(image, (cv2.CV_8U,)) or image.channels() != 1:
+            return self.fallback("equalize_hist", image)
+        return cv2.cuda.equalizeHist(image)
+
     def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
         if _cuda("createCLAHE") is None or not self._fits(image, (cv2.CV_8U, cv2.CV_16U)) or image.channels() != 1:
             return self.fallback("clahe", image, clip_limit, tiles)

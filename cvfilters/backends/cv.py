@@ -99,6 +99,9 @@ class CvBackend(Backend):
         planes = [image] if channels == 1 else cv2.split(image)
         return [tuple(float(v) for v in cv2.minMaxLoc(plane)[:2]) for plane in planes]  # type: ignore[misc]
 
+    def equalize_hist(self, image: Any) -> Any:
+        return cv2.equalizeHist(image)
+
     def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
         return cv2.createCLAHE(clip_limit, tiles).apply(image)
 

@@ -34,33 +34,14 @@ from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
 from ..registry import register
+from .common import split_color
 
 BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
 FALLOFFS = ("linear", "smoothstep")
-_LUMA = (0.114, 0.587, 0.299)  # BT.601 weights of B, G, R
 _F32 = np.dtype(np.float32)
 
 
 # ---------------------------------------------------------------------------- shared helpers
-def color_values(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple[tuple[float, ...], float]:
-    """``(colour, alpha)`` of a colour parameter for ``channels`` colour channels (1 or 3).
-
-    One value is every channel: alpha too on a BGRA image (``[0]`` is transparent black,
-    as the warp ``fill``), opaque on images without alpha. Two values are gray and
-    alpha, three BGR (opaque), four BGRA; one colour channel takes the BT.601 luma.
-    """
-    values = tuple(float(v) for v in color)
-    if len(values) == 1:
-        bgr, alpha = values * 3, values[0] if bgra else 1.0
-    elif len(values) == 2:
-        bgr, alpha = (values[0],) * 3, values[1]
-    else:
-        bgr, alpha = values[:3], values[3] if len(values) == 4 else 1.0
-    if channels == 1:
-        return (float(np.dot(_LUMA, bgr)),), alpha
-    return bgr, alpha
-
-
 def smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
     """GLSL ``smoothstep``: ``t^2 (3 - 2t)`` with ``t = clip((x - edge0) / (edge1 - edge0), 0, 1)``.
 
@@ -104,7 +85,7 @@ def _scaled_mix(ctx: Context, img: Any, key: Hashable, planes: Callable[[], tupl
 def _toward_color(ctx: Context, img: Any, key: Hashable, amount: Callable[[], np.ndarray],
                   color: tuple[float, ...]) -> Any:
     """``img + a * (colour - img)`` with ``a = amount() * colour alpha`` for 1- or 3-channel images."""
-    values, alpha = color_values(color, ctx.spec.channels, bgra=False)
+    values, alpha = split_color(color, ctx.spec.channels, bgra=False)
 
     @once
     def planes() -> tuple[np.ndarray, np.ndarray]:
@@ -118,7 +99,7 @@ def _lerp_color_premultiplied(ctx: Context, img: Any, key: Hashable, weight: Cal
                               color: tuple[float, ...]) -> Any:
     """4 channels: premultiplied ``w * img + (1 - w) * colour``, colour alpha included."""
     be, spec = ctx.be, ctx.spec
-    values, alpha = color_values(color, 3, bgra=True)
+    values, alpha = split_color(color, 3, bgra=True)
     key = (key, color)
     w3 = be.cached((key, "w3"), lambda: replicate(weight().astype(np.float32), 3))
     w1 = be.cached((key, "w1"), lambda: weight().astype(np.float32))
@@ -455,7 +436,7 @@ def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tup
 
     colors = _colors(spec)
     if image is None:
-        values, alpha = color_values(color, colors, bgra=spec.channels == 4)
+        values, alpha = split_color(color, colors, bgra=spec.channels == 4)
         col = np.broadcast_to(np.asarray(values, np.float32), (spec.height, spec.width, colors))
         return np.ascontiguousarray(col), np.full((spec.height, spec.width), alpha, np.float32)
     src = io.read(image)

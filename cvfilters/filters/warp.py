@@ -33,6 +33,7 @@ from ..backends import BORDER_HELP, BORDERS
 from ..context import Context, ImageSpec
 from ..params import Param
 from ..registry import Filter, register
+from .common import split_color
 
 INTERPOLATIONS: dict[str, int] = {
     "nearest": cv2.INTER_NEAREST,
@@ -102,21 +103,11 @@ def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -
     alpha; four are BGRA. A gray image takes the BT.601 luma of a BGR fill. Inside the
     premultiply alpha policy the colour is multiplied by the fill's alpha.
     """
-    values = tuple(float(v) for v in fill)
-    if len(values) == 1:
-        gray, bgr, alpha = values[0], values * 3, values[0]
-    elif len(values) == 2:
-        gray, bgr, alpha = values[0], (values[0],) * 3, values[1]
+    colour, alpha = split_color(fill, 1 if spec.channels == 1 else 3, bgra=True)
+    if spec.channels == 4:
+        per_channel = (*(c * alpha for c in colour), alpha) if premultiplied else (*colour, alpha)
     else:
-        bgr = values[:3]
-        gray = 0.114 * bgr[0] + 0.587 * bgr[1] + 0.299 * bgr[2]
-        alpha = values[3] if len(values) == 4 else 1.0
-    if spec.channels == 1:
-        per_channel: tuple[float, ...] = (gray,)
-    elif spec.channels == 3:
-        per_channel = bgr
-    else:
-        per_channel = (*(c * alpha for c in bgr), alpha) if premultiplied else (*bgr, alpha)
+        per_channel = colour
     return tuple(v * spec.max_value for v in per_channel)
 
 
