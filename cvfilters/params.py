@@ -125,6 +125,8 @@ class Param:
         if value is None:
             if self.required:
                 raise ParameterError(filter_name, self.name, "is required")
+            if self.default is not None:
+                raise ParameterError(filter_name, self.name, "has no value (null); leave it out for the default")
             return None
         try:
             if isinstance(value, str) and value.startswith("@"):

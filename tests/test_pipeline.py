@@ -225,3 +225,9 @@ def test_large_values_need_allow_large() -> None:
             param.coerce("1001", "demo")
     with pytest.raises(ParameterError):
         param.coerce(51, "demo")  # the permission ends with the block
+
+
+def test_null_values_are_refused_unless_the_default_is_automatic() -> None:
+    with pytest.raises(ParameterError, match="gaussian_blur: sigma has no value"):
+        Pipeline.from_dict({"version": 1, "steps": [{"filter": "gaussian_blur", "params": {"sigma": None}}]})
+    assert cvf.get_filter("blend").resolve({"source": None})["source"] is None  # None is its default
