@@ -1,6 +1,7 @@
 """Built-in filters, one module per family; importing this package registers them."""
 
 from . import (
+    blend,
     blur,
     cartoon,
     color,
@@ -15,5 +16,5 @@ from . import (
     warp,
 )
 
-__all__ = ["blur", "cartoon", "color", "convolve", "cube", "distort", "feather", "histogram", "morphology",
+__all__ = ["blend", "blur", "cartoon", "color", "convolve", "cube", "distort", "feather", "histogram", "morphology",
            "stylize", "tone", "warp"]

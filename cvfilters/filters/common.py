@@ -8,7 +8,7 @@ from typing import Any
 import cv2
 
 from ..backends import BORDER_HELP, BORDERS
-from ..context import Context
+from ..context import Context, ImageSpec
 from ..params import Param
 
 
@@ -52,3 +52,8 @@ def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple
     if channels == 1:
         return (sum(w * c for w, c in zip(BT601_BGR, bgr, strict=True)),), alpha
     return bgr, alpha
+
+
+def color_channels(spec: ImageSpec) -> int:
+    """Colour channels of an image: 3 for BGR and BGRA, 1 for gray."""
+    return 3 if spec.channels == 4 else spec.channels
