@@ -11,7 +11,6 @@ from . import filters as _builtin_filters  # noqa: F401  (registers the built-in
 from .backends import availability as backend_availability
 from .context import Context, ImageSpec
 from .errors import CvfError, ImageError, ParameterError, UsageError
-from .filters.cartoon import quantize_palette
 from .filters.color import color_kernel
 from .filters.warp import warp_kernel
 from .histograms import histogram
@@ -19,6 +18,7 @@ from .io import read, read_with_metadata, write
 from .masks import apply_masked
 from .params import Param, allow_large
 from .pipeline import Pipeline, RunReport, apply
+from .quantize import quantize_palette
 from .registry import Filter, register
 from .registry import filters as list_filters
 from .registry import get as get_filter

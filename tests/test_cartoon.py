@@ -14,14 +14,10 @@ import skimage.data
 from scipy import ndimage
 
 import cvfilters as cvf
-from cvfilters.filters.cartoon import (
-    CROSSHATCH_FAMILIES,
-    adaptive_offset,
-    kmeans,
-    quantize_palette,
-)
+from cvfilters.filters.cartoon import CROSSHATCH_FAMILIES, adaptive_offset
 from cvfilters.filters.stylize import KUWAHARA_TIE
 from cvfilters.pipeline import Pipeline
+from cvfilters.quantize import kmeans, quantize_palette
 
 from .conftest import PARITY_TOLERANCE, photo, to_dtype, visible
 

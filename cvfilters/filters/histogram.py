@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -44,8 +42,7 @@ import cv2
 import numpy as np
 
 from .. import registry
-from ..backends import get_backend
-from ..context import Context, ImageSpec
+from ..context import Context
 from ..errors import CvfError, ParameterError
 from ..histograms import (
     equalize_table,
@@ -59,100 +56,20 @@ from ..histograms import (
 )
 from ..params import Param
 from ..registry import register
+from .levels import (
+    FLOAT_LEVELS,
+    SPACE_CHOICES,
+    SPACE_HELP,
+    SPACES,
+    apply_tables,
+    host_context,
+    level_view,
+    view_counts,
+)
 
-FLOAT_LEVELS = 65536
-"""Levels float32 images are quantised to by the level-based filters."""
-SPACES = ("ycrcb", "lab", "hsv")
-SPACE_CHOICES = (*SPACES, "per_channel")
 HISTOGRAM_SUFFIXES = (".npy", ".json")
 HISTOGRAM_FORMAT = "cvfilters.histogram"
-_U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
-
-
-@dataclass(frozen=True)
-class _Luma:
-    """How to reach a colour space's luma channel and come back."""
-
-    forward: int
-    back: int
-    index: int
-    scale: float  # full scale of the luma channel in a float32 conversion
-
-
-_LUMA = {
-    "ycrcb": _Luma(cv2.COLOR_BGR2YCrCb, cv2.COLOR_YCrCb2BGR, 0, 1.0),
-    "lab": _Luma(cv2.COLOR_BGR2Lab, cv2.COLOR_Lab2BGR, 0, 100.0),
-    "hsv": _Luma(cv2.COLOR_BGR2HSV_FULL, cv2.COLOR_HSV2BGR_FULL, 2, 1.0),
-}
-_SPACE_HELP = ("colour images: the channel processed: ycrcb (Y, BT.601 luma; default), lab (L*) or hsv "
-               "(V = max(B, G, R)), colour kept; per_channel processes B, G and R independently (shifts "
-               "colours). Ignored for gray images")
-
-
-# ---------------------------------------------------------------- statistics on the host
-def _host_context(image: np.ndarray) -> Context:
-    return Context(get_backend("cpu"), ImageSpec.of(image))
-
-
-# ---------------------------------------------------------------- integer level views
-@dataclass
-class _LevelView:
-    """An integer (uint8/uint16) view of an image whose levels a filter processes.
-
-    ``image`` has 1 channel (gray or luma) or the colour channels (per_channel);
-    ``restore`` turns a processed ``image`` back into the filter's output.
-    """
-
-    image: Any
-    levels: int
-    restore: Callable[[Any], Any]
-    channels: int = 1
-
-
-def _level_view(ctx: Context, img: Any, space: str) -> _LevelView:
-    be, spec = ctx.be, ctx.spec
-    integer = spec.dtype in (_U8, _U16)
-    if spec.channels == 1 or space == "per_channel":
-        if integer:
-            return _LevelView(img, 256 if spec.dtype == _U8 else 65536, lambda out: out, spec.channels)
-        return _LevelView(be.convert(img, np.uint16, FLOAT_LEVELS - 1.0), FLOAT_LEVELS,
-                          lambda out: be.convert(out, np.float32, 1.0 / (FLOAT_LEVELS - 1)), spec.channels)
-    luma = _LUMA[space]
-    if spec.dtype == _U8:
-        planes = be.split(be.cvt_color(img, luma.forward))
-
-        def restore8(out: Any) -> Any:
-            return be.cvt_color(be.merge([out if i == luma.index else p for i, p in enumerate(planes)]), luma.back)
-
-        return _LevelView(planes[luma.index], 256, restore8)
-    values = img if spec.dtype == _F32 else be.convert(img, np.float32, 1.0 / spec.max_value)
-    planes = be.split(be.cvt_color(values, luma.forward))
-    top = FLOAT_LEVELS - 1.0
-
-    def restore(out: Any) -> Any:
-        plane = be.convert(out, np.float32, luma.scale / top)
-        bgr = be.cvt_color(be.merge([plane if i == luma.index else p for i, p in enumerate(planes)]), luma.back)
-        return be.clip(bgr, 0.0, 1.0) if spec.dtype == _F32 else be.convert(bgr, spec.dtype, spec.max_value)
-
-    return _LevelView(be.convert(planes[luma.index], np.uint16, top / luma.scale), FLOAT_LEVELS, restore)
-
-
-def _view_counts(ctx: Context, view: _LevelView) -> np.ndarray:
-    return ctx.be.calc_hist(view.image, view.channels, view.levels)
-
-
-def _apply_tables(ctx: Context, img: Any, view: _LevelView, tables: Sequence[np.ndarray],
-                  counts: np.ndarray) -> Any:
-    """Apply one table per channel of ``view``; an image whose present levels all map to themselves is returned as is.
-
-    The shortcut keeps, e.g., matching an image to itself exact on colour images,
-    where a colour-space round trip would change it by a rounding step.
-    """
-    if all(np.array_equal(t[np.flatnonzero(c)], np.flatnonzero(c)) for t, c in zip(tables, counts, strict=True)):
-        return img
-    dtype = np.uint8 if view.levels == 256 else np.uint16
-    table = np.asarray(tables[0] if len(tables) == 1 else np.stack(tables, axis=-1)[:, None, :], dtype=dtype)
-    return view.restore(ctx.be.lut(view.image, np.ascontiguousarray(table)))
+_F32 = np.dtype(np.float32)
 
 
 # ---------------------------------------------------------------- tables from histograms
@@ -168,7 +85,7 @@ def otsu_threshold(image: Any) -> float:
     midpoint ``(t + 0.5) / 65535`` above the 16-bit level ``t``.
     """
     array = host_array(image)
-    ctx = _host_context(array)
+    ctx = host_context(array)
     gray = _luma_plane(ctx, array)
     return _otsu_value(ctx.with_spec(channels=1), gray)
 
@@ -200,8 +117,8 @@ def save_histogram(path: str | os.PathLike[str], image: Any, *, space: str = "pe
     array = host_array(image)
     colour = array.ndim == 3 and array.shape[2] >= 3
     array = np.ascontiguousarray(array[..., :3]) if colour else (array if array.ndim == 2 else array[..., 0])
-    ctx = _host_context(array)
-    view = _level_view(ctx, array, space)
+    ctx = host_context(array)
+    view = level_view(ctx, array, space)
     counts = level_counts(view.image, view.levels)
     if path.suffix.lower() == ".npy":
         np.save(path, counts)
@@ -295,7 +212,7 @@ def _reference_counts_cached(key: tuple[str, int, int], channels: int, space: st
         ref = ref if ref.ndim == 2 else ref[..., 0]
     else:
         ref = cv2.cvtColor(data, cv2.COLOR_GRAY2BGR) if count == 1 else np.ascontiguousarray(data[..., :3])
-    view = _level_view(_host_context(ref), ref, space)
+    view = level_view(host_context(ref), ref, space)
     counts = level_counts(view.image, view.levels).astype(np.float64)
     counts.setflags(write=False)
     return counts
@@ -317,7 +234,7 @@ def _check_match(params: dict[str, Any]) -> str | None:
 @register(
     category="histogram",
     summary="Global histogram equalisation (cv2.equalizeHist), on luminance or per channel.",
-    params=[Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=_SPACE_HELP)],
+    params=[Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP)],
 )
 def equalize(ctx: Context, img: Any, *, space: str) -> Any:
     """Spread the levels so their cumulative distribution becomes a straight line.
@@ -330,11 +247,11 @@ def equalize(ctx: Context, img: Any, *, space: str) -> Any:
     channel. One histogram per image (host statistics, see the module notes), then a
     lookup table on the device.
     """
-    view = _level_view(ctx, img, space)
+    view = level_view(ctx, img, space)
     if view.levels == 256 and view.channels == 1 and ctx.spec.channels == 1:
         return ctx.be.equalize_hist(view.image)  # the same table, in one OpenCV call
-    counts = _view_counts(ctx, view)
-    return _apply_tables(ctx, img, view, [equalize_table(c) for c in counts], counts)
+    counts = view_counts(ctx, view)
+    return apply_tables(ctx, img, view, [equalize_table(c) for c in counts], counts)
 
 
 @register(
@@ -346,7 +263,7 @@ def equalize(ctx: Context, img: Any, *, space: str) -> Any:
                    "and the excess spread evenly; 0 disables clipping (plain adaptive equalisation)"),
         Param("tiles", "int", 8, min=1, max=64, unit="tiles per side",
               help="the image is cut into tiles x tiles regions, each with its own table, blended bilinearly"),
-        Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=_SPACE_HELP),
+        Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP),
     ],
 )
 def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) -> Any:
@@ -362,7 +279,7 @@ def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) 
     primitive (OpenCL has an 8-bit kernel; other cases are counted host fallbacks).
     """
     be = ctx.be
-    view = _level_view(ctx, img, space)
+    view = level_view(ctx, img, space)
     planes = [view.image] if view.channels == 1 else be.split(view.image)
     out = [be.clahe(plane, clip_limit, (tiles, tiles)) for plane in planes]
     return view.restore(out[0] if len(out) == 1 else be.merge(out))
@@ -394,8 +311,8 @@ def match_histogram(ctx: Context, img: Any, *, reference: str, space: str) -> An
     image matched to itself is unchanged. The reference is read once and cached; one
     histogram of the image (host statistics), then a lookup table on the device.
     """
-    view = _level_view(ctx, img, space)
-    counts = _view_counts(ctx, view)
+    view = level_view(ctx, img, space)
+    counts = view_counts(ctx, view)
     try:
         ref = _reference_counts_cached(_file_key(reference), ctx.spec.channels, space)
     except (OSError, ValueError, CvfError) as exc:
@@ -406,7 +323,7 @@ def match_histogram(ctx: Context, img: Any, *, reference: str, space: str) -> An
         raise ParameterError("match_histogram", "reference",
                              f"={reference} holds {len(ref)} channels; this image needs {len(counts)}")
     tables = [match_table(c, r) for c, r in zip(counts, ref, strict=True)]
-    return _apply_tables(ctx, img, view, tables, counts)
+    return apply_tables(ctx, img, view, tables, counts)
 
 
 def _check_levels(params: dict[str, Any]) -> str | None:
@@ -419,8 +336,8 @@ def _stretch(ctx: Context, img: Any, low: float, high: float, linked: bool) -> A
     """Map the ``low`` and ``1 - high`` percentiles of each channel (or of all) to 0 and full scale."""
     be, spec = ctx.be, ctx.spec
     float_image = spec.dtype == _F32
-    view = _level_view(ctx, img, "per_channel")
-    counts = _view_counts(ctx, view)
+    view = level_view(ctx, img, "per_channel")
+    counts = view_counts(ctx, view)
     unit = 1.0 / (FLOAT_LEVELS - 1) if float_image else 1.0
     groups = [counts.sum(axis=0)] if linked else list(counts)
     ranges = [(percentile_level(c, low) * unit, percentile_level(c, 1.0 - high) * unit) for c in groups]
@@ -518,8 +435,8 @@ def _luma_plane(ctx: Context, img: Any) -> Any:
 
 def _otsu_value(ctx: Context, gray: Any) -> float:
     """Otsu's threshold of a native 1-channel image, in its units (float32: between 16-bit levels)."""
-    view = _level_view(ctx, gray, "per_channel")
-    level = otsu_level(_view_counts(ctx, view)[0])
+    view = level_view(ctx, gray, "per_channel")
+    level = otsu_level(view_counts(ctx, view)[0])
     return float(level) if ctx.spec.dtype != _F32 else (level + 0.5) / (FLOAT_LEVELS - 1)
 
 
@@ -639,5 +556,4 @@ def histogram_overlay(ctx: Context, img: Any, *, position: tuple[float, float], 
     return _paste(ctx, img, patch, x, y, width, height)
 
 
-__all__ = ["FLOAT_LEVELS", "SPACES", "equalize_table", "histogram", "histogram_panel", "load_histogram",
-           "match_table", "otsu_level", "otsu_threshold", "percentile_level", "save_histogram"]
+__all__ = ["load_histogram", "otsu_threshold", "save_histogram"]
