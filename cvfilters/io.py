@@ -26,12 +26,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import sys
-import tempfile
 import threading
 import uuid
 import warnings
-from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
@@ -56,6 +53,7 @@ from .errors import (
     UnsupportedDepthError,
     UsageError,
 )
+from .quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
 IMAGE_EXTENSIONS: frozenset[str] = frozenset(
@@ -88,8 +86,6 @@ _QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRI
 # Pillow plugins of formats OpenCV reads (others may take random bytes for a header).
 _PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
 _PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
-_QUIET_LOCK = threading.Lock()  # OpenCV's log level and file descriptor 2 are process globals too
-_QUIET_STATE: dict = {"depth": 0, "level": 0, "stderr": None, "shared": False}
 _EXIF_HEADER = b"Exif\0\0"
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
 _UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
@@ -300,7 +296,7 @@ def write(
     image = _storable(path, ext, np.asarray(image))
     types, chunks = _metadata_chunks(ext, metadata)
     try:
-        with _quiet() as printed:
+        with quiet() as printed:
             if types:
                 ok, encoded = cv2.imencodeWithMetadata(ext, image, types, chunks, params)
             else:
@@ -370,79 +366,9 @@ def _jpeg_has_end(data: bytes) -> bool:
     return False
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[list[str]]:
-    """Silence OpenCV's logger and catch what C libraries print on descriptor 2 while any thread
-    is inside; the yielded list receives those lines when this block was alone inside."""
-    printed: list[str] = []
-    with _QUIET_LOCK:
-        if _QUIET_STATE["depth"] == 0:
-            _QUIET_STATE["level"] = cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
-            _QUIET_STATE["stderr"], _QUIET_STATE["shared"] = _catch_stderr(), False
-        else:
-            _QUIET_STATE["shared"] = True
-        _QUIET_STATE["depth"] += 1
-    try:
-        yield printed
-    finally:
-        with _QUIET_LOCK:
-            _QUIET_STATE["depth"] -= 1
-            if _QUIET_STATE["depth"] == 0:
-                cv2.utils.logging.setLogLevel(_QUIET_STATE["level"])
-                text = _release_stderr(_QUIET_STATE["stderr"])
-                if not _QUIET_STATE["shared"]:
-                    printed += [line.strip() for line in text.splitlines() if line.strip()]
-
-
-def _catch_stderr() -> tuple[int, tempfile._TemporaryFileWrapper] | None:
-    """Point descriptor 2 at a new temporary file; None (nothing caught) where that fails."""
-    with contextlib.suppress(Exception):
-        sys.stderr.flush()  # what Python buffered before goes where it was meant to
-    try:
-        catcher = tempfile.TemporaryFile()
-    except OSError:
-        return None
-    try:
-        saved = os.dup(2)  # fails without a descriptor 2 (a daemon): nothing to catch
-        try:
-            os.dup2(catcher.fileno(), 2)
-        except OSError:
-            os.close(saved)
-            raise
-    except OSError:
-        catcher.close()
-        return None
-    return saved, catcher
-
-
-def _release_stderr(caught: tuple[int, tempfile._TemporaryFileWrapper] | None) -> str:
-    if caught is None:
-        return ""
-    saved, catcher = caught
-    os.dup2(saved, 2)
-    os.close(saved)
-    with catcher:
-        catcher.seek(0)
-        return catcher.read(4096).decode(errors="replace")
-
-
-def _after_fork_in_child() -> None:
-    """A fork while another thread was inside :func:`_quiet`: give the child its stderr back."""
-    global _QUIET_LOCK
-    _QUIET_LOCK = threading.Lock()  # the parent's may be held by a thread the child does not have
-    if _QUIET_STATE["depth"]:
-        _release_stderr(_QUIET_STATE["stderr"])
-        cv2.utils.logging.setLogLevel(_QUIET_STATE["level"])
-        _QUIET_STATE.update(depth=0, stderr=None, shared=False)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
 def _decode(path: _StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
     try:
-        with _quiet() as printed:
+        with quiet() as printed:
             image, types, chunks = cv2.imdecodeWithMetadata(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
     except cv2.error as exc:
         if "CV_IO_MAX_IMAGE_PIXELS" in str(exc):
@@ -459,7 +385,7 @@ def _decode(path: _StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
 def _undecodable(path: _StrPath, data: bytes, printed: list[str]) -> ImageReadError:
     """Truncated where OpenCV knows the file's signature (or it is a WebP header, which OpenCV
     needs 20 bytes to recognise), not an image otherwise; with what the decoder printed."""
-    with _quiet():
+    with quiet():
         known = (data[:4], data[8:12]) == (b"RIFF", b"WEBP") or cv2.haveImageReader(os.fspath(path))
     error = TruncatedImageError if known else NotAnImageError
     return error(path, f"{error.cause} ({'; '.join(printed)})" if printed else None)

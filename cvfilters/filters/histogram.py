@@ -60,7 +60,6 @@ from .levels import (
     FLOAT_LEVELS,
     SPACE_CHOICES,
     SPACE_HELP,
-    SPACES,
     apply_tables,
     host_context,
     level_view,
