@@ -12,7 +12,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..context import Context
 from ..params import MAX_KERNEL_SIDE, Param
 from ..registry import register
-from .common import border_param, with_border
+from .common import border_param, center_param, with_border
 from .convolve import auto_gaussian_ksize, line_kernel, respond, to_float
 
 __all__ = ["auto_gaussian_ksize", "median_filter"]
@@ -242,8 +242,7 @@ def motion_blur(ctx: Context, img: Any, *, length: float, angle: float, border: 
     category="blur",
     summary="Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur.",
     params=[
-        Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height",
-              help="centre of the zoom; [0.5,0.5] is the image centre"),
+        center_param("centre of the zoom; [0.5,0.5] is the image centre"),
         Param("amount", "float", 20.0, min=0.0, max=500.0, unit="px",
               help="streak length at the corner farthest from the centre (0 leaves the image unchanged)"),
     ],

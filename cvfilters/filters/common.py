@@ -12,6 +12,11 @@ from ..context import Context, ImageSpec
 from ..params import Param
 
 
+def center_param(help_text: str = "centre of the effect; [0.5,0.5] is the image centre") -> Param:
+    """The ``center`` parameter of positional effects, in fractions of width and height."""
+    return Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height", help=help_text)
+
+
 def border_param(default: str = "reflect101") -> Param:
     """The ``border`` parameter every neighbourhood filter declares."""
     return Param("border", "choice", default, choices=tuple(BORDERS), help=BORDER_HELP)

@@ -22,11 +22,8 @@ from typing import Any
 import numpy as np
 
 from ..params import Param
+from .common import center_param
 from .warp import center_px, radius_px, warp_kernel
-
-
-def _center_param(help_text: str = "centre of the effect; [0.5,0.5] is the image centre") -> Param:
-    return Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height", help=help_text)
 
 
 def _radius_param(default: float, help_text: str) -> Param:
@@ -56,7 +53,7 @@ swirl = warp_kernel(
     swirl_coords, "swirl",
     summary="Swirl: turn the image around a centre, most near it, fading out at the radius.",
     params=[
-        _center_param("centre of the swirl; [0.5,0.5] is the image centre"),
+        center_param("centre of the swirl; [0.5,0.5] is the image centre"),
         _radius_param(0.75, "extent of the swirl: the turn has decayed to 1/1000 of `strength` at this distance"),
         Param("strength", "float", 5.0, min=-20.0, max=20.0, unit="rad",
               help="turn at the centre in radians, counter-clockwise on screen (negative: clockwise); "
@@ -95,7 +92,7 @@ bulge = warp_kernel(
     bulge_coords, "bulge",
     summary="Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style.",
     params=[
-        _center_param("centre of the bulge; [0.5,0.5] is the image centre"),
+        center_param("centre of the bulge; [0.5,0.5] is the image centre"),
         _radius_param(0.25, "radius of the affected disc"),
         Param("scale", "float", 0.5, min=-1.0, max=1.0,
               help="amount: positive magnifies the centre, negative shrinks it, 0 leaves the image unchanged"),
@@ -132,7 +129,7 @@ pinch = warp_kernel(
     pinch_coords, "pinch",
     summary="Pinch: pull the image in towards a centre (or push it out), GPUImage style.",
     params=[
-        _center_param("centre of the pinch; [0.5,0.5] is the image centre"),
+        center_param("centre of the pinch; [0.5,0.5] is the image centre"),
         _radius_param(0.5, "radius of the affected disc"),
         Param("scale", "float", 0.5, min=-2.0, max=2.0,
               help="amount: positive pinches (the centre shrinks away), negative magnifies, 0 = unchanged"),
@@ -172,7 +169,7 @@ stretch = warp_kernel(
     stretch_coords, "stretch",
     summary="Stretch: magnify the middle of the image along both axes, GPUImage style.",
     params=[
-        _center_param("centre of the stretch; [0.5,0.5] is the image centre"),
+        center_param("centre of the stretch; [0.5,0.5] is the image centre"),
         Param("strength", "float", 1.0, min=-2.0, max=2.0,
               help="1 is GPUImage's stretch (the centre magnified 2x), 0 leaves the image unchanged, "
                    "negative shrinks the centre"),
@@ -215,7 +212,7 @@ sphere = warp_kernel(
     sphere_coords, "sphere",
     summary="Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style.",
     params=[
-        _center_param("centre of the sphere; [0.5,0.5] is the image centre"),
+        center_param("centre of the sphere; [0.5,0.5] is the image centre"),
         _radius_param(0.25, "radius of the sphere"),
         Param("refractive_index", "float", 0.71, min=0.0, max=2.0,
               help="ratio of refractive indices (GLSL refract's eta): 0.71 is GPUImage's glass look; 0 shows "

@@ -34,7 +34,7 @@ from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, feather_param, once, replicate
 from ..params import Param
 from ..registry import register
-from .common import split_color
+from .common import center_param, split_color
 
 FALLOFFS = ("linear", "smoothstep")
 _F32 = np.dtype(np.float32)
@@ -149,8 +149,7 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
     category="feather",
     summary="Darken towards the corners with a radial falloff.",
     params=[
-        Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height",
-              help="centre of the vignette; [0.5,0.5] is the image centre"),
+        center_param("centre of the vignette; [0.5,0.5] is the image centre"),
         Param("radius", "float", 1.0, min=0.01, max=10.0, unit="fraction of half-diagonal",
               help="distance at which intensity=2 reaches black; 1 = the corners"),
         Param("intensity", "float", 1.0, min=0.0, max=2.0, help="strength; 0 leaves the image unchanged"),
@@ -246,8 +245,7 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
               help="edges: width of the fade from the border inward (0: no fade)"),
         Param("shape", "choice", "rect", choices=("rect", "ellipse"),
               help="edges: fade from the image rectangle or from its inscribed ellipse"),
-        Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height",
-              help="radial, brighten: centre of the effect; [0.5,0.5] is the image centre"),
+        center_param("radial, brighten: centre of the effect; [0.5,0.5] is the image centre"),
         Param("inner", "float", 0.5, min=0.0, max=4.0, unit="fraction of half-diagonal",
               help="radial: untouched within this distance of center"),
         Param("outer", "float", 1.0, min=0.0, max=4.0, unit="fraction of half-diagonal",
@@ -379,8 +377,7 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
         Param("style", "choice", "core_image", choices=("core_image", "gpuimage"),
               help="core_image: CIVignetteEffect's radius/falloff/intensity; gpuimage: GPUImageVignetteFilter's "
                    "start/end in texture coordinates"),
-        Param("center", "point", (0.5, 0.5), min=0.0, max=1.0, unit="fraction of width, height",
-              help="centre of the vignette; [0.5,0.5] is the image centre"),
+        center_param("centre of the vignette; [0.5,0.5] is the image centre"),
         Param("radius", "float", 0.5, min=0.0, max=4.0, unit="fraction of half-diagonal",
               help="core_image: the image is untouched within this distance of center"),
         Param("falloff", "float", 0.5, min=0.0, max=4.0, unit="fraction of half-diagonal",
