@@ -98,13 +98,15 @@ def test_median_filter_function_keeps_extreme_values() -> None:
 
 
 # ----------------------------------------------------------------------------- bilateral
-def bilateral_reference(image: np.ndarray, d: int, sigma_color: float, sigma_space: float) -> np.ndarray:
-    """OpenCV's bilateral filter in numpy: a disc of radius d // 2, L1 colour distance, reflect101."""
+def bilateral_reference(image: np.ndarray, d: int, sigma_color: float, sigma_space: float,
+                        pad: str = "reflect") -> np.ndarray:
+    """OpenCV's bilateral filter in numpy: a disc of radius d // 2, L1 colour distance, reflect101
+    (``pad`` is numpy's name of the border: "reflect" is OpenCV's reflect101, "edge" replicate)."""
     values = image.astype(np.float64)
     if values.ndim == 2:
         values = values[..., None]
     radius = d // 2
-    padded = np.pad(values, ((radius, radius), (radius, radius), (0, 0)), mode="reflect")
+    padded = np.pad(values, ((radius, radius), (radius, radius), (0, 0)), mode=pad)
     height, width = values.shape[:2]
     total = np.zeros_like(values)
     weights = np.zeros(values.shape[:2])
