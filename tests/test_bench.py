@@ -88,3 +88,25 @@ def test_peers_skip_a_convert_that_is_not_a_working_imagemagick(tmp_path: Path, 
     assert "ImageMagick skipped: " in (tmp_path / "RESULTS.md").read_text()
     for row in entry["section"]["tables"][0]["rows"]:
         assert row[7] == "n/a"  # the ImageMagick column
+
+
+def test_gpu_check_records_test_results_in_results_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/gpu_record.py turns pytest's JUnit XML into the GPU check section of RESULTS.md."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import gpu_record
+    import report
+
+    assert "Nothing has run on a real GPU yet" in report.results_md({"sections": {}})
+    (tmp_path / "gpu_tests.xml").write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_cuda_backend" name="test_a"/>'
+        '<testcase classname="tests.test_cuda_backend" name="test_b"><failure message="max difference 5"/></testcase>'
+        '<testcase classname="tests.test_blur" name="test_c"><skipped message="no cuda"/></testcase>'
+        '</testsuite></testsuites>')
+    monkeypatch.setattr(gpu_record, "gpu_name", lambda: "NVIDIA H200")
+    gpu_record.main(tmp_path, "pytest --backend=cuda,opencl")
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "Run " in text and "on NVIDIA H200" in text
+    assert "| tests/test_cuda_backend.py | 1 | 1 | 0 |" in text and "| tests/test_blur.py | 0 | 0 | 1 |" in text
+    assert "`tests.test_cuda_backend::test_b`: max difference 5" in text
+    assert json.loads((tmp_path / "results.json").read_text())["gpu_check"]["gpu"] == "NVIDIA H200"

@@ -4,9 +4,14 @@
 - colour matrices: within one level per step for uint8 (the unfused chain rounds after
   every step, the fused one once), 1e-5 for float32, on images whose intermediate
   values stay in range;
-- warps: one resampling instead of several, so they differ by interpolation error:
-  on a smooth image, mean |difference| < 0.004 and max < 0.06 (fraction of full scale)
-  over pixels whose source stays inside the image.
+- warps: one resampling instead of several, so they differ by interpolation error. A
+  bilinear resampling is within ``max|f''| / 8`` per axis of the exact value (the linear
+  interpolation error bound, unit pixel spacing); the unfused chain of ``k`` warps
+  resamples ``k`` times and the fused one once, so the tolerance is ``(k + 1) / 8`` times
+  the image's largest second difference (0.089 on the smooth test image: 0.034 for two
+  steps, 0.045 for three; measured worst 0.022 over every two-step chain and 0.028 over
+  60 random three-step ones), and mean |difference| < 0.004 (0.0033 for three 7-degree
+  rotations), as fractions of full scale, over pixels whose source stays inside the image.
 """
 
 from __future__ import annotations
@@ -111,7 +116,8 @@ def test_warp_fusion_agrees_within_interpolation_error(chain: list[str]) -> None
     inside = np.minimum(*both(spec, np.ones_like(image)))[..., 0] > 0.999
     inside = cv2.erode(inside.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
     difference = np.abs(fused - plain)[inside]
-    assert difference.mean() < 0.004 and difference.max() < 0.06
+    second = max(np.abs(np.diff(image, 2, axis=0)).max(), np.abs(np.diff(image, 2, axis=1)).max())
+    assert difference.mean() < 0.004 and difference.max() <= (len(chain) + 1) / 8 * second
 
 
 def test_flips_fuse_exactly_and_maps_are_built_once(backend: str) -> None:
@@ -135,13 +141,18 @@ def test_constant_after_non_constant_border_is_not_fused() -> None:
     assert [s.filter.name for s in pipe.compile()] == ["swirl", "rotate"]
 
 
-@pytest.mark.parametrize("spec", ["gamma:gamma=2 | invert", "rotate:angle=5 | flip"])
+@pytest.mark.parametrize("spec", ["gamma:gamma=2 | invert", "rotate:angle=5 | rotate:angle=-3"])
 def test_cli_no_fuse_flag(tmp_path, spec: str) -> None:
     from cvfilters.cli import main
 
     source = tmp_path / "in.png"
-    cv2.imwrite(str(source), photo(20, 24))
+    image = photo(20, 24)
+    cv2.imwrite(str(source), image)
     assert main(["apply", str(source), "-o", str(tmp_path / "a.png"), "-f", spec]) == 0
     assert main(["apply", str(source), "-o", str(tmp_path / "b.png"), "-f", spec, "--no-fuse"]) == 0
     a, b = cv2.imread(str(tmp_path / "a.png")), cv2.imread(str(tmp_path / "b.png"))
-    assert a.shape == b.shape
+    fused, plain = both(spec, image)
+    np.testing.assert_array_equal(a, fused)  # the default fuses
+    np.testing.assert_array_equal(b, plain)  # --no-fuse runs the steps one by one
+    if spec.startswith("rotate"):  # two resamplings differ from one: the flag is seen
+        assert np.abs(a.astype(int) - b).max() > 0
