@@ -115,6 +115,24 @@ def photo(height: int = 48, width: int = 64, channels: int = 3, dtype: type = np
     return to_dtype(image, dtype)
 
 
+def photo16(height: int = 160, width: int = 200, channels: int = 3) -> np.ndarray:
+    """A genuine 16-bit image: tens of thousands of distinct levels per channel.
+
+    The astronaut is reduced in float32 (area averages fall between 8-bit levels) and a
+    smooth field of +-2% is added, so neighbouring pixels differ by a few 16-bit levels,
+    as in a real 16-bit photo; ``photo(..., dtype=np.uint16)`` is 8-bit x 257 (at most 256
+    levels). Deterministic.
+    """
+    base = cv2.imread(str(FIXTURES / "astronaut.png")).astype(np.float32) / 255
+    bgr = cv2.resize(base, (width, height), interpolation=cv2.INTER_AREA).astype(np.float64)
+    y, x = np.mgrid[0:height, 0:width]
+    field = np.dstack([0.02 * np.sin(x / 17.0 + c) * np.cos(y / 23.0 - 0.5 * c) for c in range(3)])
+    values = np.clip(0.96 * bgr + 0.02 + field, 0.0, 1.0)
+    if channels == 1:
+        values = values @ np.array([0.114, 0.587, 0.299])
+    return np.rint(values * 65535).astype(np.uint16)
+
+
 def to_dtype(image8: np.ndarray, dtype: type) -> np.ndarray:
     """Scale a uint8 image to uint16 (x257) or float32 (/255)."""
     if dtype == np.uint16:

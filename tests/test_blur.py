@@ -12,7 +12,7 @@ import cvfilters as cvf
 from cvfilters.filters.blur import median_filter
 from cvfilters.pipeline import Pipeline
 
-from .conftest import PARITY_TOLERANCE, photo, visible
+from .conftest import PARITY_TOLERANCE, photo, photo16, visible
 
 
 def per_channel(fn, image: np.ndarray) -> np.ndarray:
@@ -345,3 +345,14 @@ def test_every_border_mode_is_its_own(backend: str, name: str, params: dict, ref
     for other, expected in references.items():
         if other != border:
             assert np.abs(out - expected).max() > 1e-3, f"{border} looks like {other}"
+
+
+def test_gaussian_and_median_on_a_genuine_16_bit_photo() -> None:
+    """16-bit detail below one 8-bit step survives: scipy in float64, rounded, within 1 level."""
+    image = photo16(channels=1)
+    assert len(np.unique(image)) > 20000
+    out = cvf.apply(image, "gaussian_blur", sigma=1.5, backend="cpu")
+    expected = ndimage.gaussian_filter(image.astype(np.float64), 1.5, mode="mirror", truncate=6 / 1.5)
+    assert np.abs(out - np.rint(expected)).max() <= 1  # OpenCV's fixed-point 16-bit Gaussian
+    median = cvf.apply(image, "median_blur", size=7, backend="cpu")  # > 256 values: the uint16 ranks path
+    np.testing.assert_array_equal(median, ndimage.median_filter(image, 7, mode="nearest"))

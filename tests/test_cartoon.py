@@ -14,14 +14,19 @@ import skimage.data
 from scipy import ndimage
 
 import cvfilters as cvf
-from cvfilters.filters.cartoon import CROSSHATCH_FAMILIES
-from cvfilters.filters.stylize import KUWAHARA_TIE
 from cvfilters.pipeline import Pipeline
 from cvfilters.quantize import kmeans, quantize_palette
 
 from .conftest import PARITY_TOLERANCE, photo, to_dtype, visible
 
 PHOTOS = ("astronaut", "coffee", "chelsea")
+# GPUImageCrosshatchFilter's fragment shader, written out: (luminance below, x + direction y, offset in spacings)
+#   if (lum < 1.00) mod(x + y, s) <= w;            if (lum < 0.75) mod(x - y, s) <= w;
+#   if (lum < 0.50) mod(x + y - s / 2, s) <= w;    if (lum < 0.30) mod(x - y - s / 2, s) <= w
+GPUIMAGE_HATCHES = ((1.0, 1, 0.0), (0.75, -1, 0.0), (0.5, 1, 0.5), (0.3, -1, 0.5))
+# kuwahara (`cvfilters info kuwahara`): a later window wins only if its variance is lower by
+# more than 1e-6 of full scale squared, outside the exact 8-bit path
+KUWAHARA_TIE_FRACTION = 1e-6
 LUMA = np.array([0.0721, 0.7154, 0.2125])  # Rec. 709 in BGR order, GPUImage's W
 
 
@@ -399,12 +404,12 @@ def test_kuwahara_matches_direct_loops(radius: int, channels: int, border: str, 
 def test_kuwahara_uint16_and_flat_image() -> None:
     image = photo(16, 20, 3, np.uint16)
     out = cvf.apply(image, "kuwahara", radius=3, backend="cpu")
-    expected = kuwahara_loops(image, 3, "edge", tie=KUWAHARA_TIE * 65535.0**2)
+    expected = kuwahara_loops(image, 3, "edge", tie=KUWAHARA_TIE_FRACTION * 65535.0**2)
     assert np.abs(out.astype(np.float64) - expected).max() <= 0.5 + 1e-6
     big = photo(20, 24, 3, np.uint8)  # radius 15 is the last exact 8-bit size, 16 goes through float64
     for radius in (15, 16):
         out = cvf.apply(big, "kuwahara", radius=radius, backend="cpu")
-        tie = 1e-9 if radius == 15 else KUWAHARA_TIE * 255.0**2
+        tie = 1e-9 if radius == 15 else KUWAHARA_TIE_FRACTION * 255.0**2
         assert np.abs(out.astype(np.float64) - kuwahara_loops(big, radius, "edge", tie)).max() <= 0.5 + 1e-6
     flat = np.full((9, 9, 3), 77, np.uint8)
     np.testing.assert_array_equal(cvf.apply(flat, "kuwahara", radius=5, backend="cpu"), flat)
@@ -472,7 +477,7 @@ def crosshatch_reference(image: np.ndarray, spacing: float, width: float) -> np.
     lum = luminance(image)
     y, x = np.mgrid[0:lum.shape[0], 0:lum.shape[1]] + 0.5
     black = np.zeros(lum.shape, bool)
-    for limit, direction, offset in CROSSHATCH_FAMILIES:
+    for limit, direction, offset in GPUIMAGE_HATCHES:
         black |= (lum < limit) & (np.mod(x + direction * y - offset * spacing, spacing) <= width)
     return ~black
 
@@ -503,12 +508,37 @@ HOST_CALLS = {
 
 @pytest.mark.parametrize("name", list(HOST_CALLS))
 def test_host_looks_are_the_opencv_call_in_every_depth(name: str) -> None:
+    """cv2-parity (these filters wrap the call): the same 8-bit result, scaled for 16 bits.
+
+    What each look does is checked independently in ``test_host_looks_do_what_they_say``."""
     image = photo(40, 52, 3, np.uint8)
     expected = HOST_CALLS[name](image)
     np.testing.assert_array_equal(cvf.apply(image, name, backend="cpu"), expected)
     np.testing.assert_array_equal(cvf.apply(to_dtype(image, np.uint16), name, backend="cpu"),
                                   expected.astype(np.uint16) * 257)
     assert "8-bit" in cvf.get_filter(name).description  # `cvfilters info` says so
+
+
+def total_variation(image: np.ndarray) -> float:
+    values = image.astype(np.float64)
+    return float(np.abs(np.diff(values, axis=0)).mean() + np.abs(np.diff(values, axis=1)).mean())
+
+
+def test_host_looks_do_what_they_say() -> None:
+    """Independent of the wrapped calls: smoothing looks lower the total variation of a noisy
+    photo and keep a strong edge; detail_enhance raises it; mean_shift leaves fewer colours."""
+    rng = np.random.default_rng(3)
+    image = np.clip(sk_photo("chelsea")[::3, ::3].astype(np.int16) + rng.integers(-12, 13, (100, 151, 3)), 0, 255)
+    image = image.astype(np.uint8)
+    image[:, 70:] = np.maximum(image[:, 70:], 200)  # a bright block: a strong vertical edge at x = 70
+    tv = total_variation(image)
+    for name in ("stylization", "edge_preserving", "mean_shift", "oil_paint"):
+        out = cvf.apply(image, name, backend="cpu")
+        assert total_variation(out) < 0.9 * tv, name  # stylization also inks edges: 0.83 measured
+        step = out[:, 74:80].astype(float).mean() - out[:, 60:66].astype(float).mean()
+        assert step > 0.5 * (image[:, 74:80].astype(float).mean() - image[:, 60:66].astype(float).mean()), name
+    assert total_variation(cvf.apply(image, "detail_enhance", backend="cpu")) > 1.1 * tv
+    assert distinct_colours(cvf.apply(image, "mean_shift", backend="cpu")) < 0.5 * distinct_colours(image)
 
 
 def test_oil_paint_flattens_texture() -> None:
