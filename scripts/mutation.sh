@@ -28,7 +28,7 @@ declare -A FILES=(
   [convolve]="cvfilters/filters/convolve.py"
 )
 declare -A TESTS=(
-  [policies]="tests/test_registry_contract.py tests/test_filters_oracles.py tests/test_blend.py"
+  [policies]="tests/test_policies.py tests/test_registry_contract.py tests/test_filters_oracles.py tests/test_blend.py"
   [fusion]="tests/test_fusion.py tests/test_pipeline.py"
   [histograms]="tests/test_histogram.py"
   [params]="tests/test_registry_contract.py tests/test_pipeline.py tests/test_color.py"

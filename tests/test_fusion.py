@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import json
+
 import cv2
 import numpy as np
 import pytest
@@ -156,3 +158,39 @@ def test_cli_no_fuse_flag(tmp_path, spec: str) -> None:
     np.testing.assert_array_equal(b, plain)  # --no-fuse runs the steps one by one
     if spec.startswith("rotate"):  # two resamplings differ from one: the flag is seen
         assert np.abs(a.astype(int) - b).max() > 0
+
+
+BGR_FROM_RGB = np.eye(3)[::-1]
+
+
+def test_matrix_fusion_is_one_transform_of_the_composed_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two colour matrices (one with offsets) run as one cv2.transform: ``clip(M2 (M1 x + b1) + b2)``."""
+    from cvfilters.backends.cpu import CpuBackend
+
+    calls: list[np.ndarray] = []
+    original = CpuBackend.transform
+    monkeypatch.setattr(CpuBackend, "transform", lambda self, image, matrix: calls.append(matrix) or
+                        original(self, image, matrix))
+    m1 = np.array([[0.9, 0.05, 0.05, 0.1], [0.05, 0.9, 0.05, 0.0], [0.1, 0.1, 0.8, -0.05]])  # RGB rows, offsets
+    m2 = np.array([[1.3, 0.0, 0.0], [0.0, 0.7, 0.0], [0.2, 0.0, 0.9]])
+    spec = (f"color_matrix:matrix={json.dumps(m1.tolist())} | color_matrix:matrix={json.dumps(m2.tolist())}")
+    for dtype in (np.uint8, np.float32):
+        image = photo(12, 15, 3, dtype)
+        calls.clear()
+        fused = Pipeline.parse(spec)(image, backend="cpu")
+        assert len(calls) == 1  # one transform, not one per step
+        full = 255.0 if dtype == np.uint8 else 1.0
+        rgb = image[..., ::-1].astype(np.float64) / full
+        expected = np.clip((rgb @ m1[:, :3].T + m1[:, 3]) @ m2.T, 0, 1)[..., ::-1] * full  # offsets in full scale
+        tolerance = 1.0 if dtype == np.uint8 else 1e-5  # uint8: cv2.transform in 1/1024 fixed point
+        assert np.abs(fused.astype(np.float64) - expected).max() <= tolerance
+        assert fused.min() >= 0 and fused.max() <= full  # float32 is clipped like the steps would
+
+
+def test_fused_constant_border_leaves_the_fill_where_the_steps_do() -> None:
+    """Composed maps carry the constant border: pixels the steps fill stay filled."""
+    image = photo(40, 48, 3, np.float32) * 0.8 + 0.2  # no black inside: black is the fill
+    fused, plain = both("rotate:angle=20 | rotate:angle=-35", image)
+    filled = plain.max(axis=-1) == 0
+    assert filled.sum() > 100
+    assert (fused.max(axis=-1)[filled] < 0.05).mean() > 0.95  # the fill, up to interpolation at its edge
