@@ -32,7 +32,7 @@ declare -A TESTS=(
   [fusion]="tests/test_fusion.py tests/test_pipeline.py"
   [histograms]="tests/test_histograms.py tests/test_histogram.py"
   [params]="tests/test_params.py tests/test_registry_contract.py tests/test_pipeline.py"
-  [pipeline]="tests/test_pipeline.py tests/test_fusion.py"
+  [pipeline]="tests/test_pipeline_text.py tests/test_pipeline.py tests/test_fusion.py"
   [io]="tests/test_io.py"
   [convolve]="tests/test_convolve.py tests/test_filters_oracles.py tests/test_blur.py tests/test_modes.py"
 )
