@@ -33,7 +33,7 @@ declare -A TESTS=(
   [histograms]="tests/test_histograms.py tests/test_histogram.py"
   [params]="tests/test_params.py tests/test_registry_contract.py tests/test_pipeline.py"
   [pipeline]="tests/test_pipeline_text.py tests/test_pipeline.py tests/test_fusion.py"
-  [io]="tests/test_io.py"
+  [io]="tests/test_io.py tests/test_corpus.py tests/test_durability.py"
   [convolve]="tests/test_convolve.py tests/test_filters_oracles.py tests/test_blur.py tests/test_modes.py"
 )
 MODULES=(policies fusion histograms params pipeline io convolve)
