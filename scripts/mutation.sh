@@ -59,7 +59,7 @@ PY
    { echo "module: $module (${FILES[$module]}); tests: ${TESTS[$module]}; exit: $status"
      [[ -f mutants/mutmut-cicd-stats.json ]] && cat mutants/mutmut-cicd-stats.json; echo; } >"$OUT/$module.txt"
    "$PYTHON" -m mutmut results 2>/dev/null | grep -E "survived|timeout|suspicious" | while read -r name _; do
-     name="${name%:}"; echo "=== $name"; "$PYTHON" -m mutmut show "$name" 2>/dev/null; done >"$OUT/$module-survivors.txt" || true)
+     name="${name%:}"; echo "=== $name"; "$PYTHON" -m mutmut show "$name" </dev/null 2>/dev/null; done >"$OUT/$module-survivors.txt" || true)
   cat "$OUT/$module.txt" >&2
   rm -rf "$scratch"
 done
