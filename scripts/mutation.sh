@@ -42,6 +42,7 @@ mkdir -p "$OUT"
 for module in "${@:-${MODULES[@]}}"; do
   [[ -n "${FILES[$module]:-}" ]] || { echo "unknown module: $module (choose from ${MODULES[*]})" >&2; exit 2; }
   scratch="$(mktemp -d)"
+  trap 'rm -rf "$scratch"' EXIT
   (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$scratch")
   "$PYTHON" - "$scratch/pyproject.toml" "${FILES[$module]}" ${TESTS[$module]} <<'PY'
 import json, sys

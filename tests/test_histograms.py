@@ -163,3 +163,35 @@ def test_histogram_float32_ends_nan_and_mask() -> None:
     counts = histogram(sixteen, 65536, channels=0)
     assert counts[0] == 1 and counts[65535] == 1 and counts[256] == 2 and counts.sum() == 4
     assert histogram(sixteen, 2, channels=0).tolist() == [3, 1]  # bins of 32768 levels
+
+
+def test_otsu_level_is_scale_invariant_and_takes_a_single_pixel_class() -> None:
+    counts = counts_of({0: 2, 3: 1}, 4)  # the upper class is one pixel: still a split, at t = 0
+    assert otsu_level(counts) == 0
+    rng = np.random.default_rng(6)
+    counts = rng.integers(0, 50, 64).astype(np.float64)
+    assert otsu_level(counts / counts.sum()) == otsu_level(counts)  # a normalised histogram: the same t
+
+
+def test_histogram_refuses_what_it_cannot_count() -> None:
+    cases = [
+        (np.zeros((2, 2, 2, 2), np.uint8), {},
+         "histogram: expected a uint8, uint16 or float32 image (H x W [x C]), not uint8 (2, 2, 2, 2)"),
+        (np.zeros((2, 2), np.int32), {}, "histogram: expected a uint8, uint16 or float32 image (H x W [x C]), "
+                                         "not int32 (2, 2)"),
+        (np.zeros((2, 2), np.uint8), {"bins": 3.5}, "histogram: bins=3.5 must be an integer in [2, 65536]"),
+    ]
+    for image, kwargs, message in cases:
+        with pytest.raises(ValueError) as caught:
+            histogram(image, **kwargs)
+        assert str(caught.value) == message
+    with pytest.raises(TypeError) as caught:
+        histogram([[1, 2]])
+    assert str(caught.value) == "expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not list"
+
+
+def test_histogram_keeps_empty_top_bins_and_full_single_bars() -> None:
+    low = np.full((3, 3), 0.2, np.float32)
+    np.testing.assert_array_equal(histogram(low, 4, channels=0), [9, 0, 0, 0])  # length 4 though 3 bins are empty
+    panel = histogram_panel(np.array([[1, 0, 1]]), 3, 5)  # the largest count is 1: full bars
+    np.testing.assert_array_equal(panel[..., 0].sum(axis=0), [5, 0, 5])
