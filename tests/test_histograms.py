@@ -171,6 +171,8 @@ def test_otsu_level_is_scale_invariant_and_takes_a_single_pixel_class() -> None:
     rng = np.random.default_rng(6)
     counts = rng.integers(0, 50, 64).astype(np.float64)
     assert otsu_level(counts / counts.sum()) == otsu_level(counts)  # a normalised histogram: the same t
+    # fractions make every between-class variance small (here 0.25 at t = 0): t = 1 (no upper class) never wins
+    assert otsu_level(np.array([0.5, 0.5])) == 0
 
 
 def test_histogram_refuses_what_it_cannot_count() -> None:
