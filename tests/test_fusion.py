@@ -194,3 +194,22 @@ def test_fused_constant_border_leaves_the_fill_where_the_steps_do() -> None:
     filled = plain.max(axis=-1) == 0
     assert filled.sum() > 100
     assert (fused.max(axis=-1)[filled] < 0.05).mean() > 0.95  # the fill, up to interpolation at its edge
+
+
+def test_matrix_fusion_on_gray_runs_the_steps() -> None:
+    image = photo(12, 15, 1, np.float32)
+    fused, plain = both("saturation:amount=0.5 | color_matrix:matrix=[[0.9,0.1,0,0.05],[0,1,0,0],[0,0,1,0]]", image)
+    np.testing.assert_allclose(fused, plain, atol=1e-6)
+    assert fused.shape == image.shape and np.abs(fused - image).max() > 0.01
+
+
+def test_fused_warps_keep_the_fill_colour_on_bgra() -> None:
+    """A translucent fill colour: the fused remap fills with it, premultiplied like the steps do."""
+    image = np.dstack([photo(40, 48, 3, np.float32) * 0.8 + 0.2, np.ones((40, 48), np.float32)])
+    fill = "[0.2,0.4,0.6,0.5]"
+    fused, plain = both(f"rotate:angle=20,fill={fill} | rotate:angle=-35,fill={fill}", image)
+    filled = np.abs(plain[..., 3] - 0.5) < 1e-6
+    assert filled.sum() > 100
+    np.testing.assert_allclose(plain[filled][:, :3], np.tile([0.2, 0.4, 0.6], (filled.sum(), 1)), atol=1e-5)
+    inner = filled & (cv2.erode(filled.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0)  # off the fill's edge
+    np.testing.assert_allclose(fused[inner], plain[inner], atol=1e-4)
