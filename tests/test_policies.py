@@ -42,3 +42,14 @@ def test_fully_transparent_pixels_stay_finite() -> None:
     assert np.isfinite(out).all()
     transparent = out[..., 3] == 0
     assert transparent.any() and np.all(out[..., :3][transparent] == 0)
+
+
+def test_straight_colour_is_clamped_where_sharpening_outruns_alpha() -> None:
+    """Black opaque pixels next to white ones at alpha 0.6: by hand, at the first white column
+    the kernel gives c a = 5 * 0.6 - 3 * 0.6 - 0 = 1.2 (clipped to 1) and a = 3 - 1.8 - 1 = 0.2,
+    so the straight colour 1 / 0.2 = 5 is clamped to 1 (full white, alpha 0.2)."""
+    image = np.zeros((5, 8, 4), np.float32)
+    image[:, :4, 3] = 1.0  # black, opaque
+    image[:, 4:, :3], image[:, 4:, 3] = 1.0, 0.6  # white at alpha 0.6
+    out = cvf.apply(image, "convolve", kernel=SHARPEN.tolist(), backend="cpu")
+    np.testing.assert_allclose(out[2, 4], [1.0, 1.0, 1.0, 0.2], atol=1e-5)
