@@ -57,6 +57,7 @@ def test_parse_errors_are_one_line(spec: str, message: str) -> None:
     "gaussian_blur:sigma=3,border=wrap",
     "masked:mask='rect:0.5,0,0.5,1',filter='gaussian_blur:sigma=8 | pixellate:size=4'",
     "masked:mask=\"rect:0,0,1,1\",filter=invert",
+    "masked:mask='rect:0,0,1,1',filter=\"masked:mask='rect:0,0,0.5,1',filter=invert\"",  # ' inside: "..."
     "convolve:kernel=[[0,-1,0],[-1,5,-1],[0,-1,0]]",
     "vignette",
 ])
@@ -104,6 +105,12 @@ def test_pipeline_file_structure_errors(tmp_path: Path, data: object, message: s
 def test_pipeline_file_params_null_means_none(tmp_path: Path) -> None:
     pipe = Pipeline.load(write(tmp_path / "p.json", {"version": 1, "steps": [{"filter": "invert", "params": None}]}))
     assert pipe.to_spec() == "invert"
+
+
+def test_pipeline_file_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
+    text = "version: 1\nsteps: [{filter: invert}]\n"
+    path = write(tmp_path / "max.yaml", text + "#" * (MAX_PIPELINE_FILE - len(text)))
+    assert path.stat().st_size == MAX_PIPELINE_FILE and Pipeline.load(path).to_spec() == "invert"
 
 
 def test_pipeline_file_read_errors(tmp_path: Path) -> None:
