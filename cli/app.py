@@ -84,16 +84,16 @@ def apply(
     backend: Annotated[str, typer.Option(metavar="NAME", help="auto, cpu, opencl or cuda.")] = "auto",
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, metavar="N",
                                       help="Worker processes; 0: chosen from the work.")] = 0,
-    devices: Annotated[str | None, typer.Option(metavar="IDS",
-                                                help="GPUs for data-parallel workers: all or 0,1,...")] = None,
+    devices: Annotated[str | None, typer.Option(
+        metavar="IDS", help="GPUs for data-parallel workers: all, or a list such as 0,1.")] = None,
     scheduler: Annotated[str | None, typer.Option(envvar="CVFILTERS_SCHEDULER", metavar="ADDRESS",
                                                   help="Dask scheduler address (tcp://host:8786).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace existing outputs (never the input).")] = False,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Descend into sub-directories.")] = False,
     fmt: Annotated[str | None, typer.Option("--format", metavar="EXT",
                                             help="Extension of image outputs in a directory.")] = None,
-    suffix: Annotated[str, typer.Option(metavar="TEXT", help="Appended to output names: photo.jpg -> "
-                                                             "photo<TEXT>.jpg.")] = "",
+    suffix: Annotated[str, typer.Option(metavar="TEXT", help="Appended to output names (_blur: photo.jpg -> "
+                                                             "photo_blur.jpg).")] = "",
     quality: Annotated[int | None, typer.Option(min=1, max=100, metavar="Q", help="JPEG/WebP quality, 1-100.")
                        ] = None,
     max_pixels: Annotated[int | None, typer.Option(min=1, metavar="N", help="Refuse larger images (default 2^28).")

@@ -42,7 +42,7 @@ class Progress:
         self.count = len(tasks)
         self.single_video = self.count == 1 and tasks[0].source.suffix.lower() in VIDEO_EXTENSIONS
         self.single_image = self.count == 1 and not self.single_video
-        self.name = str(tasks[0].source) if self.count == 1 else ""
+        self.name = tasks[0].source.name if self.count == 1 else ""
         self.bar: Any = None
         self.task: Any = None
         self._timer: threading.Timer | None = None
@@ -80,7 +80,7 @@ class Progress:
             from rich.markup import escape
             from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self._start(SpinnerColumn(), TextColumn(f"filtering {escape(self.name)}"), TimeElapsedColumn())
+            self._start(SpinnerColumn(), TimeElapsedColumn(), TextColumn(f"filtering {escape(self.name)}"))
             self.task = self.bar.add_task("image", total=None)
 
     def advance(self) -> None:

@@ -138,7 +138,8 @@ def test_masked_recursion_is_bounded(tmp_path: Path) -> None:
         return path
 
     located = r"^(\S*loop.yaml:\d+: step 1: )?"  # the pipeline file's location, when it reports one
-    with pytest.raises(ParameterError, match=located + "masked: filter=@.*loop.yaml: the pipeline file includes itself"):
+    with pytest.raises(ParameterError, match=located + "masked: filter=@.*loop.yaml: the pipeline file includes "
+                                                       "itself"):
         Pipeline.load(write("loop.yaml", "@loop.yaml"))
     for level in range(masks.MAX_NESTING + 1):
         write(f"f{level}.yaml", f"@f{level + 1}.yaml" if level < masks.MAX_NESTING else "invert")
