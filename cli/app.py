@@ -8,6 +8,7 @@ interrupted. Errors are one line each on stderr; ``--debug`` adds tracebacks.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -118,7 +119,7 @@ def apply(
     INPUT: image or video files, directories or globs. One input and OUT a file name:
     it is written there; otherwise OUT is a directory and relative names are kept.
     """
-    if backend == "auto" and scheduler is None:
+    if backend == "auto" and scheduler is None and _may_be_large(inputs):
         from cvfilters.backends import probe_soon
 
         probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
@@ -167,6 +168,16 @@ def apply(
         from .plots import write_before_after_plot
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=overwrite)
+
+
+PROBE_MIN_BYTES = 64 * 1024  # a file this small is unlikely to reach auto's GPU threshold (512 x 512)
+
+
+def _may_be_large(inputs: list[str]) -> bool:
+    """Whether ``auto`` will probably probe the GPUs: a batch, or a file that is not tiny (a guess, never a rule)."""
+    if len(inputs) != 1 or not os.path.isfile(inputs[0]):
+        return True
+    return os.path.getsize(inputs[0]) >= PROBE_MIN_BYTES
 
 
 def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[Any], overwrite: bool) -> None:
