@@ -19,7 +19,6 @@ import importlib
 import inspect
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -233,9 +232,10 @@ def _manifest() -> dict[str, dict[str, Any]]:
 def _load_family_of(name: str) -> None:
     """Import the family module of a built-in filter not registered yet (a no-op otherwise)."""
     entry = _manifest().get(name)
-    module = f"{FAMILY_PACKAGE}.{entry['module']}" if entry else None
-    if module is not None and module not in sys.modules:  # a module being imported is in sys.modules already
-        importlib.import_module(module)
+    if entry is not None:
+        # import_module waits for another thread importing the family, and returns the module
+        # being imported to this thread's own nested call (the family registering its filters).
+        importlib.import_module(f"{FAMILY_PACKAGE}.{entry['module']}")
 
 
 def load_all() -> None:

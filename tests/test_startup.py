@@ -171,3 +171,27 @@ def test_batch_summary_counts_from_process_start(tmp_path: Path) -> None:
     seconds = float(proc.stderr.strip().splitlines()[-1].split(" in ")[1].split(" s")[0])
     # the interpreter and imports alone take well over 0.1 s; the summary counts them, never more than the wall time
     assert 0.1 <= seconds <= wall + 0.05, (seconds, wall)
+
+
+def test_first_lookups_from_many_threads_wait_for_the_family() -> None:
+    """Threads looking up filters of a family another thread is importing get the filter, not an error."""
+    code = """
+import threading
+import numpy as np
+import cvfilters as cvf
+names = ["gaussian_blur", "box_blur", "median_blur", "sobel", "invert", "sepia", "pixellate", "equalize"] * 3
+errors, barrier = [], threading.Barrier(len(names))
+def run(name):
+    barrier.wait()
+    try:
+        cvf.apply(np.zeros((8, 8, 3), np.uint8), name, backend="cpu")
+    except Exception as exc:
+        errors.append(f"{name}: {exc!r}")
+threads = [threading.Thread(target=run, args=(name,)) for name in names]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+assert not errors, errors
+"""
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
