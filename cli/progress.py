@@ -1,8 +1,9 @@
 """Progress on a terminal, silent when piped: a rich bar for batches and videos, a timer for one slow image.
 
-A single image shows nothing unless it takes longer than :data:`SINGLE_DELAY_S`; then a
-spinner with the file name and the elapsed time appears until it is written (rich is
-imported only then, so quick commands never pay for it).
+A single image shows nothing unless it takes longer than :data:`SINGLE_DELAY_S`
+(``CVFILTERS_PROGRESS_DELAY``, seconds; 0 shows it at once); then a spinner with the
+elapsed time and the file name appears until it is written (rich is imported only then,
+so quick commands never pay for it).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ class Progress:
     def __enter__(self) -> Progress:
         if not sys.stderr.isatty():
             return self
-        if self.single_image:
+        if self.single_image and SINGLE_DELAY_S <= 0:
+            self._start_timer_display()
+        elif self.single_image:
             self._timer = threading.Timer(SINGLE_DELAY_S, self._start_timer_display)
             self._timer.daemon = True
             self._timer.start()

@@ -132,9 +132,10 @@ def choose(jobs: int, task_count: int, *, backend: str, devices: list[int] | Non
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-# A pool pays for its start-up (a forkserver importing cvfilters, then the workers) only
-# beyond about this much input: measured with bench/batch.py --sizes on 2 cores, where
-# 16 x 2 MP JPEGs (gaussian_blur) ran as fast in-process as with --jobs 2 and 64 faster.
+# A pool pays for its start-up (a forkserver importing cvfilters, then the workers: about
+# 0.7 s on 2 shared cores) only beyond about this much input. bench/batch.py --sizes, 2 MP
+# JPEGs, gaussian_blur: 16 files ran 35% faster in-process than with --jobs 2; at 64 the
+# pool won by 9% (load average 3.7) or lost by 12% (load 5, the second core taken).
 POOL_MIN_MEGAPIXELS = 48.0
 VIDEO_MEGAPIXELS = POOL_MIN_MEGAPIXELS  # a video is many frames: two videos pay for a pool
 

@@ -244,9 +244,9 @@ def load_all() -> None:
         importlib.import_module(f"{FAMILY_PACKAGE}.{module}")
 
 
-def _key(name: str) -> str:
-    """Filter names and categories are matched case-insensitively (``GAUSSIAN_BLUR``, ``Blur``)."""
-    return name.strip().lower()
+def _key(name: object) -> str:
+    """Filter names and categories match in any case and with ``-`` for ``_`` (``GAUSSIAN_BLUR``, ``Blur``)."""
+    return str(name).strip().lower().replace("-", "_")
 
 
 def get(name: str | Filter) -> Filter:
