@@ -231,3 +231,33 @@ def test_worker_count_follows_the_work(tmp_path: Path, monkeypatch: pytest.Monke
     assert "batch: 4 files, chosen from the work: this process" in proc.stderr
     proc = cli("apply", *files, "-o", tmp_path / "out2", "-f", "invert", "--explain", "--jobs", "2")
     assert "batch: 4 files, --jobs: a pool of 2" in proc.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["apply", "a.png", "-o", "b.png", "-f", "invert"],
+    ["apply", "a.png", "b.png", "-o", "out", "-f", "invert", "-f", "sepia", "--jobs", "2", "--no-fuse", "--overwrite",
+     "-r", "--format", "jpg", "--quality", "90", "--suffix", "_x", "--explain", "--allow-large", "--frames", "0:3"],
+    ["apply", "--output=o.png", "in.png", "-pfile.yaml", "--backend", "cpu", "--max-pixels", "100"],
+    ["list", "--category", "Blur", "--json"], ["info", "invert", "--json"], ["backends"],
+])
+def test_plain_lines_convert_exactly_as_typer_does(argv: list[str]) -> None:
+    """The fast path (no pydantic) gives the command the same values as Typer's own coercion."""
+    import typer.main
+    from cvfilters.cli.fast import plain_call
+
+    group = typer.main.get_command(sys.modules["cvfilters.cli.app"].app)
+    fast = plain_call(group, argv)
+    assert fast is not None
+    with group.commands[argv[0]].make_context(argv[0], list(argv[1:])) as ctx:
+        # Typer hands an absent repeatable option to the command as its default (None), not as ()
+        assert fast[1] == {name: None if value == () else value for name, value in ctx.params.items()}
+
+
+@pytest.mark.parametrize("argv", [["apply", "a.png", "-o", "b.png", "--jobs", "x"], ["apply", "-o", "b.png"],
+                                  ["apply", "a.png", "-o", "b.png", "--quality", "500"], ["apply", "--help"],
+                                  ["--debug", "apply", "a.png", "-o", "b.png"], ["info"]])
+def test_anything_else_goes_through_typer(argv: list[str]) -> None:
+    import typer.main
+    from cvfilters.cli.fast import plain_call
+
+    assert plain_call(typer.main.get_command(sys.modules["cvfilters.cli.app"].app), argv) is None
