@@ -293,17 +293,21 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script calls this)."""
     from cvfilters.errors import CvfError, UsageError
 
-    from .fast import plain_call
+    from .fast import FAST_COMMANDS, plain_call
 
-    command = typer.main.get_command(app)
-    _plain_metavars(command)
     args = sys.argv[1:] if argv is None else list(argv)
+    if not args or args[0] not in FAST_COMMANDS:
+        _register_all_commands()
+    command = typer.main.get_command(app)
     try:
         fast = plain_call(command, args)
         if fast is not None:
             callback, values = fast
             callback(**values)
             return 0
+        if _register_all_commands():
+            command = typer.main.get_command(app)
+        _plain_metavars(command)
         code = command.main(args=args, prog_name="cvfilters", standalone_mode=False)
         return code if isinstance(code, int) else 0
     except typer.Exit as exc:
@@ -328,6 +332,15 @@ def main(argv: list[str] | None = None) -> int:
             raise
         _err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return 1
+
+
+def _register_all_commands() -> bool:
+    """Import the modules that add commands to ``app`` (histogram, preview, sweep); True if it was needed."""
+    if "cvfilters.cli.preview" in sys.modules and "cvfilters.cli.plots" in sys.modules:
+        return False
+    from . import plots, preview  # noqa: F401  (their commands register on import)
+
+    return True
 
 
 _METAVARS = {int: "N", float: "X", str: "TEXT", Path: "PATH"}
