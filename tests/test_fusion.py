@@ -210,6 +210,6 @@ def test_fused_warps_keep_the_fill_colour_on_bgra() -> None:
     fused, plain = both(f"rotate:angle=20,fill={fill} | rotate:angle=-35,fill={fill}", image)
     filled = np.abs(plain[..., 3] - 0.5) < 1e-6
     assert filled.sum() > 100
-    np.testing.assert_allclose(plain[filled][:, :3], np.tile([0.2, 0.4, 0.6], (filled.sum(), 1)), atol=1e-5)
+    np.testing.assert_allclose(plain[filled][:, :3], np.tile([0.6, 0.4, 0.2], (filled.sum(), 1)), atol=1e-5)  # RGBA
     inner = filled & (cv2.erode(filled.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0)  # off the fill's edge
     np.testing.assert_allclose(fused[inner], plain[inner], atol=1e-4)
