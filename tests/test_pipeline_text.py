@@ -82,7 +82,7 @@ def write(path: Path, data: object) -> Path:
 
 @pytest.mark.parametrize(("data", "message"), [
     ([1, 2], "a pipeline file must hold a mapping with 'version' and 'steps'"),
-    ({"version": 1, "steps": [], "extra": 1}, "unknown key 'extra' in pipeline file (allowed: version, steps)"),
+    ({"version": 1, "steps": [], "extra": 1}, "unknown key 'extra' (allowed: version, steps)"),
     ({"version": 2, "steps": [{"filter": "invert"}]}, "pipeline file version must be 1, not 2"),
     ({"version": True, "steps": [{"filter": "invert"}]}, "pipeline file version must be 1, not True"),
     ({"steps": [{"filter": "invert"}]}, "pipeline file version must be 1, not None"),
@@ -90,16 +90,16 @@ def write(path: Path, data: object) -> Path:
     ({"version": 1, "steps": {"filter": "invert"}},
      "'steps' must be a non-empty list of {filter: NAME, params: {...}}"),
     ({"version": 1, "steps": [{"filter": "invert"}, {"params": {}}]},
-     "step 2 must be a mapping with 'filter' and optional 'params' only"),
+     "step 2 needs a 'filter' key"),
     ({"version": 1, "steps": [{"filter": "invert", "extra": 1}]},
-     "step 1 must be a mapping with 'filter' and optional 'params' only"),
-    ({"version": 1, "steps": ["invert"]}, "step 1 must be a mapping with 'filter' and optional 'params' only"),
+     "step 1: unknown key 'extra'"),
+    ({"version": 1, "steps": ["invert"]}, "step 1 must be a mapping with 'filter' and optional 'params'"),
     ({"version": 1, "steps": [{"filter": "invert", "params": [1]}]}, "step 1: 'params' must be a mapping"),
 ])
 def test_pipeline_file_structure_errors(tmp_path: Path, data: object, message: str) -> None:
     with pytest.raises(SpecError) as caught:
         Pipeline.load(write(tmp_path / "p.json", data))
-    assert str(caught.value) == message
+    assert str(caught.value) == f"{tmp_path / 'p.json'}: {message}"  # the file, then what is wrong
 
 
 def test_pipeline_file_params_null_means_none(tmp_path: Path) -> None:
