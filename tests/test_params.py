@@ -29,6 +29,8 @@ CENTER = Param("center", "point", (0.5, 0.5), min=0.0, max=1.0)
 COLOR = Param("color", "color", (0.0,), min=0.0, max=1.0)
 KERNEL = Param("kernel", "kernel", None, required=True, example=((1.0,),))
 FILE = Param("file", "path", None, required=True, example="x.cube")
+POSITIVE = Param("gain", "float", 1.0, min=0.0)
+SCALE = Param("scale", "choice", "auto", choices=("auto", "1", "255"))
 
 ACCEPTED = [
     (SIZE, "7", 7), (SIZE, " 3 ", 3), (SIZE, 9, 9), (SIZE, 1.0, 1), (SIZE, np.int64(5), 5),
@@ -43,6 +45,12 @@ ACCEPTED = [
     (CENTER, "[0.25, 1]", (0.25, 1.0)), (CENTER, (0, 0.5), (0.0, 0.5)), (CENTER, np.array([0.1, 0.2]), (0.1, 0.2)),
     (COLOR, [1], (1.0,)), (COLOR, "[0.1,0.2,0.3,0.4]", (0.1, 0.2, 0.3, 0.4)),
     (KERNEL, "[1, 2, 1]", ((1.0, 2.0, 1.0),)), (KERNEL, [[0, 1], [2, 3]], ((0.0, 1.0), (2.0, 3.0))),
+    (KERNEL, [[0.0] * 255], (tuple([0.0] * 255),)),  # the largest side allowed
+    (SCALE, "255", "255"),
+    # colours as people write them, RGB(A) fractions: 0x88 / 255, 0x80 / 255, 50% alpha, percentages
+    (COLOR, "#f008", (1.0, 0.0, 0.0, 0x88 / 255)), (COLOR, "#ff000080", (1.0, 0.0, 0.0, 128 / 255)),
+    (COLOR, "rgba(255, 0, 0, 50%)", (1.0, 0.0, 0.0, 0.5)), (COLOR, "rgb(100%, 50%, 0%)", (1.0, 0.5, 0.0)),
+    (COLOR, "RGBA(0,0,255,1)", (0.0, 0.0, 1.0, 1.0)), (COLOR, "rgb(0,0,0,0.5)", (0.0, 0.0, 0.0, 0.5)),
     (FILE, "a/b.cube", "a/b.cube"), (FILE, Path("c.cube"), "c.cube"),
 ]
 
@@ -94,6 +102,24 @@ REFUSED = [
     (KERNEL, None, "f: kernel is required"),
     (SIZE, None, "f: size has no value (null); leave it out for the default"),
     (SIGMA, "@k.txt", "f: sigma does not take a file (@k.txt); give a float value"),
+    (POSITIVE, -1, "f: gain=-1 is outside [0, inf]"),
+    (SCALE, 255, "f: scale=255 is not one of auto, 1, 255"),  # choices are the strings, not numbers
+    (KERNEL, "[1,", "f: kernel=[1, must be a bracketed list such as [0.5,0.5]"),
+    (CENTER, [0.5, 10**400], "f: center=[0.5, " + "1" + "0" * 30 + "... is not a valid point (int too large to "
+                             "convert to float)"),  # the value shortened to 40 characters
+    (KERNEL, "[" * 100000 + "]" * 100000, "f: kernel is nested too deeply"),
+    (COLOR, "rgba(255,0,0)", "f: color=rgba(255,0,0) must be rgb(r, g, b) or rgba(r, g, b, a): r, g, b 0-255 or "
+                             "percentages, a 0-1"),
+    (COLOR, "rgb(1,2)", "f: color=rgb(1,2) must be rgb(r, g, b) or rgba(r, g, b, a): r, g, b 0-255 or "
+                        "percentages, a 0-1"),
+    (COLOR, "rgb(a,b,c)", "f: color=rgb(a,b,c) must hold numbers: rgb(255,0,0), rgba(255,0,0,0.5)"),
+    (COLOR, "rgb(300,0,0)", "f: color=rgb(300,0,0) has a channel out of range (0-255 or 0%-100%; alpha 0-1)"),
+    (COLOR, "#ggg", "f: color=#ggg must be #rgb, #rgba, #rrggbb or #rrggbbaa hex digits"),
+    (COLOR, "#12345", "f: color=#12345 must be #rgb, #rgba, #rrggbb or #rrggbbaa hex digits"),
+    (COLOR, "redd", "f: color=redd is not a colour (did you mean 'red'?); colours are CSS names, #rrggbb[aa], "
+                    "rgb(...) or [r,g,b(,a)] fractions"),
+    (COLOR, "xyzzy", "f: color=xyzzy is not a colour; colours are CSS names, #rrggbb[aa], rgb(...) or [r,g,b(,a)] "
+                     "fractions"),
 ]
 
 
@@ -117,6 +143,9 @@ def test_long_values_are_shortened_in_messages() -> None:
     with pytest.raises(ParameterError) as caught:
         SIGMA.coerce("x" * 60, "f")
     assert str(caught.value) == "f: sigma=" + "x" * 37 + "... must be a number"
+    with pytest.raises(ParameterError) as caught:
+        SIGMA.coerce("x" * 40, "f")  # 40 characters: shown whole
+    assert str(caught.value) == "f: sigma=" + "x" * 40 + " must be a number"
 
 
 @pytest.mark.parametrize(("name", "text", "expected"), [
@@ -148,6 +177,9 @@ def test_confined_files_stay_inside_the_pipeline_folder(tmp_path: Path) -> None:
     (tmp_path / "k.txt").write_text("1\n")
     assert KERNEL.coerce("@k.txt", "f", base_dir=tmp_path, confine=True) == ((1.0,),)
     assert FILE.coerce("x.cube", "f", base_dir=tmp_path, confine=True) == str((tmp_path / "x.cube").resolve())
+    with pytest.raises(ParameterError) as caught:
+        FILE.coerce("../x.cube", "f", base_dir=tmp_path, confine=True)
+    assert str(caught.value).startswith("f: file file '../x.cube' is outside the pipeline file's folder")
     for escape in ("../k.txt", "/etc/passwd", "~/k.txt"):
         with pytest.raises(ParameterError) as caught:
             KERNEL.coerce(f"@{escape}", "f", base_dir=tmp_path, confine=True)
