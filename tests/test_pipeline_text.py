@@ -161,3 +161,30 @@ def test_spec_of_reads_shape_channels_and_dtype() -> None:
     assert (spec.height, spec.width, spec.channels, spec.dtype) == (5, 7, 4, np.dtype(np.uint16))
     gray = spec_of(cv2.UMat(np.zeros((3, 2), np.float32)))
     assert (gray.height, gray.width, gray.channels, gray.dtype) == (3, 2, 1, np.dtype(np.float32))
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("gaussian_blur:sigma=3 pixellate", "gaussian_blur: sigma=3 pixellate must be a number; steps are separated by "
+                                        "'|': did you mean 'gaussian_blur:sigma=3 | pixellate'?"),
+    ("invert vignette:radius=1", "unknown filter 'invert vignette' (did you mean vignette?); `cvfilters list` shows "
+                                 "them all; steps are separated by '|': did you mean 'invert | vignette:radius=1'?"),
+])
+def test_a_missing_bar_is_pointed_out(spec: str, message: str) -> None:
+    with pytest.raises(Exception) as caught:  # a ParameterError or an UnknownFilterError
+        Pipeline.parse(spec)
+    assert str(caught.value) == message
+
+
+def test_pipeline_from_strings_tuples_and_files(tmp_path: Path) -> None:
+    (tmp_path / "k.txt").write_text("0 1 0\n")
+    pipe = Pipeline(["gamma:gamma=2 | invert", ("convolve", {"kernel": "@k.txt"})], base_dir=tmp_path)
+    assert [s.filter.name for s in pipe.steps] == ["gamma", "invert", "convolve"]
+    assert pipe.steps[2].params["kernel"] == ((0.0, 1.0, 0.0),)  # read from base_dir
+    assert [s.filter.name for s in pipe.compile()] == ["fused[gamma:gamma=2 | invert]", "convolve"]  # fuses by default
+
+
+def test_pipeline_file_errors_carry_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "p.yaml", "version: 1\nsteps:\n  - filter: invert\n    params: 3\n")
+    with pytest.raises(SpecError) as caught:
+        Pipeline.load(path)
+    assert str(caught.value) == f"{path}:4: step 1: 'params' must be a mapping"
