@@ -79,7 +79,7 @@ def apply(
     if compare is not None:
         _check_compare(compare, compare_mode, tasks, failures, overwrite)
     if histogram is not None:
-        from .plots import require_matplotlib
+        from cvfilters.plots import require_matplotlib
 
         require_matplotlib()
         _check_single_image("--histogram", histogram, tasks, failures)
@@ -105,7 +105,7 @@ def apply(
         write_before_after(compare, tasks[0].source, tasks[0].target, mode=compare_mode, quality=quality,
                            overwrite=overwrite)
     if histogram is not None and summary.done == 1:
-        from .plots import write_before_after_plot
+        from cvfilters.plots import write_before_after_plot
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=overwrite)
 

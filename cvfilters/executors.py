@@ -20,8 +20,6 @@ import cv2
 
 from .errors import UsageError
 
-SCHEDULER_ENV = "CVFILTERS_SCHEDULER"
-
 
 def device_ids(spec: str, backend: str) -> list[int]:
     """Resolve ``--devices all|0,1,...`` for the cuda or opencl backend into device indices.

@@ -27,7 +27,6 @@ import contextlib
 import os
 import stat
 import threading
-import uuid
 import warnings
 from dataclasses import dataclass
 from io import BytesIO
@@ -38,6 +37,8 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from . import atomic
+from .context import SUPPORTED_DTYPES
 from .errors import (
     EmptyFileError,
     FileMissingError,
@@ -53,6 +54,7 @@ from .errors import (
     UnsupportedDepthError,
     UsageError,
 )
+from .pixels import full_scale
 from .quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
@@ -65,7 +67,6 @@ _StrPath = str | os.PathLike[str]
 _ENV = "CVFILTERS_MAX_PIXELS"
 _JPEG = frozenset({".jpg", ".jpeg", ".jpe"})
 _U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
-_FULL_SCALE = {_U8: 255.0, _U16: 65535.0, _F32: 1.0}  # floating point images are 0..1
 _DEPTHS = {  # the dtypes each output format holds; the first is the fallback
     **dict.fromkeys([*_JPEG, ".webp", ".bmp", ".gif", ".avif", ".pbm"], (_U8,)),
     **dict.fromkeys([".png", ".ppm", ".pgm", ".pnm", ".jp2"], (_U8, _U16)),
@@ -213,7 +214,7 @@ def read_with_metadata(path: _StrPath, *, max_pixels: int | None = None) -> tupl
     _check_pixels(path, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
     if image.dtype == np.float64:
         image = image.astype(np.float32)
-    elif image.dtype not in _FULL_SCALE:
+    elif image.dtype not in SUPPORTED_DTYPES:
         raise UnsupportedDepthError(path, f"pixel depth {image.dtype} is not supported (uint8, uint16, float32)")
     orientation, exif = _reset_orientation(chunks.get(cv2.IMAGE_METADATA_EXIF, b"").removeprefix(_EXIF_HEADER))
     if orientation in _UPRIGHT:
@@ -415,7 +416,7 @@ def _output_format(path: _StrPath) -> str:
 
 def _stored_dtype(path: _StrPath, ext: str, dtype: np.dtype) -> np.dtype:
     dtype = _F32 if dtype == np.float64 else dtype
-    if dtype not in _FULL_SCALE:
+    if dtype not in SUPPORTED_DTYPES:
         raise UnsupportedDepthError(path, f"cannot write pixel depth {dtype} (uint8, uint16, float32)")
     allowed = _DEPTHS[ext]
     if dtype in allowed:
@@ -453,7 +454,7 @@ def _storable(path: _StrPath, ext: str, image: np.ndarray) -> np.ndarray:
     if image.dtype == np.float64:
         image = image.astype(np.float32)
     if image.dtype != dtype:
-        src, dst = _FULL_SCALE[image.dtype], _FULL_SCALE[dtype]
+        src, dst = full_scale(image.dtype), full_scale(dtype)
         warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} (0..{src:g} scaled "
                       f"to 0..{dst:g})", DepthConversionWarning, stacklevel=3)
         scaled = image.astype(np.float32) * np.float32(dst / src)
@@ -486,42 +487,8 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
 
 
 def _atomic_write(path: _StrPath, data: np.ndarray) -> None:
-    """Write to a unique temporary file beside the target, fsync, rename, fsync the folder.
-
-    The temporary file is removed on failure. Created with mode 0o666 less the umask,
-    where ``mkstemp`` would leave 0o600. The folder's fsync makes the rename itself
-    durable, so after a power loss the target is the old file or the new one.
-    """
-    target = Path(path)
-    temporary = target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
-    created = False
+    """:func:`cvfilters.atomic.write_bytes`, its failures as one :class:`ImageWriteError` naming the file."""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        created = True
-        with open(descriptor, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-        created = False
-        _fsync_directory(target.parent)
+        atomic.write_bytes(path, data)
     except OSError as exc:
         raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
-    finally:
-        if created:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:  # platforms without directory handles (Windows): the rename is as durable as it gets
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)

@@ -51,9 +51,10 @@ from typing import Any, Union
 import cv2
 import numpy as np
 
-from .context import Context, ImageSpec, dtype_max
+from .context import Context, ImageSpec
 from .errors import ParameterError
 from .params import Param
+from .pixels import full_scale, premultiply, unpremultiply
 
 FEATHER_METHODS = ("gaussian", "distance")
 RADIUS_TO_SIGMA = 3.5  # GIMP: sigma = radius / 3.5 ("picked to visually match the old feather")
@@ -63,8 +64,6 @@ MAX_FEATHER = 1000.0
 # 2 * ceil(3 sigma) + 1 taps per pass, and the device distance ramp runs ceil(r) erosions.
 LARGE_FEATHER = 300.0
 MAX_NESTING = 4
-# Added to alpha before un-premultiplying so fully transparent pixels divide to 0, not NaN.
-ALPHA_EPSILON = 1e-12
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(px)?\s*$", re.IGNORECASE)
 _CROSS = cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3))
 
@@ -193,7 +192,7 @@ def mask_from_array(array: np.ndarray, size: tuple[int, int] | None = None) -> n
         array = array[:, :, 0]
     if array.ndim not in (2, 3) or (array.ndim == 3 and array.shape[2] not in (3, 4)) or array.size == 0:
         raise ValueError(f"a mask must be H x W, H x W x 3 or H x W x 4, not shape {array.shape}")
-    full = dtype_max(array.dtype) if array.dtype.kind in "uif" else 1.0
+    full = full_scale(array.dtype) if array.dtype.kind in "uif" else 1.0
     values = array.astype(np.float32) / np.float32(full)
     if values.ndim == 3:
         if values.shape[2] == 4 and not np.all(values[:, :, 3] >= 1.0):
@@ -344,20 +343,6 @@ def replicate(plane: np.ndarray, channels: int) -> np.ndarray:
     return plane if channels == 1 else np.ascontiguousarray(np.repeat(plane[:, :, None], channels, axis=2))
 
 
-def premultiplied(be: Any, image: Any, spec: ImageSpec) -> tuple[Any, Any]:
-    """``(colour * alpha, alpha)`` of a 4-channel native image, float32 0..1."""
-    *color, alpha = be.split(be.convert(image, np.float32, 1.0 / spec.max_value))
-    return be.multiply(be.merge(color), be.merge([alpha] * 3)), alpha
-
-
-def from_premultiplied(be: Any, color: Any, alpha: Any, spec: ImageSpec) -> Any:
-    """The ``spec`` image of premultiplied float32 colour and alpha (both clipped to 0..1)."""
-    alpha = be.clip(alpha, 0.0, 1.0)
-    divisor = be.convert(be.merge([alpha] * 3), np.float32, 1.0, ALPHA_EPSILON)
-    straight = be.clip(be.divide(color, divisor), 0.0, 1.0)
-    return be.convert(be.merge([*be.split(straight), alpha]), spec.dtype, spec.max_value)
-
-
 def mix(ctx: Context, inside: Any, outside: Any, key: Hashable, weight: Callable[[], np.ndarray]) -> Any:
     """``inside * w + outside * (1 - w)`` on the device, ``w`` a cached (H, W) weight.
 
@@ -374,11 +359,11 @@ def mix(ctx: Context, inside: Any, outside: Any, key: Hashable, weight: Callable
                                be.multiply(outside, wc, dtype=np.float32), 1.0, dtype=spec.dtype)
     w1 = be.cached((key, "w", 1), weight)
     wc1 = be.cached((key, "1-w", 1), lambda: (1.0 - weight()).astype(np.float32))
-    color_in, alpha_in = premultiplied(be, inside, spec)
-    color_out, alpha_out = premultiplied(be, outside, spec)
+    color_in, alpha_in = premultiply(be, inside, spec)
+    color_out, alpha_out = premultiply(be, outside, spec)
     color = be.add_weighted(be.multiply(color_in, w), 1.0, be.multiply(color_out, wc), 1.0)
     alpha = be.add_weighted(be.multiply(alpha_in, w1), 1.0, be.multiply(alpha_out, wc1), 1.0)
-    return from_premultiplied(be, color, alpha, spec)
+    return unpremultiply(be, color, alpha, spec)
 
 
 def run_steps(ctx: Context, image: Any, steps: Sequence[Any], owner: str = "masked") -> Any:

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import cv2
 import numpy as np
 
-from . import registry
+from . import atomic, registry
 from .backends import Backend, Counters, get_backend, native_backend, select
 from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
 from .errors import InvalidImageError, SpecError
@@ -203,15 +203,14 @@ class Pipeline:
         return " | ".join(step.to_spec() for step in self.steps)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write a ``.json`` file, or YAML for any other suffix."""
+        """Write a ``.json`` file, or YAML for any other suffix, atomically (:mod:`cvfilters.atomic`)."""
         import yaml
 
         path = Path(path)
         data = self.to_dict()
-        if path.suffix.lower() == ".json":
-            path.write_text(json.dumps(data, indent=2) + "\n")
-        else:
-            path.write_text(yaml.safe_dump(data, sort_keys=False))
+        text = json.dumps(data, indent=2) + "\n" if path.suffix.lower() == ".json" else yaml.safe_dump(
+            data, sort_keys=False)
+        atomic.write_text(path, text)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Pipeline) and [(s.filter.name, s.params) for s in self.steps] == [

@@ -36,6 +36,7 @@ import numpy as np
 from .errors import SpecError, UsageError
 from .params import Param
 from .pipeline import Pipeline, split_spec
+from .pixels import full_scale
 from .registry import get
 
 LABEL_HEIGHT = 18
@@ -54,12 +55,6 @@ __all__ = ["COMPARE_MODES", "GAP", "LABEL_HEIGHT", "Axis", "Sweep", "before_afte
 
 
 # ---------------------------------------------------------------- pixels
-def full_scale(dtype: np.dtype | type) -> float:
-    """The value of white: 255, 65535, or 1.0 for floating point images."""
-    dtype = np.dtype(dtype)
-    return float(np.iinfo(dtype).max) if dtype.kind in "ui" else 1.0
-
-
 def convert_depth(image: np.ndarray, dtype: np.dtype | type) -> np.ndarray:
     """Rescale an image to another depth (uint8, uint16 or float32 0..1), rounding to integers.
 

@@ -18,6 +18,7 @@ from .. import masks
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
+from ..pixels import unpremultiply
 from ..registry import register
 from .common import color_channels, split_color
 
@@ -267,4 +268,4 @@ def blend(ctx: Context, img: Any, *, source: str | None, color: tuple[float, ...
     cs_prime = be.add_weighted(cs, 1.0, be.multiply(ab3, be.add_weighted(mixed, 1.0, cs, -1.0)), 1.0)
     co = be.add_weighted(be.multiply(a_s, cs_prime), 1.0, be.multiply(be.multiply(ab3, cb), rest3), 1.0)
     ao = be.add_weighted(a_s1, 1.0, be.multiply(ab, rest1), 1.0)
-    return masks.from_premultiplied(be, co, ao, spec)
+    return unpremultiply(be, co, ao, spec)

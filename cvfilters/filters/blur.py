@@ -11,9 +11,10 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..context import Context
 from ..params import MAX_KERNEL_SIDE, Param
+from ..pixels import to_float32_same_units
 from ..registry import register
 from .common import border_param, center_param, with_border
-from .convolve import auto_gaussian_ksize, line_kernel, respond, to_float
+from .convolve import auto_gaussian_ksize, line_kernel, respond
 
 __all__ = ["auto_gaussian_ksize", "median_filter"]
 
@@ -266,7 +267,7 @@ def zoom_blur(ctx: Context, img: Any, *, center: tuple[float, float], amount: fl
         return img
     steps = min(MAX_ZOOM_STEPS, max(1, math.ceil(math.log2(amount + 1.0))))
     ratio = (1.0 - min(amount / reach, 0.95)) ** (1.0 / (2**steps - 1))
-    out = to_float(ctx, img)
+    out = to_float32_same_units(ctx, img)
     for step in range(steps):
         scale = ratio ** (2**step)
         map_x, map_y = (_zoom_map_cached(ctx, cx, cy, scale, axis) for axis in (0, 1))

@@ -47,12 +47,11 @@ import cv2
 import numpy as np
 
 from .. import registry
-from ..context import Context, ImageSpec, dtype_max
+from ..context import Context, ImageSpec
 from ..params import Param
+from ..pixels import LUMA_BGR, full_scale
 from ..registry import Filter, register
 
-# BT.601 luma in BGR order: the weights of cv2.COLOR_BGR2GRAY and of the `grayscale` filter.
-LUMA_BGR = np.array([0.114, 0.587, 0.299])
 CHANNELS = ("b", "g", "r")
 TABLE_CACHE = 64
 
@@ -121,7 +120,7 @@ class PointOp:
 
     def _build(self, key: tuple[tuple[str, Any], ...], dtype_str: str, colour: bool) -> np.ndarray:
         dtype = np.dtype(dtype_str)
-        full = dtype_max(dtype)
+        full = full_scale(dtype)
         ramp = np.arange(table_size(dtype), dtype=np.float64) / full
         columns = self._columns(dict(key), full, ramp)
         if len(columns) == 3 and not colour:

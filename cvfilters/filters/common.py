@@ -10,6 +10,7 @@ import cv2
 from ..backends import BORDER_HELP, BORDERS
 from ..context import Context, ImageSpec
 from ..params import Param
+from ..pixels import BT601_BGR
 
 
 def center_param(help_text: str = "centre of the effect; [0.5,0.5] is the image centre") -> Param:
@@ -35,9 +36,6 @@ def with_border(ctx: Context, image: Any, reach: tuple[int, int], border: str,
     rx, ry = reach
     padded = ctx.be.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
     return ctx.be.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.spec.width, ctx.spec.height)
-
-
-BT601_BGR = (0.114, 0.587, 0.299)  # luma weights of B, G, R (cv2.COLOR_BGR2GRAY)
 
 
 def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple[tuple[float, ...], float]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..context import Context
 from ..params import Param
+from ..pixels import to_float32_same_units
 from ..registry import register
 from .common import border_param, with_border
 
@@ -253,11 +254,6 @@ def respond(ctx: Context, img: Any, kernels: tuple[np.ndarray, ...], border: str
         return be.convert(be.abs_convert(response, np.float32, scale), dtype, 1.0, delta)
     gx, gy = (correlate(ctx, img, prepare_kernel(k), border, ddepth=cv2.CV_32F) for k in kernels)
     return be.convert(be.magnitude(gx, gy), dtype, scale, delta)
-
-
-def to_float(ctx: Context, img: Any) -> Any:
-    """The image as float32 in its own units (a no-op for float32 images)."""
-    return img if ctx.spec.dtype == np.float32 else ctx.be.convert(img, np.float32)
 
 
 def gaussian_blurred(ctx: Context, image32: Any, sigma: float, border: str) -> Any:
@@ -502,7 +498,7 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     ``threshold`` is a fraction of full scale, compared per channel.
     """
     be = ctx.be
-    image32 = to_float(ctx, img)
+    image32 = to_float32_same_units(ctx, img)
     blurred = gaussian_blurred(ctx, image32, radius, border)
     if threshold == 0.0:
         return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.spec.dtype)
@@ -525,6 +521,6 @@ def high_pass(ctx: Context, img: Any, *, radius: float, border: str) -> Any:
 
     Detail smaller than about ``radius`` stays, flat areas turn mid-grey.
     """
-    image32 = to_float(ctx, img)
+    image32 = to_float32_same_units(ctx, img)
     blurred = gaussian_blurred(ctx, image32, radius, border)
     return ctx.be.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.spec.max_value, dtype=ctx.spec.dtype)

@@ -50,8 +50,9 @@ from .. import registry
 from ..context import Context
 from ..errors import ParameterError
 from ..params import Param
+from ..pixels import LUMA_BGR, full_scale
 from ..registry import Filter
-from .color import LUMA_BGR, Curve, PointOp
+from .color import Curve, PointOp
 
 FILTER = "lut"
 SUFFIXES = (".cube", ".csv", ".txt", ".npy")
@@ -489,7 +490,7 @@ def apply_cube(ctx: Context, img: Any, lut: LutFile) -> Any:
 
 
 def _host_apply(lut: LutFile, host: np.ndarray) -> np.ndarray:
-    full = float(np.iinfo(host.dtype).max) if host.dtype.kind == "u" else 1.0
+    full = full_scale(host.dtype)
     out = np.clip(lut(host.astype(np.float32) / full), 0.0, 1.0)
     if host.dtype.kind == "u":
         return np.rint(out * full).astype(host.dtype)

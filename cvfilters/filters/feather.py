@@ -33,6 +33,7 @@ from .. import masks
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, feather_param, once, replicate
 from ..params import Param
+from ..pixels import premultiply, unpremultiply
 from ..registry import register
 from .common import center_param, split_color
 
@@ -102,10 +103,10 @@ def _lerp_color_premultiplied(ctx: Context, img: Any, key: Hashable, weight: Cal
         ((1.0 - weight().astype(np.float64))[:, :, None] * alpha * np.asarray(values)[None, None, :])
         .astype(np.float32)))
     alpha_add = be.cached((key, "a1"), lambda: ((1.0 - weight().astype(np.float64)) * alpha).astype(np.float32))
-    color_p, alpha_p = masks.premultiplied(be, img, spec)
+    color_p, alpha_p = premultiply(be, img, spec)
     color_p = be.add_weighted(be.multiply(color_p, w3), 1.0, color_add, 1.0)
     alpha_p = be.add_weighted(be.multiply(alpha_p, w1), 1.0, alpha_add, 1.0)
-    return masks.from_premultiplied(be, color_p, alpha_p, spec)
+    return unpremultiply(be, color_p, alpha_p, spec)
 
 
 def _fade_to_transparent(ctx: Context, img: Any, key: Hashable, weight: Callable[[], np.ndarray]) -> Any:

@@ -73,16 +73,6 @@ def with_note(note: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-def to_float(ctx: Context, img: Any) -> Any:
-    """The image as float32 in 0..1 (a copy for float32 input)."""
-    return ctx.be.convert(img, np.float32, 1.0 / ctx.spec.max_value)
-
-
-def from_float(ctx: Context, img: Any) -> Any:
-    """A float32 0..1 image back in ``ctx.spec.dtype`` (rounded and saturated for integers)."""
-    return ctx.be.convert(img, ctx.spec.dtype, ctx.spec.max_value)
-
-
 def luma(ctx: Context, img_float: Any) -> Any:
     """One float32 plane of Rec. 709 luminance of a float32 image (the plane itself for gray)."""
     if ctx.spec.channels == 1:

@@ -1,0 +1,64 @@
+"""Pixel facts, written once: full scale per dtype, BT.601 luma, premultiplied alpha, unit floats.
+
+This is the lowest layer: it knows numpy and the backend primitives' names, nothing of
+filters. Every module that needs one of these facts imports it from here.
+
+- :func:`full_scale`: the value of full intensity, 255, 65535, or 1.0 for float images.
+- :data:`BT601_BGR` / :data:`LUMA_BGR`: the luma weights of B, G, R (``cv2.COLOR_BGR2GRAY``).
+- :func:`premultiply` / :func:`unpremultiply`: colour times alpha and back, in float32
+  0..1, with one :data:`ALPHA_EPSILON`.
+- :func:`to_unit_float` (0..1) and :func:`to_float32_same_units` (the image's own units):
+  two conversions with names that say which.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .backends.base import Backend
+    from .context import Context, ImageSpec
+
+BT601_BGR = (0.114, 0.587, 0.299)
+"""BT.601 luma weights of B, G, R: ``Y = 0.114 B + 0.587 G + 0.299 R`` (``cv2.COLOR_BGR2GRAY``)."""
+LUMA_BGR = np.array(BT601_BGR)
+""":data:`BT601_BGR` as a float64 array, for matrix products."""
+ALPHA_EPSILON = 1e-12
+"""Added to alpha before un-premultiplying, so fully transparent pixels divide to 0, not NaN."""
+
+
+def full_scale(dtype: np.dtype[Any] | type) -> float:
+    """The value of full intensity of a dtype: 255, 65535 (the integer maximum), or 1.0 for float images."""
+    dtype = np.dtype(dtype)
+    return float(np.iinfo(dtype).max) if dtype.kind in "ui" else 1.0
+
+
+def premultiply(be: Backend, image: Any, spec: ImageSpec) -> tuple[Any, Any]:
+    """``(colour * alpha, alpha)`` of a 4-channel native image of ``be``, float32 0..1."""
+    *color, alpha = be.split(be.convert(image, np.float32, 1.0 / spec.max_value))
+    return be.multiply(be.merge(color), be.merge([alpha] * 3)), alpha
+
+
+def unpremultiply(be: Backend, color: Any, alpha: Any, spec: ImageSpec) -> Any:
+    """The ``spec`` image of premultiplied float32 colour and alpha (both clipped to 0..1)."""
+    alpha = be.clip(alpha, 0.0, 1.0)
+    divisor = be.convert(be.merge([alpha] * 3), np.float32, 1.0, ALPHA_EPSILON)
+    straight = be.clip(be.divide(color, divisor), 0.0, 1.0)
+    return be.convert(be.merge([*be.split(straight), alpha]), spec.dtype, spec.max_value)
+
+
+def to_unit_float(ctx: Context, img: Any) -> Any:
+    """The image as float32 in 0..1 of full scale (a copy for float32 input)."""
+    return ctx.be.convert(img, np.float32, 1.0 / ctx.spec.max_value)
+
+
+def from_unit_float(ctx: Context, img: Any) -> Any:
+    """A float32 0..1 image back in ``ctx.spec.dtype`` (rounded and saturated for integers)."""
+    return ctx.be.convert(img, ctx.spec.dtype, ctx.spec.max_value)
+
+
+def to_float32_same_units(ctx: Context, img: Any) -> Any:
+    """The image as float32 in its own units, 0..255 stays 0..255 (a no-op for float32 images)."""
+    return img if ctx.spec.dtype == np.float32 else ctx.be.convert(img, np.float32)
