@@ -25,14 +25,15 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .backends import BORDERS
 from .context import Context, ImageSpec
 from .registry import Filter
+from .sampling import INTERPOLATIONS, OUTSIDE, remap
+from .steps import Step, run_steps
 
 _INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
-_INTERPOLATION_RANK = {"nearest": 0, "linear": 1, "cubic": 2, "lanczos": 3}
-# Out-of-range coordinates of an inner map become this, far outside every image, so the
-# outer constant border is sampled there.
-_OUTSIDE = -1.0e6
+# Interpolations from the least to the most accurate: a fused warp samples with the best of its steps'.
+_INTERPOLATION_RANK = tuple(INTERPOLATIONS).index
 
 
 def kind_of(flt: Filter) -> str | None:
@@ -46,12 +47,10 @@ def kind_of(flt: Filter) -> str | None:
     return None
 
 
-def compile_steps(steps: Sequence[Any]) -> list[Any]:
+def compile_steps(steps: Sequence[Step]) -> list[Step]:
     """Group runs of two or more consecutive fusable steps of one kind into fused steps."""
-    from .pipeline import Step
-
-    plan: list[Any] = []
-    run: list[Any] = []
+    plan: list[Step] = []
+    run: list[Step] = []
 
     def flush() -> None:
         if len(run) >= 2 and _warp_borders_compose(run):
@@ -72,7 +71,7 @@ def compile_steps(steps: Sequence[Any]) -> list[Any]:
     return plan
 
 
-def fused_filter(kind: str | None, steps: tuple[Any, ...]) -> Filter:
+def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     """A filter running ``steps`` (all of one fusion kind) as one operation."""
     name = "fused[" + " | ".join(step.to_spec() for step in steps) + "]"
     build = {"table": _table_runner, "matrix": _matrix_runner, "warp": _warp_runner}[kind or ""]
@@ -82,13 +81,9 @@ def fused_filter(kind: str | None, steps: tuple[Any, ...]) -> Filter:
                   alpha, name, output_spec=output_spec)
 
 
-def _one_by_one(steps: Sequence[Any], ctx: Context, img: Any) -> Any:
+def _one_by_one(steps: Sequence[Step], ctx: Context, img: Any) -> Any:
     """The steps' own bodies in order (the alpha policy was applied by the fused filter)."""
-    spec = ctx.spec
-    for step in steps:
-        img = step.filter.fn(Context(ctx.be, spec), img, **step.params)
-        spec = step.filter.result_spec(step.params, spec)
-    return img
+    return run_steps(ctx, img, steps, bare=True)[0]
 
 
 # ---------------------------------------------------------------- lookup tables
@@ -106,7 +101,7 @@ def compose_tables(tables: Sequence[np.ndarray]) -> np.ndarray:
     return result
 
 
-def _table_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
+def _table_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     cache: dict[ImageSpec, np.ndarray] = {}
 
     def run(ctx: Context, img: Any) -> Any:
@@ -130,7 +125,7 @@ def compose_matrices(matrices: Sequence[np.ndarray]) -> np.ndarray:
     return result
 
 
-def _matrix_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
+def _matrix_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     matrix = compose_matrices([step.filter.matrix(step.params, None) for step in steps])
 
     def run(ctx: Context, img: Any) -> Any:
@@ -145,7 +140,7 @@ def _matrix_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
 
 
 # ---------------------------------------------------------------- warps
-def _warp_borders_compose(steps: Sequence[Any]) -> bool:
+def _warp_borders_compose(steps: Sequence[Step]) -> bool:
     """Whether the composed maps reproduce every step's border rule.
 
     A constant border of a later warp is carried as coordinates far outside the
@@ -165,7 +160,7 @@ def _warp_borders_compose(steps: Sequence[Any]) -> bool:
     return True
 
 
-def _chained_spec(steps: tuple[Any, ...]) -> Callable[[Mapping[str, Any], ImageSpec], ImageSpec]:
+def _chained_spec(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], ImageSpec], ImageSpec]:
     def output_spec(_: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
         for step in steps:
             spec = step.filter.result_spec(step.params, spec)
@@ -174,15 +169,13 @@ def _chained_spec(steps: tuple[Any, ...]) -> Callable[[Mapping[str, Any], ImageS
     return output_spec
 
 
-def compose_maps(steps: Sequence[Any], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+def compose_maps(steps: Sequence[Step], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
     """Source coordinates of every output pixel of the warps in ``steps``, composed.
 
     Output pixel ``x`` of warp 2 samples warp 1's output at ``m2(x)``, which came from
     the source at ``m1(m2(x))``: ``m1`` is resampled (linearly) at ``m2``, with warp 2's
     border rule folding coordinates that leave warp 1's output.
     """
-    from .backends import BORDERS
-
     first = steps[0]
     map_x, map_y = first.filter.maps(first.params, spec)
     current = first.filter.result_spec(first.params, spec)
@@ -190,15 +183,13 @@ def compose_maps(steps: Sequence[Any], spec: ImageSpec) -> tuple[np.ndarray, np.
         outer_x, outer_y = step.filter.maps(step.params, current)
         border = BORDERS[step.params.get("border", "replicate")]
         map_x, map_y = (cv2.remap(np.ascontiguousarray(m, np.float32), outer_x, outer_y, cv2.INTER_LINEAR,
-                                  borderMode=border, borderValue=(_OUTSIDE,) * 4) for m in (map_x, map_y))
+                                  borderMode=border, borderValue=(OUTSIDE,) * 4) for m in (map_x, map_y))
         current = step.filter.result_spec(step.params, current)
     return map_x, map_y
 
 
-def _warp_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
-    from .filters.warp import remap
-
-    best = max((step.params.get("interpolation", "nearest") for step in steps), key=_INTERPOLATION_RANK.__getitem__)
+def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
+    best = max((step.params.get("interpolation", "nearest") for step in steps), key=_INTERPOLATION_RANK)
     sampling = next((step.params for step in steps if "border" in step.params), {"border": "constant", "fill": (0.0,)})
     premultiplied = any(step.filter.alpha == "premultiply" for step in steps)
     composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}

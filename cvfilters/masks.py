@@ -52,9 +52,13 @@ import cv2
 import numpy as np
 
 from .context import Context, ImageSpec
-from .errors import ParameterError
+from .errors import ParameterError, UsageError
 from .params import Param
+from .pipeline import Pipeline
 from .pixels import full_scale, premultiply, unpremultiply
+from .registry import Filter
+from .sampling import centre_coords
+from .steps import Step, run_steps
 
 FEATHER_METHODS = ("gaussian", "distance")
 RADIUS_TO_SIGMA = 3.5  # GIMP: sigma = radius / 3.5 ("picked to visually match the old feather")
@@ -92,8 +96,7 @@ class Shape:
     def render(self, width: int, height: int) -> np.ndarray:
         """The (height, width) float32 0/1 mask: 1 where a pixel centre is inside."""
         values = self._resolve(width, height)
-        x = np.arange(width, dtype=np.float64)[None, :] + 0.5
-        y = np.arange(height, dtype=np.float64)[:, None] + 0.5
+        x, y = centre_coords(width, height)
         if self.kind == "rect":
             x0, y0, w, h = values
             inside = (x >= x0) & (x < x0 + w) & (y >= y0) & (y < y0 + h)
@@ -366,12 +369,9 @@ def mix(ctx: Context, inside: Any, outside: Any, key: Hashable, weight: Callable
     return unpremultiply(be, color, alpha, spec)
 
 
-def run_steps(ctx: Context, image: Any, steps: Sequence[Any], owner: str = "masked") -> Any:
+def run_keeping_spec(ctx: Context, image: Any, steps: Sequence[Step], owner: str = "masked") -> Any:
     """Run pipeline steps on a native image; they must keep size, channels and dtype."""
-    current = ctx.spec
-    for step in steps:
-        image = step.filter.run(Context(ctx.be, current), image, step.params)
-        current = step.filter.result_spec(step.params, current)
+    image, current = run_steps(ctx, image, steps)
     if current != ctx.spec:
         raise ParameterError(owner, "filter", f"changes the image from {_describe(ctx.spec)} to "
                              f"{_describe(current)}; a masked pipeline must keep size, channels and dtype")
@@ -385,7 +385,7 @@ def _describe(spec: ImageSpec) -> str:
 def masked_composite(ctx: Context, image: Any, steps: Sequence[Any], key: Hashable,
                      weight: Callable[[], np.ndarray]) -> Any:
     """Run ``steps`` on ``image`` and keep the result only where the cached weight is 1."""
-    filtered = run_steps(ctx, image, steps)
+    filtered = run_keeping_spec(ctx, image, steps)
     return mix(ctx, filtered, image, key, once(weight))
 
 
@@ -422,9 +422,6 @@ def apply_masked(image: Any, pipeline: Any, mask: MaskSource, *, feather: float 
     --------
     >>> out = apply_masked(img, "gaussian_blur:sigma=8", "ellipse:0.5,0.4,0.2,0.3", feather=20)  # doctest: +SKIP
     """
-    from .pipeline import Pipeline, Step
-    from .registry import Filter
-
     if feather_method not in FEATHER_METHODS:
         raise ParameterError("apply_masked", "feather_method",
                              f"={feather_method!r} is not one of {', '.join(FEATHER_METHODS)}")
@@ -513,9 +510,6 @@ class PipelineParam(Param):
 
     def coerce(self, value: Any, filter_name: str, *, base_dir: str | os.PathLike[str] | None = None,
                confine: bool = False) -> Any:
-        from .errors import UsageError
-        from .pipeline import Pipeline
-
         if value is None:
             return super().coerce(value, filter_name)
         chain = _NESTING.get()
@@ -564,8 +558,6 @@ def parse_steps(spec: str) -> list[Any]:
     key: Hashable = (spec, file_stamp(spec[1:])) if spec.startswith("@") else spec
     steps = _STEPS.get(key)
     if steps is None:
-        from .pipeline import Pipeline
-
         pipe = Pipeline.load(spec[1:]) if spec.startswith("@") else Pipeline.parse(spec)
         steps = pipe.compile()
         if len(_STEPS) > 256:

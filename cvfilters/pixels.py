@@ -35,6 +35,25 @@ def full_scale(dtype: np.dtype[Any] | type) -> float:
     return float(np.iinfo(dtype).max) if dtype.kind in "ui" else 1.0
 
 
+def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple[tuple[float, ...], float]:
+    """``(colour, alpha)`` of a colour parameter (fractions of full scale) for 1 or 3 colour channels.
+
+    One value is every channel: alpha too where ``bgra`` (``[0]`` is transparent black),
+    else opaque. Two values are gray and alpha, three BGR (opaque), four BGRA. One colour
+    channel takes the BT.601 luma.
+    """
+    values = tuple(float(v) for v in color)
+    if len(values) == 1:
+        bgr, alpha = values * 3, values[0] if bgra else 1.0
+    elif len(values) == 2:
+        bgr, alpha = (values[0],) * 3, values[1]
+    else:
+        bgr, alpha = values[:3], values[3] if len(values) == 4 else 1.0
+    if channels == 1:
+        return (sum(w * c for w, c in zip(BT601_BGR, bgr, strict=True)),), alpha
+    return bgr, alpha
+
+
 def premultiply(be: Backend, image: Any, spec: ImageSpec) -> tuple[Any, Any]:
     """``(colour * alpha, alpha)`` of a 4-channel native image of ``be``, float32 0..1."""
     *color, alpha = be.split(be.convert(image, np.float32, 1.0 / spec.max_value))

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .context import ImageSpec
+from .context import Context, ImageSpec
 from .errors import ParameterError, UnknownFilterError
+from .execution import run_image
 from .params import Param
 from .policies import ALPHA_POLICIES, apply_alpha_policy
 
@@ -109,9 +110,12 @@ class Filter:
         return spec if self.output_spec is None else self.output_spec(params, spec)
 
     def __call__(self, image: Any, /, *, backend: str = "auto", **params: Any) -> Any:
-        from .pipeline import Pipeline
+        resolved = self.resolve(params)
 
-        return Pipeline([(self, params)])(image, backend=backend)
+        def body(ctx: Context, native: Any) -> tuple[Any, ImageSpec]:
+            return self.run(ctx, native, resolved), self.result_spec(resolved, ctx.spec)
+
+        return run_image(image, backend, body)[0]
 
     def info(self) -> dict[str, Any]:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""

@@ -18,9 +18,9 @@ from .. import masks
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
-from ..pixels import unpremultiply
+from ..pixels import split_color, unpremultiply
 from ..registry import register
-from .common import color_channels, split_color
+from .common import color_channels
 
 BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
 _F32 = np.dtype(np.float32)

@@ -10,7 +10,6 @@ import cv2
 from ..backends import BORDER_HELP, BORDERS
 from ..context import Context, ImageSpec
 from ..params import Param
-from ..pixels import BT601_BGR
 
 
 def center_param(help_text: str = "centre of the effect; [0.5,0.5] is the image centre") -> Param:
@@ -36,25 +35,6 @@ def with_border(ctx: Context, image: Any, reach: tuple[int, int], border: str,
     rx, ry = reach
     padded = ctx.be.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
     return ctx.be.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.spec.width, ctx.spec.height)
-
-
-def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple[tuple[float, ...], float]:
-    """``(colour, alpha)`` of a colour parameter (fractions of full scale) for 1 or 3 colour channels.
-
-    One value is every channel: alpha too where ``bgra`` (``[0]`` is transparent black),
-    else opaque. Two values are gray and alpha, three BGR (opaque), four BGRA. One colour
-    channel takes the BT.601 luma.
-    """
-    values = tuple(float(v) for v in color)
-    if len(values) == 1:
-        bgr, alpha = values * 3, values[0] if bgra else 1.0
-    elif len(values) == 2:
-        bgr, alpha = (values[0],) * 3, values[1]
-    else:
-        bgr, alpha = values[:3], values[3] if len(values) == 4 else 1.0
-    if channels == 1:
-        return (sum(w * c for w, c in zip(BT601_BGR, bgr, strict=True)),), alpha
-    return bgr, alpha
 
 
 def color_channels(spec: ImageSpec) -> int:

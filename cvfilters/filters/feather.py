@@ -33,9 +33,10 @@ from .. import masks
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, feather_param, once, replicate
 from ..params import Param
-from ..pixels import premultiply, unpremultiply
+from ..pixels import premultiply, split_color, unpremultiply
 from ..registry import register
-from .common import center_param, split_color
+from ..sampling import centre_coords
+from .common import center_param
 
 FALLOFFS = ("linear", "smoothstep")
 _F32 = np.dtype(np.float32)
@@ -56,11 +57,6 @@ def smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
 def falloff_curve(t: np.ndarray, falloff: str) -> np.ndarray:
     """``t`` (0..1) through the falloff: linear ``t`` or smoothstep ``3t^2 - 2t^3``."""
     return t if falloff == "linear" else t * t * (3.0 - 2.0 * t)
-
-
-def pixel_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pixel-centre coordinates ``x + 0.5`` (1, W) and ``y + 0.5`` (H, 1), float64."""
-    return (np.arange(width, dtype=np.float64)[None, :] + 0.5, np.arange(height, dtype=np.float64)[:, None] + 0.5)
 
 
 def _scaled_mix(ctx: Context, img: Any, key: Hashable, planes: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Any:
@@ -182,7 +178,7 @@ def edge_weight(width: int, height: int, radius: float, shape: str = "rect", fal
     measured along the ray from the image centre, ``d = |v| (1 - rho) / rho`` with
     ``rho = sqrt((vx / (W/2))^2 + (vy / (H/2))^2)``. ``w = falloff(clip(d / radius, 0, 1))``.
     """
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     if shape == "rect":
         d = np.minimum(np.minimum(x, width - x), np.minimum(y, height - y))
     else:
@@ -203,7 +199,7 @@ def radial_weight(width: int, height: int, center: tuple[float, float], inner: f
 
     ``d`` is the distance from ``center`` over the half-diagonal; ``outer <= inner`` is a hard edge at ``inner``.
     """
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
     t = np.clip((d - inner) / (outer - inner), 0.0, 1.0) if outer > inner else (d > inner).astype(np.float64)
     return (1.0 - falloff_curve(t, falloff)).astype(np.float32)
@@ -216,7 +212,7 @@ def brighten_amount(width: int, height: int, center: tuple[float, float], size: 
     scaled by ``min(W, H) / max(W, H)`` and ``s2 = (W/2)^2 + (H/2)^2`` (the squared
     distance from the centre to a corner).
     """
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     dx, dy = x - center[0] * width, y - center[1] * height
     ratio = min(width, height) / max(width, height)
     if width > height:
@@ -359,7 +355,7 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
                            falloff: float, intensity: float, start: float, end: float,
                            aspect_correct: bool) -> np.ndarray:
     """The (H, W) amount ``a`` of :func:`vignette_effect` (``out = in + a * (colour - in)``)."""
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     if style == "core_image":
         d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
         ramp = smoothstep(radius, radius + falloff, d)

@@ -25,27 +25,23 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import cv2
 import numpy as np
 
 from .. import registry
-from ..backends import BORDER_HELP, BORDERS
 from ..context import Context, ImageSpec
 from ..params import Param
 from ..registry import Filter, register
-from .common import split_color
+from ..sampling import (
+    OUTSIDE,
+    fill_param,
+    index_grid,
+    interpolation_param,
+    remap,
+    warp_border_param,
+)
 
-INTERPOLATIONS: dict[str, int] = {
-    "nearest": cv2.INTER_NEAREST,
-    "linear": cv2.INTER_LINEAR,
-    "cubic": cv2.INTER_CUBIC,
-    "lanczos": cv2.INTER_LANCZOS4,
-}
 #: Parameters every warp kernel declares after its own; not passed to the coordinate function.
 SAMPLING_PARAMS = ("interpolation", "border", "fill")
-#: Where non-finite source coordinates are sent: far outside any image, so the border rule applies.
-OUTSIDE = -1.0e6
-
 CoordFn = Callable[..., tuple[Any, Any]]
 SizeFn = Callable[[Mapping[str, Any], int, int], tuple[int, int]]
 
@@ -68,63 +64,6 @@ def center_px(center: tuple[float, float], width: int, height: int) -> tuple[flo
 def radius_px(radius: float, width: int, height: int) -> float:
     """Pixels of a radius given as a fraction of ``min(width, height)``."""
     return radius * min(width, height)
-
-
-def pixel_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """float64 ``(x, y)`` coordinates of every pixel centre, each of shape ``(height, width)``."""
-    x = np.arange(width, dtype=np.float64)
-    y = np.arange(height, dtype=np.float64)
-    return np.broadcast_to(x[None, :], (height, width)).copy(), np.broadcast_to(y[:, None], (height, width)).copy()
-
-
-# ------------------------------------------------------------------ sampling parameters
-def interpolation_param(default: str = "linear") -> Param:
-    return Param("interpolation", "choice", default, choices=tuple(INTERPOLATIONS),
-                 help="how a source position between pixel centres is sampled: nearest (exact pixels, "
-                      "blocky), linear (bilinear, 2x2), cubic (bicubic, 4x4), lanczos (Lanczos-4, 8x8)")
-
-
-def warp_border_param(default: str = "constant") -> Param:
-    return Param("border", "choice", default, choices=tuple(BORDERS),
-                 help="source positions outside the image: " + BORDER_HELP.split(": ", 1)[1].replace(", default", "")
-                      + "; constant uses `fill`")
-
-
-def fill_param(default: tuple[float, ...] = (0.0,)) -> Param:
-    return Param("fill", "color", default, min=0.0, max=1.0, unit="fraction of full scale",
-                 help="colour of border=constant: one value for every channel (alpha included: 0 is "
-                      "transparent black on BGRA), [gray, alpha], [B,G,R] (opaque) or [B,G,R,A]")
-
-
-def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -> tuple[float, ...]:
-    """Per-channel border values, in the scale of an image of ``spec``.
-
-    One number fills every channel; two are gray and alpha; three are BGR with opaque
-    alpha; four are BGRA. A gray image takes the BT.601 luma of a BGR fill. Inside the
-    premultiply alpha policy the colour is multiplied by the fill's alpha.
-    """
-    colour, alpha = split_color(fill, 1 if spec.channels == 1 else 3, bgra=True)
-    if spec.channels == 4:
-        per_channel = (*(c * alpha for c in colour), alpha) if premultiplied else (*colour, alpha)
-    else:
-        per_channel = colour
-    return tuple(v * spec.max_value for v in per_channel)
-
-
-def remap(ctx: Context, image: Any, map_x: Any, map_y: Any, interpolation: str, border: str,
-          fill: tuple[float, ...], *, premultiplied: bool = True) -> Any:
-    """``ctx.be.remap`` with named interpolation and border, and a per-channel constant colour.
-
-    The backend primitive takes one border value for all channels; a fill whose
-    channels differ runs one remap per plane (split, remap, merge).
-    """
-    be = ctx.be
-    code, mode = INTERPOLATIONS[interpolation], BORDERS[border]
-    values = fill_values(fill, ctx.spec, premultiplied) if border == "constant" else (0.0,)
-    if len(set(values)) == 1:
-        return be.remap(image, map_x, map_y, code, mode, values[0])
-    planes = be.split(image)
-    return be.merge([be.remap(p, map_x, map_y, code, mode, v) for p, v in zip(planes, values, strict=True)])
 
 
 # ------------------------------------------------------------------ warp kernels
@@ -150,7 +89,7 @@ def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: in
         source coordinates become :data:`OUTSIDE` (the border applies there).
     """
     out_w, out_h = out_size or (width, height)
-    x, y = pixel_grid(out_w, out_h)
+    x, y = index_grid(out_w, out_h)
     result = fn(x, y, width=width, height=height, **values)
     try:
         src_x, src_y = result
