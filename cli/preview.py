@@ -29,7 +29,7 @@ import re
 import shlex
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
@@ -191,13 +191,10 @@ def _highgui_speaks_wayland() -> bool:
 
 def preview_copy(image: np.ndarray, max_pixels: int = PREVIEW_MAX_PIXELS) -> np.ndarray:
     """``image``, or a copy shrunk (area average) to at most ``max_pixels``, aspect kept."""
-    import cv2
-
     height, width = image.shape[:2]
     if height * width <= max_pixels:
         return image
-    factor = math.sqrt(max_pixels / (height * width))
-    return cv2.resize(image, (max(1, int(width * factor)), max(1, int(height * factor))), interpolation=cv2.INTER_AREA)
+    return _shrink_by(image, math.sqrt(max_pixels / (height * width)), int)
 
 
 # ---------------------------------------------------------------- the window
@@ -475,12 +472,16 @@ def _check_sheet_path(output: Path, image: Path, overwrite: bool) -> None:
 
 
 def _shrunk(image: np.ndarray, work: int | None) -> np.ndarray:
-    import cv2
-
     if work is None or max(image.shape[:2]) <= work:
         return image
-    factor = work / max(image.shape[:2])
-    size = (max(1, round(image.shape[1] * factor)), max(1, round(image.shape[0] * factor)))
+    return _shrink_by(image, work / max(image.shape[:2]), round)
+
+
+def _shrink_by(image: np.ndarray, factor: float, to_int: Callable[[float], int]) -> np.ndarray:
+    """``image`` resized by ``factor`` (area average), each side ``to_int(side * factor)`` and at least 1."""
+    import cv2
+
+    size = (max(1, to_int(image.shape[1] * factor)), max(1, to_int(image.shape[0] * factor)))
     return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from ..errors import BackendUnavailableError, UsageError
-from .base import BORDER_HELP, BORDERS, Availability, Backend, Counters
+from .base import BORDER_HELP, BORDERS, Availability, Backend, Counters, auto_gaussian_ksize
 from .cpu import CpuBackend
 from .cuda import CudaBackend
 from .opencl import OpenclBackend
@@ -28,7 +28,7 @@ BACKEND_NAMES = ("auto", *BACKEND_CLASSES)
 AUTO_MIN_PIXELS = 512 * 512
 
 __all__ = ["BACKEND_NAMES", "BORDERS", "BORDER_HELP", "AUTO_MIN_PIXELS", "Availability", "Backend",
-           "Counters", "availability", "get_backend", "native_backend", "select"]
+           "Counters", "auto_gaussian_ksize", "availability", "get_backend", "native_backend", "select"]
 
 
 @cache

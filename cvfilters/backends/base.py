@@ -40,6 +40,11 @@ CV_DEPTH: dict[np.dtype, int] = {
 CACHE_ENTRIES = 32
 
 
+def auto_gaussian_ksize(sigma: float, dtype: np.dtype[Any] | type) -> int:
+    """OpenCV's own rule for a Gaussian's ksize=0: 6 sigma + 1 for uint8, 8 sigma + 1 otherwise, made odd."""
+    return int(round(sigma * (3 if np.dtype(dtype) == np.uint8 else 4) * 2 + 1)) | 1
+
+
 @dataclass(frozen=True)
 class Availability:
     """Whether a backend can run here, on which device, and if not, why."""

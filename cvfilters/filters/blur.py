@@ -9,14 +9,15 @@ import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..backends import auto_gaussian_ksize
 from ..context import Context
 from ..params import MAX_KERNEL_SIDE, Param
 from ..pixels import to_float32_same_units
 from ..registry import register
 from .common import border_param, center_param, with_border
-from .convolve import auto_gaussian_ksize, line_kernel, respond
+from .convolve import line_kernel, respond
 
-__all__ = ["auto_gaussian_ksize", "median_filter"]
+__all__ = ["median_filter"]
 
 MAX_MEDIAN_SIZE = 101
 LARGE_MEDIAN_SIZE = 51  # float32 images with many distinct values cost ~size^2 (see median_blur)

@@ -27,6 +27,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..backends import auto_gaussian_ksize
 from ..context import Context
 from ..params import Param
 from ..pixels import to_float32_same_units
@@ -94,11 +95,6 @@ def laplacian_kernel(ksize: int) -> np.ndarray:
     if ksize == 1:
         return kernel("laplacian")
     return derivative_kernel(2, 0, ksize) + derivative_kernel(0, 2, ksize)
-
-
-def auto_gaussian_ksize(sigma: float, dtype: np.dtype) -> int:
-    """OpenCV's own rule for ksize=0: 6 sigma + 1 for uint8, 8 sigma + 1 otherwise, made odd."""
-    return int(round(sigma * (3 if dtype == np.uint8 else 4) * 2 + 1)) | 1
 
 
 def gaussian_kernel(sigma: float, ksize: int) -> np.ndarray:

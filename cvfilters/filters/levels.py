@@ -24,7 +24,6 @@ FLOAT_LEVELS = 65536
 """Levels float32 images are quantised to by the level-based filters."""
 SPACES = ("ycrcb", "lab", "hsv")
 SPACE_CHOICES = (*SPACES, "per_channel")
-_U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
 
 
 @dataclass(frozen=True)
