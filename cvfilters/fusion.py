@@ -27,7 +27,7 @@ import numpy as np
 
 from .backends import BORDERS
 from .context import Context, ImageSpec
-from .registry import Filter
+from .registry import Filter, register
 from .sampling import INTERPOLATIONS, OUTSIDE, remap
 from .steps import Step, run_steps
 
@@ -77,8 +77,8 @@ def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     build = {"table": _table_runner, "matrix": _matrix_runner, "warp": _warp_runner}[kind or ""]
     alpha = "premultiply" if any(step.filter.alpha == "premultiply" for step in steps) else steps[0].filter.alpha
     output_spec = _chained_spec(steps) if kind == "warp" else None
-    return Filter(name, steps[0].filter.category, f"{len(steps)} steps fused into one", (), build(steps),
-                  alpha, name, output_spec=output_spec)
+    return register(name, category=steps[0].filter.category, summary=f"{len(steps)} steps fused into one",
+                    alpha=alpha, output_spec=output_spec, description=name, listed=False)(build(steps))
 
 
 def _one_by_one(steps: Sequence[Step], ctx: Context, img: Any) -> Any:

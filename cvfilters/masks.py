@@ -56,7 +56,7 @@ from .errors import ParameterError, UsageError
 from .params import Param
 from .pipeline import Pipeline
 from .pixels import full_scale, premultiply, unpremultiply
-from .registry import Filter
+from .registry import register
 from .sampling import centre_coords
 from .steps import Step, run_steps
 
@@ -445,7 +445,8 @@ def apply_masked(image: Any, pipeline: Any, mask: MaskSource, *, feather: float 
                                 lambda: weight_map(mask, spec.width, spec.height, feather=feather,
                                                    method=feather_method, invert=invert))
 
-    flt = Filter("masked", "feather", "Apply a pipeline inside a mask.", (), run, "all")
+    flt = register("masked", category="feather", summary="Apply a pipeline inside a mask.", alpha="all",
+                   listed=False)(run)
     return Pipeline([Step(flt, {})])(image, backend=backend)
 
 

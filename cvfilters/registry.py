@@ -24,18 +24,21 @@ from .errors import ParameterError, UnknownFilterError
 from .execution import run_image
 from .params import Param
 from .policies import ALPHA_POLICIES, apply_alpha_policy
+from .signatures import check_keywords, doc_of, signature_of
 
 CATEGORIES = ("blur", "convolve", "color", "warp", "stylize", "feather", "histogram", "cartoon")
 FilterFn = Callable[..., Any]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, kw_only=True)
 class Filter:
-    """A registered filter: declaration plus implementation.
+    """A registered filter: declaration plus implementation (built by :func:`register`).
 
     Calling a filter object runs it like :func:`cvfilters.apply`:
-    ``cvf.get_filter("gaussian_blur")(img, sigma=2)``.
+    ``cvf.get_filter("gaussian_blur")(img, sigma=2)``. Each object has a generated
+    ``__signature__`` and ``__doc__`` (its parameters with type, default and range),
+    so ``help()``, ``inspect.signature`` and IDEs show what it takes.
 
     ``output_spec`` is set by filters whose output size, channels or dtype differ from
     the input's. Colour kernels expose their lookup ``table``, colour-matrix filters
@@ -56,6 +59,10 @@ class Filter:
     table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None
     maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
     matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "__signature__", signature_of(self.params))
+        object.__setattr__(self, "__doc__", doc_of(self.name, self.summary, self.description, self.params))
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -133,8 +140,14 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
              table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
-             replace: bool = False) -> Callable[[FilterFn], Filter]:
-    """Register a filter function; used as a decorator.
+             description: str | None = None, replace: bool = False,
+             listed: bool = True) -> Callable[[FilterFn], Filter]:
+    """Make a filter from a function: the one way every filter is built.
+
+    Used as a decorator (``@register(...)``) and called by the colour and warp kernel
+    builders, fused pipeline groups, masked steps and the morphology family. The
+    function's keywords are checked against ``params`` here, so a misspelled keyword
+    fails at registration, naming the filter and the keyword.
 
     Parameters
     ----------
@@ -145,7 +158,8 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
     summary : str
         One line for ``cvfilters list``.
     params : iterable of Param
-        The declared parameters, in the order ``cvfilters info`` shows them.
+        The declared parameters, in the order ``cvfilters info`` shows them. The
+        function takes ``(ctx, image)`` and then each of them as a keyword (or ``**kwargs``).
     alpha : {"passthrough", "premultiply", "all"}
         How 4-channel images are treated: colour filters pass alpha through
         untouched, spatial filters run on premultiplied colour, "all" processes the
@@ -165,13 +179,25 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
     matrix : callable, optional
         For colour-matrix point operations: ``matrix(params, spec)`` returns the 3 x 4
         affine matrix on B, G, R values normalised to 0..1.
+    description : str, optional
+        The formula for ``cvfilters info``; the function's docstring by default.
     replace : bool
         Allow replacing an existing filter of the same name.
+    listed : bool
+        Add the filter to the registry (``False``: an internal filter object, such as a
+        fused group or a masked step, built and checked the same way but not listed).
 
     Returns
     -------
     callable
-        A decorator returning the registered :class:`Filter`.
+        A decorator returning the :class:`Filter`.
+
+    Raises
+    ------
+    ValueError
+        A bad name, category or alpha policy, or a name registered already.
+    TypeError
+        The function's keywords do not match ``params`` (naming the filter and the keyword).
 
     Examples
     --------
@@ -180,35 +206,31 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
     ...     b, g, r = ctx.be.split(img)
     ...     return ctx.be.merge([r, g, b])
     """
+    declared = tuple(params)
 
     def decorator(fn: FilterFn) -> Filter:
         filter_name = name or fn.__name__
-        _validate_declaration(filter_name, category, alpha, replace)
-        doc = inspect.cleandoc(fn.__doc__ or summary)
-        flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check, output_spec, table, maps,
-                     matrix)
-        _REGISTRY[filter_name] = flt
+        _validate_declaration(filter_name, category, alpha, replace, listed)
+        check_keywords(filter_name, fn, declared)
+        doc = inspect.cleandoc(description or fn.__doc__ or summary)
+        flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,
+                     description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix)
+        if listed:
+            _REGISTRY[filter_name] = flt
         return flt
 
     return decorator
 
 
-def _validate_declaration(name: str, category: str, alpha: str, replace: bool) -> None:
-    if not _NAME.match(name):
+def _validate_declaration(name: str, category: str, alpha: str, replace: bool, listed: bool) -> None:
+    if listed and not _NAME.match(name):
         raise ValueError(f"filter name {name!r} must be snake_case")
     if category not in CATEGORIES:
         raise ValueError(f"filter {name!r}: category must be one of {CATEGORIES}, not {category!r}")
     if alpha not in ALPHA_POLICIES:
         raise ValueError(f"filter {name!r}: alpha must be one of {ALPHA_POLICIES}, not {alpha!r}")
-    if name in _REGISTRY and not replace:
+    if listed and name in _REGISTRY and not replace:
         raise ValueError(f"a filter named {name!r} is registered already (pass replace=True)")
-
-
-def add(flt: Filter, *, replace: bool = False) -> Filter:
-    """Register an already built :class:`Filter` object (colour and warp kernels use this)."""
-    _validate_declaration(flt.name, flt.category, flt.alpha, replace)
-    _REGISTRY[flt.name] = flt
-    return flt
 
 
 def unregister(name: str) -> None:

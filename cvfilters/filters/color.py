@@ -51,6 +51,7 @@ from ..context import Context, ImageSpec
 from ..params import Param
 from ..pixels import LUMA_BGR, full_scale
 from ..registry import Filter, register
+from ..signatures import check_keywords
 
 CHANNELS = ("b", "g", "r")
 TABLE_CACHE = 64
@@ -223,9 +224,8 @@ def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[
     def run(ctx: Context, img: Any, **values: Any) -> Any:
         return op.run(ctx, img, values)
 
-    flt = Filter(name, category, summary, tuple(params), run, "passthrough",
-                 inspect.cleandoc(description or summary), check, None, op.table, None)
-    registry.add(flt, replace=replace)
+    flt = register(name, category=category, summary=summary, params=params, check=check, table=op.table,
+                   description=description or summary, replace=replace)(run)
     _POINT_OPS[name] = op
     return flt
 
@@ -287,6 +287,8 @@ def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: st
     filter_name = name or getattr(fn, "__name__", "")
     if filter_name == "<lambda>":
         raise ValueError("color_kernel: pass name= for a lambda")
+    params = tuple(params)
+    check_keywords(filter_name, fn, params, positional=1)
 
     def curves(values: Mapping[str, Any], full: float) -> list[Curve]:
         return [lambda v: fn(v, **values)]
@@ -364,9 +366,8 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
     def run(ctx: Context, img: Any, **values: Any) -> Any:
         return run_matrix(ctx, img, matrix(values))
 
-    flt = Filter(name, "color", summary, tuple(params), run, "passthrough",
-                 inspect.cleandoc(description or summary), check, matrix=lambda values, spec=None: matrix(values))
-    return registry.add(flt)
+    return register(name, category="color", summary=summary, params=params, check=check,
+                    matrix=lambda values, spec=None: matrix(values), description=description or summary)(run)
 
 
 def _affine(linear: np.ndarray, offset: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:

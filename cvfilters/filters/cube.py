@@ -32,7 +32,6 @@ How it runs
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import re
@@ -46,12 +45,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .. import registry
 from ..context import Context
 from ..errors import ParameterError
 from ..params import Param
 from ..pixels import LUMA_BGR, full_scale
-from ..registry import Filter
+from ..registry import register
 from .color import Curve, PointOp
 
 FILTER = "lut"
@@ -561,9 +559,9 @@ def _run(ctx: Context, img: Any, *, file: str, scale: str) -> Any:
 
 _EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "warm.cube"
 
-lut = registry.add(Filter(
-    FILTER, "color", "Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel.",
-    (
+lut = register(
+    FILTER, category="color", summary="Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel.",
+    params=(
         Param("file", "path", None, required=True, example=str(_EXAMPLE),
               help="a .cube file (LUT_3D_SIZE and/or LUT_1D_SIZE) or a 1-D table (.csv/.txt rows of 1 or "
                    "3 values R,G,B, or .npy); @path works too (inside a pipeline file, relative to its folder)"),
@@ -571,8 +569,7 @@ lut = registry.add(Filter(
               help="full-scale value of a .csv/.txt/.npy table: auto takes 1, 255 or 65535, the smallest "
                    "at or above its largest value; .cube values are always 0..1"),
     ),
-    _run, "passthrough",
-    inspect.cleandoc("""``out = LUT(in)``: a 3-D cube interpolates trilinearly between its nodes
+    description="""``out = LUT(in)``: a 3-D cube interpolates trilinearly between its nodes
     (``out = sum over the 8 corners of w_b w_g w_r * node``); a 1-D table interpolates
     linearly per channel. Inputs outside the file's domain are clamped to it; outputs
     are clipped to 0..1 of full scale. .cube columns (and 3-column tables) are R, G, B.
@@ -580,8 +577,8 @@ lut = registry.add(Filter(
     Runs on every backend with lookup tables (1-D, uint8/uint16), ``remap`` (1-D
     float32; 3-D cubes up to 128 nodes, on the device on opencl and cuda) or numpy
     (larger cubes, a counted host fallback). Gray images get the luma of the LUT's
-    colour for (v, v, v)."""),
-    _check,
+    colour for (v, v, v).""",
+    check=_check,
     # No ``table`` hook: whether a file is a per-channel table depends on the file, and
     # fusion picks table filters by declaration; ``lut_table`` gives the table of 1-D files.
-))
+)(_run)

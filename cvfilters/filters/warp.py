@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import registry
 from ..context import Context, ImageSpec
 from ..params import Param
 from ..registry import Filter, register
@@ -39,6 +38,7 @@ from ..sampling import (
     remap,
     warp_border_param,
 )
+from ..signatures import check_keywords
 
 #: Parameters every warp kernel declares after its own; not passed to the coordinate function.
 SAMPLING_PARAMS = ("interpolation", "border", "fill")
@@ -170,6 +170,7 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
     reserved = {*SAMPLING_PARAMS, "width", "height"} & {p.name for p in own}
     if reserved:
         raise ValueError(f"warp kernel {filter_name!r}: parameter names {sorted(reserved)} are reserved")
+    check_keywords(filter_name, fn, own, given=("width", "height"))
     declared = (*own, interpolation_param(interpolation), warp_border_param(border), fill_param(fill))
     for param in declared[len(own):]:
         param.coerce(param.default, filter_name)  # reject bad defaults now, not at the first run
@@ -208,9 +209,9 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
         return spec.with_(width=width, height=height)
 
     text = inspect.cleandoc(description or fn.__doc__ or summary)
-    flt = Filter(filter_name, category, summary, declared, run, alpha, f"{text}\n\n{CONVENTION_NOTE}", check,
-                 result_spec if output_size is not None else None, None, maps)
-    return registry.add(flt, replace=replace)
+    return register(filter_name, category=category, summary=summary, params=declared, alpha=alpha, check=check,
+                    output_spec=result_spec if output_size is not None else None, maps=maps,
+                    description=f"{text}\n\n{CONVENTION_NOTE}", replace=replace)(run)
 
 
 # ------------------------------------------------------------------ flip (exact, cv2.flip)
