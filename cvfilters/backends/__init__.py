@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import BackendUnavailableError, UsageError
 from .base import BORDER_HELP, BORDERS, Availability, Backend, Counters, auto_gaussian_ksize
-from .cpu import CpuBackend
+from .cpu import CpuBackend, host
 from .cuda import CudaBackend
 from .opencl import OpenclBackend
 
@@ -51,7 +51,7 @@ def get_backend(name: str) -> Backend:
     status = availability(name)
     if not status.available:
         raise BackendUnavailableError(name, status.reason)
-    return BACKEND_CLASSES[name]()
+    return host() if name == "cpu" else BACKEND_CLASSES[name]()
 
 
 def native_backend(image: Any) -> str | None:

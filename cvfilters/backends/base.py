@@ -2,9 +2,9 @@
 
 Filters never call ``cv2`` directly; they call primitives on ``ctx.be``. A backend
 implements every primitive for its own image type (numpy array, ``cv2.UMat`` or
-``cv2.cuda.GpuMat``). A primitive a backend cannot run on its device falls back
-explicitly (download, run on the host, upload) and is counted in
-:attr:`Backend.counters`, which ``--explain`` prints.
+``cv2.cuda.GpuMat``). A primitive a device backend cannot run on its device falls back
+explicitly (:class:`~cvfilters.backends.device.DeviceBackend`: download, run on the
+host, upload) and is counted in :attr:`Backend.counters`, which ``--explain`` prints.
 """
 
 from __future__ import annotations
@@ -134,29 +134,6 @@ class Backend(abc.ABC):
             if len(self._cache) > CACHE_ENTRIES:
                 self._cache.popitem(last=False)
             return value
-
-    def fallback(self, primitive: str, *args: Any, host_result: bool = False) -> Any:
-        """Run the cpu backend's ``primitive`` on host copies of this backend's images.
-
-        Device arguments (also inside lists) are copied to the host, the result is
-        copied back (unless ``host_result``: statistics stay on the host), and
-        ``counters.fallbacks[primitive]`` is incremented; those copies are not counted
-        as pipeline uploads or downloads.
-        """
-        from .cpu import CpuBackend
-
-        def host(arg: Any) -> Any:
-            if self.is_native(arg):
-                return self.to_host(arg)
-            if isinstance(arg, (list, tuple)) and any(self.is_native(a) for a in arg):
-                return [host(a) for a in arg]
-            return arg
-
-        result = getattr(_cpu_backend(CpuBackend), primitive)(*(host(arg) for arg in args))
-        self.counters.fallbacks[primitive] += 1
-        if host_result:
-            return result
-        return [self.to_device(r) for r in result] if isinstance(result, list) else self.to_device(result)
 
     def host_copy(self, image: Any, label: str) -> np.ndarray:
         """A numpy copy of a device image for work no primitive covers (statistics).
@@ -308,12 +285,23 @@ class Backend(abc.ABC):
     def concat(self, images: Sequence[Any], axis: int) -> Any:
         """Stack images side by side (``axis=1``) or top to bottom (``axis=0``)."""
 
+    @abc.abstractmethod
+    def sqrt(self, image: Any) -> Any:
+        """Per-element square root of a float32 image (``cv2.sqrt``)."""
 
-_CPU: list[Backend] = []
+    @abc.abstractmethod
+    def minimum(self, a: Any, b: Any) -> Any:
+        """Per-element minimum of two images of one type (``cv2.min``)."""
 
+    @abc.abstractmethod
+    def maximum(self, a: Any, b: Any) -> Any:
+        """Per-element maximum of two images of one type (``cv2.max``)."""
 
-def _cpu_backend(cls: type[Backend]) -> Backend:
-    """The one host backend that fallbacks run on (created on first use)."""
-    if not _CPU:
-        _CPU.append(cls())
-    return _CPU[0]
+    @abc.abstractmethod
+    def compare(self, a: Any, b: Any, op: int) -> Any:
+        """``cv2.compare`` with a ``cv2.CMP_*`` op: a uint8 image, 255 where ``a op b`` holds, else 0."""
+
+    @abc.abstractmethod
+    def select(self, mask: Any, yes: Any, no: Any) -> Any:
+        """``yes`` where the uint8 ``mask`` (one channel, or the images' channels) is non-zero, else ``no``."""
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from typing import Any
 
 import cv2
@@ -39,3 +40,9 @@ class CpuBackend(CvBackend):
 
     def crop(self, image: np.ndarray, x: int, y: int, width: int, height: int) -> np.ndarray:
         return image[y : y + height, x : x + width]
+
+
+@cache
+def host() -> CpuBackend:
+    """The one cpu backend of the process: ``get_backend("cpu")`` and every device backend's fallbacks."""
+    return CpuBackend()

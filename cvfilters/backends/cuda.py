@@ -33,8 +33,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .base import CV_DEPTH, Availability, Backend, auto_gaussian_ksize
-from .cpu import CpuBackend
+from .base import CV_DEPTH, Availability, auto_gaussian_ksize
+from .device import DeviceBackend
 
 NO_CUDA_BUILD = ("OpenCV was built without CUDA (the PyPI wheels are); build OpenCV with CUDA "
                  "and the contrib CUDA modules to use this backend")
@@ -73,7 +73,7 @@ def _device_name() -> str:
         return "CUDA device"
 
 
-class CudaBackend(Backend):
+class CudaBackend(DeviceBackend):
     """Images are ``cv2.cuda.GpuMat``; every upload and download is counted.
 
     Attributes
@@ -94,7 +94,6 @@ class CudaBackend(Backend):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cpu = CpuBackend()
         self._filters: dict[Hashable, Any] = {}
         self._stream: Any = None
 

@@ -71,9 +71,7 @@ class CvBackend(Backend):
     def lut(self, image: Any, table: np.ndarray) -> Any:
         if len(table) == 256:
             return cv2.LUT(image, table if table.ndim == 1 else table.reshape(256, 1, -1))
-        # cv2.LUT is 8-bit only: a 65536-row table is indexed by numpy on the host.
-        if not isinstance(image, np.ndarray):
-            return self.fallback("lut", image, table)
+        # cv2.LUT is 8-bit only: a 65536-row table is indexed by numpy (host images; opencl overrides).
         if table.ndim == 1:
             return table[image]
         columns = table.reshape(len(table), -1)
@@ -86,14 +84,10 @@ class CvBackend(Backend):
         return cv2.threshold(image, thresh, maxval, kind)[1]
 
     def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
-        if levels != 256 and not isinstance(image, np.ndarray):
-            # OpenCV's OpenCL histogram kernel is 8-bit only
-            return self.fallback("calc_hist", image, channels, levels, host_result=True)
         planes = [image] if channels == 1 else cv2.split(image)
         rows = [cv2.calcHist([plane], [0], None, [levels], [0, levels]) for plane in planes]
         # OpenCV 5 returns (levels,), 4.x (levels, 1); a UMat input gives a UMat
-        return np.stack([np.rint(np.asarray(r.get() if isinstance(r, cv2.UMat) else r, np.float64).reshape(-1))
-                         for r in rows]).astype(np.int64)
+        return np.stack([np.rint(np.asarray(self.to_host(r), np.float64).reshape(-1)) for r in rows]).astype(np.int64)
 
     def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
         planes = [image] if channels == 1 else cv2.split(image)
@@ -142,4 +136,20 @@ class CvBackend(Backend):
 
     def concat(self, images: Sequence[Any], axis: int) -> Any:
         return (cv2.vconcat if axis == 0 else cv2.hconcat)(list(images))
+
+    def sqrt(self, image: Any) -> Any:
+        return cv2.sqrt(image)
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        return cv2.min(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return cv2.max(a, b)
+
+    def compare(self, a: Any, b: Any, op: int) -> Any:
+        return cv2.compare(a, b, op)
+
+    def select(self, mask: Any, yes: Any, no: Any) -> Any:
+        # copyTo writes yes into dst where the mask is set; dst starts as a copy of no
+        return cv2.copyTo(yes, mask, dst=cv2.copyTo(no, None))
 

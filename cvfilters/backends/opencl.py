@@ -16,12 +16,17 @@ import numpy as np
 
 from .base import Availability
 from .cv import CvBackend
+from .device import DeviceBackend
 
 NO_OPENCL_KERNEL = frozenset({"gaussian"})
 
 
-class OpenclBackend(CvBackend):
-    """Images are ``cv2.UMat``; every upload and download is counted."""
+class OpenclBackend(CvBackend, DeviceBackend):
+    """Images are ``cv2.UMat``; every upload and download is counted.
+
+    The cv2 calls are :class:`CvBackend`'s; this class overrides what differs on a
+    UMat: 16-bit tables and 16-bit histograms, which OpenCV runs on the host only.
+    """
 
     name = "opencl"
 
@@ -59,3 +64,13 @@ class OpenclBackend(CvBackend):
 
     def crop(self, image: cv2.UMat, x: int, y: int, width: int, height: int) -> cv2.UMat:
         return cv2.UMat(image, (y, y + height), (x, x + width))
+
+    def lut(self, image: cv2.UMat, table: np.ndarray) -> cv2.UMat:
+        if len(table) == 256:
+            return super().lut(image, table)
+        return self.fallback("lut", image, table)  # cv2.LUT is 8-bit only; a 65536-row table indexes on the host
+
+    def calc_hist(self, image: cv2.UMat, channels: int, levels: int) -> np.ndarray:
+        if levels == 256:
+            return super().calc_hist(image, channels, levels)
+        return self.fallback("calc_hist", image, channels, levels, host_result=True)  # OpenCL's kernel is 8-bit

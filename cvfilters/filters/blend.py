@@ -141,16 +141,8 @@ def _one_minus(be: Any, x: Any) -> Any:
 
 
 def _select(be: Any, where: Any, yes: Any, no: Any) -> Any:
-    """``no + where * (yes - no)`` (``where`` is 0 or 1)."""
-    return be.add_weighted(no, 1.0, be.multiply(where, be.add_weighted(yes, 1.0, no, -1.0)), 1.0)
-
-
-def _sqrt(be: Any, x: Any, iterations: int = 5) -> Any:
-    """``sqrt(x)`` for ``x`` in [0.25, 1] by Newton's iteration from ``(1 + x) / 2`` (device arithmetic)."""
-    y = be.convert(x, np.float32, 0.5, 0.5)
-    for _ in range(iterations):
-        y = be.add_weighted(y, 0.5, be.divide(x, y), 0.5)
-    return y
+    """``yes`` where ``where`` is 1, else ``no`` (``where`` a float32 0/1 image)."""
+    return be.select(be.convert(where, np.uint8), yes, no)
 
 
 def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
@@ -174,9 +166,9 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
         high = _one_minus(be, be.multiply(_one_minus(be, cb), _one_minus(be, cs), 2.0))
         return _select(be, _above(be, cb, 0.5), high, low)
     if mode == "darken":
-        return be.add_weighted(cb, 1.0, _relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), -1.0)
+        return be.minimum(cb, cs)
     if mode == "lighten":
-        return be.add_weighted(cs, 1.0, _relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), 1.0)
+        return be.maximum(cb, cs)
     if mode == "difference":
         return be.add_weighted(_relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), 1.0,
                                _relu(be, be.add_weighted(cs, 1.0, cb, -1.0)), 1.0)
@@ -185,8 +177,7 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
     # soft_light
     cb = be.clip(cb, 0.0, 1.0)
     poly = be.multiply(be.convert(be.multiply(be.convert(cb, np.float32, 16.0, -12.0), cb), np.float32, 1.0, 4.0), cb)
-    root = _sqrt(be, be.convert(_relu(be, be.convert(cb, np.float32, 1.0, -0.25)), np.float32, 1.0, 0.25))
-    d = _select(be, _above(be, cb, 0.25), root, poly)
+    d = _select(be, _above(be, cb, 0.25), be.sqrt(cb), poly)
     low = be.add_weighted(cb, 1.0, be.multiply(be.convert(cs, np.float32, -2.0, 1.0),
                                                 be.multiply(cb, _one_minus(be, cb))), -1.0)
     high = be.add_weighted(cb, 1.0, be.multiply(be.convert(cs, np.float32, 2.0, -1.0),

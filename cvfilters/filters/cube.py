@@ -471,11 +471,10 @@ def apply_cube(ctx: Context, img: Any, lut: LutFile) -> Any:
     if spec.dtype == np.float32 or lut.table is not None or not covered:
         # Clamp to the domain; green needs no clamp, remap's replicated border does it.
         xb, xr = be.clip(xb, 0.0, n - 1.0), be.clip(xr, 0.0, n - 1.0)
-    # floor(xb) without a floor primitive: xb - 0.5 rounded (and saturated at 0) is
-    # floor(xb), except at whole numbers, where it may be xb - 1 with a blue fraction of
-    # 1, or xb = n - 1 itself with a fraction of 0 (the second slice, read past the
-    # layout's edge, then has weight 0): the same value either way.
-    b0 = be.convert(be.convert(xb, np.uint16, 1.0, -0.5), np.float32)
+    # floor(xb) (xb >= 0): xb rounded, less 1 where rounding went up. At xb = n - 1 the
+    # second slice, read past the layout's edge, has weight 0.
+    rounded = be.convert(be.convert(xb, np.uint16), np.float32)
+    b0 = be.select(be.compare(rounded, xb, cv2.CMP_GT), be.convert(rounded, np.float32, 1.0, -1.0), rounded)
     fb = be.add_weighted(xb, 1.0, b0, -1.0)
     map0 = be.add_weighted(xr, 1.0, b0, float(n))
     map1 = be.convert(map0, np.float32, 1.0, float(n))
