@@ -13,13 +13,12 @@ filters. Every module that needs one of these facts imports it from here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:
     from .backends.base import Backend
-    from .context import Context, ImageSpec
 
 BT601_BGR = (0.114, 0.587, 0.299)
 """BT.601 luma weights of B, G, R: ``Y = 0.114 B + 0.587 G + 0.299 R`` (``cv2.COLOR_BGR2GRAY``)."""
@@ -27,6 +26,26 @@ LUMA_BGR = np.array(BT601_BGR)
 """:data:`BT601_BGR` as a float64 array, for matrix products."""
 ALPHA_EPSILON = 1e-12
 """Added to alpha before un-premultiplying, so fully transparent pixels divide to 0, not NaN."""
+
+
+class SpecLike(Protocol):
+    """What these helpers read of an :class:`~cvfilters.context.ImageSpec` (which sits above this module)."""
+
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+
+    @property
+    def max_value(self) -> float: ...
+
+
+class ContextLike(Protocol):
+    """What these helpers read of a :class:`~cvfilters.context.Context`."""
+
+    @property
+    def be(self) -> Backend: ...
+
+    @property
+    def spec(self) -> SpecLike: ...
 
 
 def full_scale(dtype: np.dtype[Any] | type) -> float:
@@ -54,13 +73,13 @@ def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple
     return bgr, alpha
 
 
-def premultiply(be: Backend, image: Any, spec: ImageSpec) -> tuple[Any, Any]:
+def premultiply(be: Backend, image: Any, spec: SpecLike) -> tuple[Any, Any]:
     """``(colour * alpha, alpha)`` of a 4-channel native image of ``be``, float32 0..1."""
     *color, alpha = be.split(be.convert(image, np.float32, 1.0 / spec.max_value))
     return be.multiply(be.merge(color), be.merge([alpha] * 3)), alpha
 
 
-def unpremultiply(be: Backend, color: Any, alpha: Any, spec: ImageSpec) -> Any:
+def unpremultiply(be: Backend, color: Any, alpha: Any, spec: SpecLike) -> Any:
     """The ``spec`` image of premultiplied float32 colour and alpha (both clipped to 0..1)."""
     alpha = be.clip(alpha, 0.0, 1.0)
     divisor = be.convert(be.merge([alpha] * 3), np.float32, 1.0, ALPHA_EPSILON)
@@ -68,16 +87,16 @@ def unpremultiply(be: Backend, color: Any, alpha: Any, spec: ImageSpec) -> Any:
     return be.convert(be.merge([*be.split(straight), alpha]), spec.dtype, spec.max_value)
 
 
-def to_unit_float(ctx: Context, img: Any) -> Any:
+def to_unit_float(ctx: ContextLike, img: Any) -> Any:
     """The image as float32 in 0..1 of full scale (a copy for float32 input)."""
     return ctx.be.convert(img, np.float32, 1.0 / ctx.spec.max_value)
 
 
-def from_unit_float(ctx: Context, img: Any) -> Any:
+def from_unit_float(ctx: ContextLike, img: Any) -> Any:
     """A float32 0..1 image back in ``ctx.spec.dtype`` (rounded and saturated for integers)."""
     return ctx.be.convert(img, ctx.spec.dtype, ctx.spec.max_value)
 
 
-def to_float32_same_units(ctx: Context, img: Any) -> Any:
+def to_float32_same_units(ctx: ContextLike, img: Any) -> Any:
     """The image as float32 in its own units, 0..255 stays 0..255 (a no-op for float32 images)."""
     return img if ctx.spec.dtype == np.float32 else ctx.be.convert(img, np.float32)
