@@ -27,7 +27,8 @@ import cv2
 import numpy as np
 import pytest
 from cvfilters.cli import main
-from cvfilters.cli.preview import DISPLAY_HINT, preview_copy, sliders_for
+from cvfilters.cli.display import DISPLAY_HINT
+from cvfilters.cli.preview import preview_copy, sliders_for
 
 import cvfilters as cvf
 from cvfilters.errors import ParameterError, SpecError, UsageError

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 
@@ -92,4 +94,9 @@ def fit(image: np.ndarray, width: int, height: int) -> np.ndarray:
     canvas[top:top + size[1], left:left + size[0]] = resized
     return canvas
 
+
+def shrink_by(image: np.ndarray, factor: float, to_int: Callable[[float], int]) -> np.ndarray:
+    """``image`` resized by ``factor`` (area average), each side ``to_int(side * factor)`` and at least 1."""
+    size = (max(1, to_int(image.shape[1] * factor)), max(1, to_int(image.shape[0] * factor)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
