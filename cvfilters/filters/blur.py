@@ -15,7 +15,8 @@ from ..params import MAX_KERNEL_SIDE, Param
 from ..pixels import to_float32_same_units
 from ..registry import register
 from .common import border_param, center_param, with_border
-from .convolve import line_kernel, respond
+from .correlation import respond
+from .kernels import line_kernel
 
 __all__ = ["median_filter"]
 
