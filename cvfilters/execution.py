@@ -8,7 +8,7 @@ knows nothing of filters, only of a ``body(ctx, native) -> (native, spec)``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -16,14 +16,16 @@ import numpy as np
 from .backends import Backend, Counters, availability, get_backend, native_backend, select
 from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
 from .errors import InvalidImageError
+from .types import Image, ImageT
 
-_CV_DTYPE = {cv2.CV_8U: np.dtype(np.uint8), cv2.CV_16U: np.dtype(np.uint16), cv2.CV_32F: np.dtype(np.float32)}
+_CV_DTYPE: dict[int, np.dtype[Any]] = {
+    cv2.CV_8U: np.dtype(np.uint8), cv2.CV_16U: np.dtype(np.uint16), cv2.CV_32F: np.dtype(np.float32)}
 
-Body = Callable[[Context, Any], tuple[Any, ImageSpec]]
+Body = Callable[[Context, Image], tuple[Image, ImageSpec]]
 """``body(ctx, native) -> (native result, its spec)``: the work run on the chosen backend."""
 
 
-def run_image(image: Any, backend: str, body: Body) -> tuple[Any, Backend, Counters]:
+def run_image(image: ImageT, backend: str, body: Body) -> tuple[ImageT, Backend, Counters]:
     """Run ``body`` on ``image`` on a backend: upload once, download once.
 
     Returns
@@ -40,7 +42,7 @@ def run_image(image: Any, backend: str, body: Body) -> tuple[Any, Backend, Count
     return out, be, be.counters.since(before)
 
 
-def spec_of(image: Any) -> ImageSpec:
+def spec_of(image: Image) -> ImageSpec:
     """The :class:`ImageSpec` of an image, validating what cvfilters processes."""
     if isinstance(image, np.ndarray):
         spec = ImageSpec(image.shape[0], image.shape[1], 1 if image.ndim == 2 else image.shape[-1],
@@ -62,7 +64,7 @@ def spec_of(image: Any) -> ImageSpec:
     return spec
 
 
-def to_backend(image: Any, be: Backend) -> Any:
+def to_backend(image: Image, be: Backend) -> Image:
     """``image`` as a native image of ``be`` (counted as one upload when it moves)."""
     if be.is_native(image):
         return image
@@ -71,15 +73,16 @@ def to_backend(image: Any, be: Backend) -> Any:
     return be.upload(get_backend(native_backend(image) or "cpu").download(image))
 
 
-def from_backend(native: Any, be: Backend, original: Any, *, reshape: bool) -> Any:
+def from_backend(native: Image, be: Backend, original: ImageT, *, reshape: bool) -> ImageT:
     """A native result of ``be`` in the type of ``original`` (its shape too, when ``reshape``)."""
     if isinstance(original, np.ndarray):
         # cv2 drops a trailing axis of length 1 and slicing may leave a view: restore both.
         host = np.ascontiguousarray(be.download(native))
-        return host.reshape(original.shape) if reshape else host
+        return cast(ImageT, host.reshape(original.shape) if reshape else host)
+    # a device image comes back as the same kind of device image (be, or the backend it lives on)
     if be.is_native(original):
-        return native
-    return get_backend(native_backend(original) or "cpu").upload(be.download(native))
+        return cast(ImageT, native)
+    return cast(ImageT, get_backend(native_backend(original) or "cpu").upload(be.download(native)))
 
 
 def device_name(be: Backend) -> str:

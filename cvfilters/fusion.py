@@ -20,7 +20,7 @@ Each fused group is itself a :class:`~cvfilters.registry.Filter` (named
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import cv2
 import numpy as np
@@ -31,9 +31,17 @@ from .registry import Filter, register
 from .sampling import INTERPOLATIONS, OUTSIDE, remap
 from .steps import Step, run_steps
 
+_H = TypeVar("_H")
 _INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
 # Interpolations from the least to the most accurate: a fused warp samples with the best of its steps'.
 _INTERPOLATION_RANK = tuple(INTERPOLATIONS).index
+
+
+def _given(value: _H | None) -> _H:
+    """A fusion hook (or what it returned) that the step's fusion kind (:func:`kind_of`) promises."""
+    if value is None:
+        raise TypeError("a fused step lacks what its fusion kind needs")
+    return value
 
 
 def kind_of(flt: Filter) -> str | None:
@@ -109,7 +117,7 @@ def _table_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
             return _one_by_one(steps, ctx, img)
         if ctx.spec not in cache:
             cache[ctx.spec] = np.ascontiguousarray(
-                compose_tables([step.filter.table(step.params, ctx.spec) for step in steps]))
+                compose_tables([_given(_given(step.filter.table)(step.params, ctx.spec)) for step in steps]))
         return ctx.be.lut(img, cache[ctx.spec])
 
     return run
@@ -126,7 +134,7 @@ def compose_matrices(matrices: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _matrix_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
-    matrix = compose_matrices([step.filter.matrix(step.params, None) for step in steps])
+    matrix = compose_matrices([_given(step.filter.matrix)(step.params, None) for step in steps])
 
     def run(ctx: Context, img: Any) -> Any:
         if ctx.spec.channels != 3:
@@ -177,10 +185,10 @@ def compose_maps(steps: Sequence[Step], spec: ImageSpec) -> tuple[np.ndarray, np
     border rule folding coordinates that leave warp 1's output.
     """
     first = steps[0]
-    map_x, map_y = first.filter.maps(first.params, spec)
+    map_x, map_y = _given(first.filter.maps)(first.params, spec)
     current = first.filter.result_spec(first.params, spec)
     for step in steps[1:]:
-        outer_x, outer_y = step.filter.maps(step.params, current)
+        outer_x, outer_y = _given(step.filter.maps)(step.params, current)
         border = BORDERS[step.params.get("border", "replicate")]
         map_x, map_y = (cv2.remap(np.ascontiguousarray(m, np.float32), outer_x, outer_y, cv2.INTER_LINEAR,
                                   borderMode=border, borderValue=(OUTSIDE,) * 4) for m in (map_x, map_y))
@@ -190,7 +198,8 @@ def compose_maps(steps: Sequence[Step], spec: ImageSpec) -> tuple[np.ndarray, np
 
 def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     best = max((step.params.get("interpolation", "nearest") for step in steps), key=_INTERPOLATION_RANK)
-    sampling = next((step.params for step in steps if "border" in step.params), {"border": "constant", "fill": (0.0,)})
+    sampling: Mapping[str, Any] = next((step.params for step in steps if "border" in step.params),
+                                       {"border": "constant", "fill": (0.0,)})
     premultiplied = any(step.filter.alpha == "premultiply" for step in steps)
     composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}
 

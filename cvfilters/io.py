@@ -28,9 +28,11 @@ import os
 import stat
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
@@ -88,8 +90,9 @@ _QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRI
 _PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
 _PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
 _EXIF_HEADER = b"Exif\0\0"
+_BYTE_ORDERS: dict[bytes, Literal["little", "big"]] = {b"II": "little", b"MM": "big"}  # TIFF/EXIF byte order marks
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
-_UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
+_UPRIGHT: dict[int, Callable[[np.ndarray], np.ndarray]] = {  # EXIF orientation -> what makes the stored pixels upright
     2: lambda a: cv2.flip(a, 1),
     3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
     4: lambda a: cv2.flip(a, 0),
@@ -132,13 +135,15 @@ def max_pixels_limit(max_pixels: int | None = None) -> int:
     UsageError
         The value is not a positive integer.
     """
-    source, value = "max_pixels", max_pixels
+    source: str = "max_pixels"
+    value: object = max_pixels
     if max_pixels is None:
-        source, value = _ENV, os.environ.get(_ENV, "").strip()
-        if not value:
+        source, text = _ENV, os.environ.get(_ENV, "").strip()
+        if not text:
             return DEFAULT_MAX_PIXELS
+        value = text
         with contextlib.suppress(ValueError):
-            max_pixels = int(value)
+            max_pixels = int(text)
     if isinstance(max_pixels, bool) or not isinstance(max_pixels, int) or max_pixels < 1:
         raise UsageError(f"{source} must be a positive integer, got {value!r}")
     return max_pixels
@@ -395,7 +400,7 @@ def _undecodable(path: _StrPath, data: bytes, printed: list[str]) -> ImageReadEr
 def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
     """The EXIF Orientation, and the block with it set to 1 in place (every other byte,
     maker notes with absolute offsets included, stays); (1, exif) without a valid tag."""
-    order = {b"II": "little", b"MM": "big"}.get(exif[:2])
+    order = _BYTE_ORDERS.get(exif[:2])
     if order is None or len(exif) < 8:
         return 1, exif
     ifd = int.from_bytes(exif[4:8], order)

@@ -28,6 +28,7 @@ from .execution import device_name, run_image, spec_of
 from .fusion import compile_steps
 from .registry import Filter
 from .steps import Step, run_steps
+from .types import ImageT
 
 PIPELINE_VERSION = 1
 MAX_PIPELINE_FILE = 1024 * 1024
@@ -219,11 +220,11 @@ class Pipeline:
             self._compiled = (key, compile_steps(self.steps))
         return self._compiled[1]
 
-    def __call__(self, image: Any, *, backend: str = "auto") -> Any:
+    def __call__(self, image: ImageT, *, backend: str = "auto") -> ImageT:
         """Run the pipeline; the result has the input's type, shape and dtype."""
         return self.run(image, backend=backend)[0]
 
-    def run(self, image: Any, *, backend: str = "auto") -> tuple[Any, RunReport]:
+    def run(self, image: ImageT, *, backend: str = "auto") -> tuple[ImageT, RunReport]:
         """Run the pipeline and report the backend, transfers and fallbacks.
 
         Parameters
@@ -242,7 +243,7 @@ class Pipeline:
         return out, RunReport(be.name, device_name(be), tuple(plan), counters)
 
 
-def apply(image: Any, filter: str | Filter, /, *, backend: str = "auto", **params: Any) -> Any:
+def apply(image: ImageT, filter: str | Filter, /, *, backend: str = "auto", **params: Any) -> ImageT:
     """Apply one filter to an image.
 
     Parameters

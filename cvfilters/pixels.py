@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from .types import Image
+
 if TYPE_CHECKING:
     from .backends.base import Backend
 
@@ -62,6 +64,7 @@ def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple
     channel takes the BT.601 luma.
     """
     values = tuple(float(v) for v in color)
+    bgr: tuple[float, ...]
     if len(values) == 1:
         bgr, alpha = values * 3, values[0] if bgra else 1.0
     elif len(values) == 2:
@@ -73,13 +76,13 @@ def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple
     return bgr, alpha
 
 
-def premultiply(be: Backend, image: Any, spec: SpecLike) -> tuple[Any, Any]:
+def premultiply(be: Backend, image: Image, spec: SpecLike) -> tuple[Image, Image]:
     """``(colour * alpha, alpha)`` of a 4-channel native image of ``be``, float32 0..1."""
     *color, alpha = be.split(be.convert(image, np.float32, 1.0 / spec.max_value))
     return be.multiply(be.merge(color), be.merge([alpha] * 3)), alpha
 
 
-def unpremultiply(be: Backend, color: Any, alpha: Any, spec: SpecLike) -> Any:
+def unpremultiply(be: Backend, color: Image, alpha: Image, spec: SpecLike) -> Image:
     """The ``spec`` image of premultiplied float32 colour and alpha (both clipped to 0..1)."""
     alpha = be.clip(alpha, 0.0, 1.0)
     divisor = be.convert(be.merge([alpha] * 3), np.float32, 1.0, ALPHA_EPSILON)
@@ -87,16 +90,16 @@ def unpremultiply(be: Backend, color: Any, alpha: Any, spec: SpecLike) -> Any:
     return be.convert(be.merge([*be.split(straight), alpha]), spec.dtype, spec.max_value)
 
 
-def to_unit_float(ctx: ContextLike, img: Any) -> Any:
+def to_unit_float(ctx: ContextLike, img: Image) -> Image:
     """The image as float32 in 0..1 of full scale (a copy for float32 input)."""
     return ctx.be.convert(img, np.float32, 1.0 / ctx.spec.max_value)
 
 
-def from_unit_float(ctx: ContextLike, img: Any) -> Any:
+def from_unit_float(ctx: ContextLike, img: Image) -> Image:
     """A float32 0..1 image back in ``ctx.spec.dtype`` (rounded and saturated for integers)."""
     return ctx.be.convert(img, ctx.spec.dtype, ctx.spec.max_value)
 
 
-def to_float32_same_units(ctx: ContextLike, img: Any) -> Any:
+def to_float32_same_units(ctx: ContextLike, img: Image) -> Image:
     """The image as float32 in its own units, 0..255 stays 0..255 (a no-op for float32 images)."""
     return img if ctx.spec.dtype == np.float32 else ctx.be.convert(img, np.float32)

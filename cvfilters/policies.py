@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 
 from .pixels import premultiply, unpremultiply
+from .types import Image
 
 ALPHA_POLICIES = ("passthrough", "premultiply", "all")
 
 
-def apply_alpha_policy(policy: str, fn: Callable[..., Any], ctx: Any, image: Any,
-                       params: Mapping[str, Any]) -> Any:
+def apply_alpha_policy(policy: str, fn: Callable[..., Any], ctx: Any, image: Image,
+                       params: Mapping[str, Any]) -> Image:
     """Run ``fn(ctx, image, **params)`` under an alpha policy."""
     if ctx.spec.channels != 4 or policy == "all":
         return fn(ctx, image, **params)

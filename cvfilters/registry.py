@@ -25,6 +25,7 @@ from .execution import run_image
 from .params import Param
 from .policies import ALPHA_POLICIES, apply_alpha_policy
 from .signatures import check_keywords, doc_of, signature_of
+from .types import Image, ImageT
 
 CATEGORIES = ("blur", "convolve", "color", "warp", "stylize", "feather", "histogram", "cartoon")
 FilterFn = Callable[..., Any]
@@ -56,7 +57,7 @@ class Filter:
     description: str = ""
     check: Callable[[dict[str, Any]], str | None] | None = None
     output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None
-    table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None
+    table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None
     maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
     matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
 
@@ -108,7 +109,7 @@ class Filter:
                 raise ParameterError(self.name, "", problem)
         return resolved
 
-    def run(self, ctx: Any, image: Any, params: Mapping[str, Any]) -> Any:
+    def run(self, ctx: Context, image: Image, params: Mapping[str, Any]) -> Image:
         """Run on a native image of ``ctx.be`` with resolved parameters, under the alpha policy."""
         return apply_alpha_policy(self.alpha, self.fn, ctx, image, params)
 
@@ -116,10 +117,10 @@ class Filter:
         """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
         return spec if self.output_spec is None else self.output_spec(params, spec)
 
-    def __call__(self, image: Any, /, *, backend: str = "auto", **params: Any) -> Any:
+    def __call__(self, image: ImageT, /, *, backend: str = "auto", **params: Any) -> ImageT:
         resolved = self.resolve(params)
 
-        def body(ctx: Context, native: Any) -> tuple[Any, ImageSpec]:
+        def body(ctx: Context, native: Image) -> tuple[Image, ImageSpec]:
             return self.run(ctx, native, resolved), self.result_spec(resolved, ctx.spec)
 
         return run_image(image, backend, body)[0]
@@ -137,7 +138,7 @@ _REGISTRY: dict[str, Filter] = {}
 def register(name: str | None = None, *, category: str, summary: str, params: Iterable[Param] = (),
              alpha: str = "passthrough", check: Callable[[dict[str, Any]], str | None] | None = None,
              output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None,
-             table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None,
+             table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
              description: str | None = None, replace: bool = False,

@@ -34,7 +34,7 @@ _BINDABLE = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_
 def annotation(param: Param) -> Any:
     """The Python type of a parameter's values (``Literal[...]`` of the choices for a choice)."""
     if param.kind == "choice" and param.choices:
-        return Literal[tuple(param.choices)]  # type: ignore[valid-type]
+        return Literal[tuple(param.choices)]
     return _ANNOTATIONS[param.kind]
 
 

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from .context import Context, ImageSpec
 from .registry import Filter
+from .types import Image
 
 
 class Step(NamedTuple):
@@ -33,7 +34,7 @@ class Step(NamedTuple):
         return f"{self.filter.name}:{','.join(parts)}"
 
 
-def run_steps(ctx: Context, image: Any, steps: Sequence[Step], *, bare: bool = False) -> tuple[Any, ImageSpec]:
+def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool = False) -> tuple[Image, ImageSpec]:
     """Run ``steps`` in order on a native image of ``ctx.be``.
 
     Parameters

@@ -110,7 +110,7 @@ def _filter_frames(capture: cv2.VideoCapture, temporary: Path, fourcc: str, fps:
             out = pipeline(frame, backend=backend)
             if writer is None:
                 size = (frame.shape[1], frame.shape[0])
-                writer = cv2.VideoWriter(str(temporary), cv2.VideoWriter_fourcc(*fourcc), fps, size)
+                writer = cv2.VideoWriter(str(temporary), cv2.VideoWriter.fourcc(*fourcc), fps, size)
                 if not writer.isOpened():
                     raise ImageWriteError(temporary, f"cannot be written: OpenCV has no {fourcc} encoder")
             if out.shape != frame.shape:

@@ -38,7 +38,7 @@ class CpuBackend(CvBackend):
     def download(self, image: np.ndarray) -> np.ndarray:
         return image
 
-    def crop(self, image: np.ndarray, x: int, y: int, width: int, height: int) -> np.ndarray:
+    def crop(self, image: Any, x: int, y: int, width: int, height: int) -> np.ndarray:
         return image[y : y + height, x : x + width]
 
 

@@ -12,17 +12,18 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..types import DType
 from .base import CV_DEPTH, Backend
 
 
-def _depth(dtype: np.dtype | None) -> int:
+def _depth(dtype: DType | None) -> int:
     return -1 if dtype is None else CV_DEPTH[np.dtype(dtype)]
 
 
 class CvBackend(Backend):
     """cv2 calls on whatever array type the subclass keeps images in."""
 
-    def convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0, beta: float = 0.0) -> Any:
+    def convert(self, image: Any, dtype: DType, alpha: float = 1.0, beta: float = 0.0) -> Any:
         # addWeighted with a zero second weight is Mat::convertTo(alpha, beta) for any array type.
         return cv2.addWeighted(image, alpha, image, 0.0, beta, dtype=_depth(dtype))
 
@@ -56,7 +57,7 @@ class CvBackend(Backend):
     def magnitude(self, x: Any, y: Any) -> Any:
         return cv2.magnitude(x, y)
 
-    def abs_convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0) -> Any:
+    def abs_convert(self, image: Any, dtype: DType, alpha: float = 1.0) -> Any:
         if np.dtype(dtype) == np.uint8:
             return cv2.convertScaleAbs(image, alpha=alpha)
         # Python scalars are ambiguous in cv2 (a float is Scalar(v, 0, 0, 0); a tuple is
@@ -108,14 +109,14 @@ class CvBackend(Backend):
     def morphology(self, image: Any, op: int, kernel: np.ndarray, iterations: int, border: int) -> Any:
         return cv2.morphologyEx(image, op, kernel, iterations=iterations, borderType=border)
 
-    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
+    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: DType | None = None) -> Any:
         return cv2.multiply(a, b, scale=scale, dtype=_depth(dtype))
 
-    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
+    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: DType | None = None) -> Any:
         return cv2.divide(a, b, scale=scale, dtype=_depth(dtype))
 
     def add_weighted(self, a: Any, wa: float, b: Any, wb: float, gamma: float = 0.0,
-                     dtype: np.dtype | None = None) -> Any:
+                     dtype: DType | None = None) -> Any:
         return cv2.addWeighted(a, wa, b, wb, gamma, dtype=_depth(dtype))
 
     def bitwise_not(self, image: Any) -> Any:
@@ -151,5 +152,5 @@ class CvBackend(Backend):
 
     def select(self, mask: Any, yes: Any, no: Any) -> Any:
         # copyTo writes yes into dst where the mask is set; dst starts as a copy of no
-        return cv2.copyTo(yes, mask, dst=cv2.copyTo(no, None))
+        return cv2.copyTo(yes, mask, dst=cv2.copyTo(no, None))  # type: ignore[call-overload]  # None: no mask
 

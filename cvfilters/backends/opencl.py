@@ -62,15 +62,15 @@ class OpenclBackend(CvBackend, DeviceBackend):
     def to_host(self, image: cv2.UMat) -> np.ndarray:
         return image.get()
 
-    def crop(self, image: cv2.UMat, x: int, y: int, width: int, height: int) -> cv2.UMat:
+    def crop(self, image: Any, x: int, y: int, width: int, height: int) -> cv2.UMat:
         return cv2.UMat(image, (y, y + height), (x, x + width))
 
-    def lut(self, image: cv2.UMat, table: np.ndarray) -> cv2.UMat:
+    def lut(self, image: Any, table: np.ndarray) -> cv2.UMat:
         if len(table) == 256:
             return super().lut(image, table)
         return self.fallback("lut", image, table)  # cv2.LUT is 8-bit only; a 65536-row table indexes on the host
 
-    def calc_hist(self, image: cv2.UMat, channels: int, levels: int) -> np.ndarray:
+    def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
         if levels == 256:
             return super().calc_hist(image, channels, levels)
         return self.fallback("calc_hist", image, channels, levels, host_result=True)  # OpenCL's kernel is 8-bit

@@ -14,11 +14,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .. import masks
+from .. import io, masks
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
-from ..pixels import split_color, unpremultiply
+from ..pixels import full_scale, split_color, unpremultiply
 from ..registry import register
 from .common import color_channels
 
@@ -98,15 +98,13 @@ def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tup
 
     A source image of another size is resized premultiplied (no dark fringe at soft edges).
     """
-    from .. import io
-
     colors = color_channels(spec)
     if image is None:
-        values, alpha = split_color(color, colors, bgra=spec.channels == 4)
-        col = np.broadcast_to(np.asarray(values, np.float32), (spec.height, spec.width, colors))
-        return np.ascontiguousarray(col), np.full((spec.height, spec.width), alpha, np.float32)
+        solid, opacity = split_color(color, colors, bgra=spec.channels == 4)
+        plane = np.broadcast_to(np.asarray(solid, np.float32), (spec.height, spec.width, colors))
+        return np.ascontiguousarray(plane), np.full((spec.height, spec.width), opacity, np.float32)
     src = io.read(image)
-    values = src.astype(np.float32) / np.float32(1.0 if src.dtype.kind == "f" else np.iinfo(src.dtype).max)
+    values = src.astype(np.float32) / np.float32(full_scale(src.dtype))
     if values.ndim == 2:
         col, alpha = values[:, :, None], np.ones(values.shape, np.float32)
     else:

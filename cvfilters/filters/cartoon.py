@@ -17,6 +17,7 @@ returns the quantized image and the palette.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import cv2
@@ -430,11 +431,11 @@ def crosshatch(ctx: Context, img: Any, *, spacing: float, line_width: float) -> 
     """
     be, spec = ctx.be, ctx.spec
     gray = luma(ctx, to_unit_float(ctx, img))
-    hatched = None
+    hatched: Any = None  # a native image once the first family is drawn
     for family, (limit, _, _) in enumerate(CROSSHATCH_FAMILIES):
         dark = be.threshold(gray, limit - MARGIN, 1.0, cv2.THRESH_BINARY_INV)  # 1 where Y < limit
         lines = be.cached(("crosshatch", spec.size, spacing, line_width, family),
-                          lambda f=family: crosshatch_lines(spec.width, spec.height, spacing, line_width, f))
+                          partial(crosshatch_lines, spec.width, spec.height, spacing, line_width, family))
         drawn = be.multiply(dark, lines)
         hatched = drawn if hatched is None else be.add_weighted(hatched, 1.0, drawn, 1.0)
     white = be.threshold(hatched, 0.5, 1.0, cv2.THRESH_BINARY_INV)

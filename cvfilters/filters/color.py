@@ -122,7 +122,7 @@ class PointOp:
     def _build(self, key: tuple[tuple[str, Any], ...], dtype_str: str, colour: bool) -> np.ndarray:
         dtype = np.dtype(dtype_str)
         full = full_scale(dtype)
-        ramp = np.arange(table_size(dtype), dtype=np.float64) / full
+        ramp = np.arange(table_size(dtype) or 0, dtype=np.float64) / full
         columns = self._columns(dict(key), full, ramp)
         if len(columns) == 3 and not colour:
             values = sum(w * c for w, c in zip(LUMA_BGR, columns, strict=True))
@@ -284,7 +284,7 @@ def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: st
     >>> square.table({}, ImageSpec(1, 1, 3, np.dtype(np.uint8)))[128]
     np.uint8(64)
     """
-    filter_name = name or getattr(fn, "__name__", "")
+    filter_name = str(name or getattr(fn, "__name__", ""))
     if filter_name == "<lambda>":
         raise ValueError("color_kernel: pass name= for a lambda")
     params = tuple(params)
@@ -367,10 +367,10 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
         return run_matrix(ctx, img, matrix(values))
 
     return register(name, category="color", summary=summary, params=params, check=check,
-                    matrix=lambda values, spec=None: matrix(values), description=description or summary)(run)
+                    matrix=lambda values, spec: matrix(values), description=description or summary)(run)
 
 
-def _affine(linear: np.ndarray, offset: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
+def _affine(linear: np.ndarray, offset: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0)) -> np.ndarray:
     return np.hstack([np.asarray(linear, dtype=np.float64), np.asarray(offset, dtype=np.float64)[:, None]])
 
 
@@ -431,7 +431,7 @@ def _gray_matrix(params: Mapping[str, Any]) -> np.ndarray:
 
 
 @register(category="color", summary="Luma (BT.601) grey, kept in the image's channel count.",
-          matrix=lambda params, spec=None: _gray_matrix(params))
+          matrix=lambda params, spec: _gray_matrix(params))
 def grayscale(ctx: Context, img: Any) -> Any:
     """``Y = 0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor``), copied into B, G and R.
 

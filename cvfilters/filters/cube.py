@@ -55,13 +55,16 @@ def _lut_float(ctx: Context, img: Any, *, file: str, scale: str, stamp: Any = No
     if lut.cube is not None:  # gray image: (v, v, v) through the cube, then luma
         colour = apply_cube(ctx.with_spec(channels=3), be.merge([img, img, img]), lut)
         return be.clip(be.transform(colour, LUMA_BGR[None, :]), 0.0, 1.0)
-    single = len(lut.table.curves()) == 1
+    table = lut.table
+    if table is None:
+        raise ValueError(f"{file}: has neither a 1-D table nor a cube")
+    single = len(table.curves()) == 1
     gray = ctx.spec.channels == 1
     if single:
         planes, columns = ([img] if gray else be.split(img)), [0] * (1 if gray else 3)
     else:
         planes, columns = ([img] * 3 if gray else be.split(img)), [0, 1, 2]
-    out = [be.clip(p, 0.0, 1.0) for p in _interp_rows(ctx, lut, lut.table, planes, columns, 1.0)]
+    out = [be.clip(p, 0.0, 1.0) for p in _interp_rows(ctx, lut, table, planes, columns, 1.0)]
     if gray and not single:
         return be.clip(be.transform(be.merge(out), LUMA_BGR[None, :]), 0.0, 1.0)
     return out[0] if gray else be.merge(out)
@@ -69,7 +72,9 @@ def _lut_float(ctx: Context, img: Any, *, file: str, scale: str, stamp: Any = No
 
 def _curves(params: Mapping[str, Any], full: float) -> list[Curve]:
     lut = load_lut(params["file"], params["scale"])
-    return [lut.gray_curve()] if lut.cube is not None else lut.table.curves()
+    if lut.cube is not None or lut.table is None:
+        return [lut.gray_curve()]
+    return lut.table.curves()
 
 
 _OP = PointOp(FILTER, _curves, _lut_float)

@@ -286,6 +286,7 @@ def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, cen
     Weights are built once per size and parameters and kept on the device.
     """
     spec = ctx.spec
+    key: tuple[Any, ...]
     if mode == "brighten":
         key = ("feather-brighten", spec.size, center, size, spec.max_value)
 

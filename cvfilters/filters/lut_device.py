@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import cv2
@@ -31,7 +32,7 @@ def _interp_rows(ctx: Context, lut: LutFile, table: Lut1D, planes: list[Any], co
     for plane, c in zip(planes, columns, strict=True):
         x = _coords(ctx, plane, scale, table.low[c], table.high[c], table.size)
         row = be.cached(("lut-row", lut.path, lut.stamp, table.size, c),
-                        lambda c=c: np.ascontiguousarray(table.values[None, :, c], dtype=np.float32))
+                        partial(np.ascontiguousarray, table.values[None, :, c], dtype=np.float32))
         zeros = be.convert(x, np.float32, 0.0, 0.0)
         out.append(be.remap(row, x, zeros, cv2.INTER_LINEAR, cv2.BORDER_REPLICATE))
     return out
@@ -41,6 +42,8 @@ def apply_cube(ctx: Context, img: Any, lut: LutFile) -> Any:
     """A 3-D LUT (with its shaper) on a 3-channel native image: ``remap`` trilinear, or numpy for big cubes."""
     spec, be = ctx.spec, ctx.be
     full = spec.max_value
+    if lut.cube is None:
+        raise ValueError(f"{lut.path}: has no 3-D cube")
     cube = lut.cube.refined()
     if cube.size > MAX_REMAP_NODES or (lut.table is not None and lut.table.size > MAX_REMAP_ROW):
         return ctx.be.on_host(img, lambda host: _host_apply(lut, host), f"{FILTER} (3-D cube on host)")

@@ -187,7 +187,8 @@ def kuwahara(ctx: Context, img: Any, *, radius: int, border: str) -> Any:
     sums, squares = window_sum(values), window_sum(be.multiply(values, values))
     anchor = n // 2  # the filters' anchor for an n x n window
     ones_row = np.ones((1, spec.channels), dtype=np.float64)
-    best_sum = best_spread = None
+    best_sum: Any = None  # the first window's sums, then the running best (a native image)
+    best_spread: Any = None
     for dx, dy in ((0, 0), (radius, 0), (radius, radius), (0, radius)):
         x, y = anchor + dx, anchor + dy
         total = be.crop(sums, x, y, spec.width, spec.height)

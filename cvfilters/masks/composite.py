@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -13,17 +13,20 @@ from ..pipeline import Pipeline
 from ..pixels import premultiply, unpremultiply
 from ..registry import register
 from ..steps import Step, run_steps
+from ..types import Image, ImageT
 from .feathering import FEATHER_METHODS, weight_map
 from .params import feather_param
 from .shapes import is_shape_spec, parse_shape
 from .sources import MaskSource, source_key
 
+_T = TypeVar("_T")
 
-def once(factory: Callable[[], Any]) -> Callable[[], Any]:
+
+def once(factory: Callable[[], _T]) -> Callable[[], _T]:
     """A zero-argument factory evaluated at most once (several cached planes share one host computation)."""
-    memo: list[Any] = []
+    memo: list[_T] = []
 
-    def get() -> Any:
+    def get() -> _T:
         if not memo:
             memo.append(factory())
         return memo[0]
@@ -36,7 +39,7 @@ def replicate(plane: np.ndarray, channels: int) -> np.ndarray:
     return plane if channels == 1 else np.ascontiguousarray(np.repeat(plane[:, :, None], channels, axis=2))
 
 
-def mix(ctx: Context, inside: Any, outside: Any, key: Hashable, weight: Callable[[], np.ndarray]) -> Any:
+def mix(ctx: Context, inside: Image, outside: Image, key: Hashable, weight: Callable[[], np.ndarray]) -> Image:
     """``inside * w + outside * (1 - w)`` on the device, ``w`` a cached (H, W) weight.
 
     4-channel images mix premultiplied colour and alpha, so a soft edge between a
@@ -59,7 +62,7 @@ def mix(ctx: Context, inside: Any, outside: Any, key: Hashable, weight: Callable
     return unpremultiply(be, color, alpha, spec)
 
 
-def run_keeping_spec(ctx: Context, image: Any, steps: Sequence[Step], owner: str = "masked") -> Any:
+def run_keeping_spec(ctx: Context, image: Image, steps: Sequence[Step], owner: str = "masked") -> Image:
     """Run pipeline steps on a native image; they must keep size, channels and dtype."""
     image, current = run_steps(ctx, image, steps)
     if current != ctx.spec:
@@ -72,15 +75,15 @@ def _describe(spec: ImageSpec) -> str:
     return f"{spec.width}x{spec.height}x{spec.channels} {spec.dtype}"
 
 
-def masked_composite(ctx: Context, image: Any, steps: Sequence[Any], key: Hashable,
-                     weight: Callable[[], np.ndarray]) -> Any:
+def masked_composite(ctx: Context, image: Image, steps: Sequence[Any], key: Hashable,
+                     weight: Callable[[], np.ndarray]) -> Image:
     """Run ``steps`` on ``image`` and keep the result only where the cached weight is 1."""
     filtered = run_keeping_spec(ctx, image, steps)
     return mix(ctx, filtered, image, key, once(weight))
 
 
-def apply_masked(image: Any, pipeline: Any, mask: MaskSource, *, feather: float = 0.0,
-                 feather_method: str = "gaussian", invert: bool = False, backend: str = "auto") -> Any:
+def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: float = 0.0,
+                 feather_method: str = "gaussian", invert: bool = False, backend: str = "auto") -> ImageT:
     """Apply a filter or pipeline only inside a (feathered) mask.
 
     ``out = filtered * w + image * (1 - w)`` with ``w`` the mask, inverted if asked and
@@ -128,7 +131,7 @@ def apply_masked(image: Any, pipeline: Any, mask: MaskSource, *, feather: float 
             raise ParameterError("apply_masked", "mask", f"={mask!r}: {exc}") from None
     key = ("apply_masked", source_key(mask), float(feather), feather_method, bool(invert))
 
-    def run(ctx: Context, img: Any) -> Any:
+    def run(ctx: Context, img: Image) -> Image:
         spec = ctx.spec
         return masked_composite(ctx, img, pipe.compile(), (key, spec.size),
                                 lambda: weight_map(mask, spec.width, spec.height, feather=feather,
