@@ -78,7 +78,8 @@ def from_backend(native: Image, be: Backend, original: ImageT, *, reshape: bool)
     if isinstance(original, np.ndarray):
         # cv2 drops a trailing axis of length 1 and slicing may leave a view: restore both.
         host = np.ascontiguousarray(be.download(native))
-        return cast(ImageT, host.reshape(original.shape) if reshape else host)
+        result: Image = host.reshape(original.shape) if reshape else host
+        return cast(ImageT, result)
     # a device image comes back as the same kind of device image (be, or the backend it lives on)
     if be.is_native(original):
         return cast(ImageT, native)
