@@ -25,7 +25,7 @@ from .execution import run_image
 from .params import Param
 from .policies import ALPHA_POLICIES, apply_alpha_policy
 from .signatures import check_keywords, doc_of, signature_of
-from .types import Image, ImageT
+from .types import AlphaPolicy, Category, Image, ImageT
 
 CATEGORIES = ("blur", "convolve", "color", "warp", "stylize", "feather", "histogram", "cartoon")
 FilterFn = Callable[..., Any]
@@ -49,11 +49,11 @@ class Filter:
     """
 
     name: str
-    category: str
+    category: Category
     summary: str
     params: tuple[Param, ...]
     fn: FilterFn
-    alpha: str = "passthrough"
+    alpha: AlphaPolicy = "passthrough"
     description: str = ""
     check: Callable[[dict[str, Any]], str | None] | None = None
     output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None
@@ -135,8 +135,8 @@ class Filter:
 _REGISTRY: dict[str, Filter] = {}
 
 
-def register(name: str | None = None, *, category: str, summary: str, params: Iterable[Param] = (),
-             alpha: str = "passthrough", check: Callable[[dict[str, Any]], str | None] | None = None,
+def register(name: str | None = None, *, category: Category, summary: str, params: Iterable[Param] = (),
+             alpha: AlphaPolicy = "passthrough", check: Callable[[dict[str, Any]], str | None] | None = None,
              output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None,
              table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,

@@ -22,6 +22,7 @@ from .backends import BORDER_HELP, BORDERS
 from .context import Context, ImageSpec
 from .params import Param
 from .pixels import split_color
+from .types import BorderName, Image, InterpolationName
 
 INTERPOLATIONS: dict[str, int] = {
     "nearest": cv2.INTER_NEAREST,
@@ -78,7 +79,7 @@ def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -
     return tuple(v * spec.max_value for v in per_channel)
 
 
-def remap(ctx: Context, image: Any, map_x: Any, map_y: Any, interpolation: str, border: str,
+def remap(ctx: Context, image: Image, map_x: Image, map_y: Image, interpolation: InterpolationName, border: BorderName,
           fill: tuple[float, ...], *, premultiplied: bool = True) -> Any:
     """``ctx.be.remap`` with named interpolation and border, and a per-channel constant colour.
 

@@ -14,7 +14,6 @@ Image: TypeAlias = np.ndarray | cv2.UMat | cv2.cuda.GpuMat
 """A native image of some backend: a numpy array (cpu), ``cv2.UMat`` (opencl) or ``cv2.cuda.GpuMat`` (cuda)."""
 DType: TypeAlias = np.dtype[Any] | type[np.generic]
 """A dtype as primitives take it: ``np.float32`` or ``np.dtype(np.float32)``."""
-BackendName = Literal["auto", "cpu", "opencl", "cuda"]
 AlphaPolicy = Literal["passthrough", "premultiply", "all"]
 BorderName = Literal["reflect101", "replicate", "reflect", "wrap", "constant"]
 InterpolationName = Literal["nearest", "linear", "cubic", "lanczos"]

@@ -27,7 +27,7 @@ def test_misspelled_keyword_fails_at_registration_naming_filter_and_keyword(scra
     scratch.append("typo_blur")
     with pytest.raises(TypeError, match=r"'typo_blur'.*'sigm'.*did you mean 'sigma'"):
         @cvf.register(category="blur", summary="x", params=[Param("sigma", "float", 1.0, min=0, max=10)])
-        def typo_blur(ctx, img, *, sigm):  # noqa: ARG001
+        def typo_blur(ctx, img, *, sigm):
             return img
     assert "typo_blur" not in {f.name for f in cvf.list_filters()}  # nothing half-registered
 

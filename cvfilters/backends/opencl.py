@@ -4,7 +4,7 @@ The device is OpenCV's default OpenCL device, which honours ``OPENCV_OPENCL_DEVI
 (``:CPU:`` selects a CPU driver such as pocl, ``:GPU:`` a GPU). OpenCV runs its CPU
 code on a UMat when it has no OpenCL kernel for an operation (in OpenCV 5:
 GaussianBlur, 16-bit CLAHE, medianBlur above 5, adaptiveThreshold): the result is the
-same, only slower, so those are listed in :data:`NO_OPENCL_KERNEL` for ``--explain``.
+same, only slower, and it is not a counted fallback (no copy leaves OpenCV).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import numpy as np
 from .base import Availability
 from .cv import CvBackend
 from .device import DeviceBackend
-
-NO_OPENCL_KERNEL = frozenset({"gaussian"})
 
 
 class OpenclBackend(CvBackend, DeviceBackend):

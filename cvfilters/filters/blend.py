@@ -20,6 +20,7 @@ from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feathe
 from ..params import Param
 from ..pixels import full_scale, split_color, unpremultiply
 from ..registry import register
+from ..types import FeatherMethod
 from .common import color_channels
 
 BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
@@ -43,11 +44,11 @@ def _mask_params(required: bool) -> list[Param]:
     ]
 
 
-def _weight_key(mask: str | None, feather: float, method: str, invert: bool, spec: ImageSpec) -> Hashable:
+def _weight_key(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageSpec) -> Hashable:
     return ("mask", None if mask is None else masks.source_key(mask), feather, method, invert, spec.size)
 
 
-def _weight(mask: str | None, feather: float, method: str, invert: bool, spec: ImageSpec) -> np.ndarray:
+def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageSpec) -> np.ndarray:
     if mask is None:
         ones = np.ones((spec.height, spec.width), np.float32)
         return (1.0 - ones) if invert else ones
@@ -66,7 +67,7 @@ def _weight(mask: str | None, feather: float, method: str, invert: bool, spec: I
         *_mask_params(required=True)[1:],
     ],
 )
-def masked(ctx: Context, img: Any, *, mask: str, filter: str, feather: float, feather_method: str,
+def masked(ctx: Context, img: Any, *, mask: str, filter: str, feather: float, feather_method: FeatherMethod,
            invert: bool) -> Any:
     """``out = F(in) * w + in * (1 - w)``, ``w`` the mask (inverted if asked, then feathered).
 
@@ -203,7 +204,7 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
     ],
 )
 def blend(ctx: Context, img: Any, *, source: str | None, color: tuple[float, ...], mode: str, opacity: float,
-          mask: str | None, feather: float, feather_method: str, invert: bool) -> Any:
+          mask: str | None, feather: float, feather_method: FeatherMethod, invert: bool) -> Any:
     """W3C Compositing and Blending, source-over with a separable blend mode.
 
     The source (``source`` image, else ``color``) has straight colour ``Cs`` and alpha

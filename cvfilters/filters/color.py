@@ -52,6 +52,7 @@ from ..params import Param
 from ..pixels import LUMA_BGR, full_scale
 from ..registry import Filter, register
 from ..signatures import check_keywords
+from ..types import Category
 
 CHANNELS = ("b", "g", "r")
 TABLE_CACHE = 64
@@ -208,7 +209,7 @@ def point_op_of(flt: str | Filter) -> PointOp | None:
 
 
 def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[Param] = (),
-                 description: str = "", category: str = "color",
+                 description: str = "", category: Category = "color",
                  check: Callable[[dict[str, Any]], str | None] | None = None,
                  float_device: Callable[..., Any] | None = None, native: Callable[..., Any] | None = None,
                  replace: bool = False) -> Filter:
@@ -231,7 +232,7 @@ def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[
 
 
 def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: str, params: Iterable[Param] = (),
-                 category: str = "color", check: Callable[[dict[str, Any]], str | None] | None = None,
+                 category: Category = "color", check: Callable[[dict[str, Any]], str | None] | None = None,
                  description: str | None = None, replace: bool = False) -> Filter:
     """Register a filter defined by a function on channel values; it runs as a lookup table.
 

@@ -36,6 +36,7 @@ from ..params import Param
 from ..pixels import premultiply, split_color, unpremultiply
 from ..registry import register
 from ..sampling import centre_coords
+from ..types import FeatherMethod
 from .common import center_param
 
 FALLOFFS = ("linear", "smoothstep")
@@ -324,7 +325,7 @@ def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, cen
                    "min(1, distanceTransform / radius) ramp inside the mask, after binarising at 0.5)"),
     ],
 )
-def feather_mask(ctx: Context, img: Any, *, radius: float, method: str) -> Any:
+def feather_mask(ctx: Context, img: Any, *, radius: float, method: FeatherMethod) -> Any:
     """Feather a mask: on BGRA images the alpha channel (colour kept), otherwise every channel.
 
     ``gaussian``: ``out = G_sigma * m`` with ``sigma = radius / 3.5`` (GIMP), kernel side

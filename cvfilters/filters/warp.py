@@ -39,6 +39,7 @@ from ..sampling import (
     warp_border_param,
 )
 from ..signatures import check_keywords
+from ..types import AlphaPolicy, Category
 
 #: Parameters every warp kernel declares after its own; not passed to the coordinate function.
 SAMPLING_PARAMS = ("interpolation", "border", "fill")
@@ -103,7 +104,7 @@ def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: in
 
 def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: Iterable[Param] = (),
                 interpolation: str = "linear", border: str = "constant", fill: tuple[float, ...] = (0.0,),
-                category: str = "warp", alpha: str = "premultiply", output_size: SizeFn | None = None,
+                category: Category = "warp", alpha: AlphaPolicy = "premultiply", output_size: SizeFn | None = None,
                 check: Callable[[dict[str, Any]], str | None] | None = None, description: str | None = None,
                 replace: bool = False) -> Filter:
     """Register a warp defined by a function from output to source coordinates.

@@ -13,7 +13,7 @@ from ..pipeline import Pipeline
 from ..pixels import premultiply, unpremultiply
 from ..registry import register
 from ..steps import Step, run_steps
-from ..types import Image, ImageT
+from ..types import FeatherMethod, Image, ImageT
 from .feathering import FEATHER_METHODS, weight_map
 from .params import feather_param
 from .shapes import is_shape_spec, parse_shape
@@ -83,7 +83,7 @@ def masked_composite(ctx: Context, image: Image, steps: Sequence[Any], key: Hash
 
 
 def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: float = 0.0,
-                 feather_method: str = "gaussian", invert: bool = False, backend: str = "auto") -> ImageT:
+                 feather_method: FeatherMethod = "gaussian", invert: bool = False, backend: str = "auto") -> ImageT:
     """Apply a filter or pipeline only inside a (feathered) mask.
 
     ``out = filtered * w + image * (1 - w)`` with ``w`` the mask, inverted if asked and

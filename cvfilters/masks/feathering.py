@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import cv2
 import numpy as np
 
+from ..backends import Backend
+from ..types import FeatherMethod, Image
 from .sources import MaskSource, make_mask, mask_from_array
 
 FEATHER_METHODS = ("gaussian", "distance")
@@ -29,7 +30,7 @@ def gaussian_ksize(sigma: float) -> int:
     return 2 * math.ceil(3 * sigma) + 1
 
 
-def feather_mask(mask: np.ndarray, radius: float, *, method: str = "gaussian") -> np.ndarray:
+def feather_mask(mask: np.ndarray, radius: float, *, method: FeatherMethod = "gaussian") -> np.ndarray:
     """Soften a mask's edge by ``radius`` pixels (see the module docstring for both methods).
 
     Parameters
@@ -65,7 +66,7 @@ def feather_mask(mask: np.ndarray, radius: float, *, method: str = "gaussian") -
     return np.minimum(distance * np.float32(1.0 / radius), np.float32(1.0)).astype(np.float32)
 
 
-def feather_plane(be: Any, plane: Any, radius: float, method: str) -> Any:
+def feather_plane(be: Backend, plane: Image, radius: float, method: FeatherMethod) -> Image:
     """:func:`feather_mask` on the device: a float32 one-channel native image of ``be``.
 
     ``gaussian`` is the backend's Gaussian. ``distance`` uses ``cv2.distanceTransform``
@@ -85,7 +86,7 @@ def feather_plane(be: Any, plane: Any, radius: float, method: str) -> Any:
     if isinstance(binary, np.ndarray):
         return feather_mask(binary, radius, method="distance")
     current = be.convert(binary, np.uint8)
-    total = binary
+    total: Image = binary
     for _ in range(math.ceil(radius) - 1):
         current = be.morphology(current, cv2.MORPH_ERODE, _CROSS, 1, cv2.BORDER_CONSTANT)
         total = be.add_weighted(total, 1.0, be.convert(current, np.float32), 1.0)
@@ -93,7 +94,7 @@ def feather_plane(be: Any, plane: Any, radius: float, method: str) -> Any:
 
 
 def weight_map(source: MaskSource, width: int, height: int, *, feather: float = 0.0,
-               method: str = "gaussian", invert: bool = False) -> np.ndarray:
+               method: FeatherMethod = "gaussian", invert: bool = False) -> np.ndarray:
     """A mask at ``(width, height)``, inverted if asked, then feathered by ``feather`` pixels."""
     mask = make_mask(source, width, height, invert=invert)
     return feather_mask(mask, feather, method=method) if feather > 0 else mask
