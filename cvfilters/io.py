@@ -312,7 +312,7 @@ def write(
     if not ok:
         reason = "; ".join(printed) or "OpenCV refused the image"
         raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
-    _atomic_write(path, encoded)
+    write_bytes(path, encoded)
     return Path(path)
 
 
@@ -491,8 +491,11 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
     return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]
 
 
-def _atomic_write(path: _StrPath, data: np.ndarray) -> None:
-    """:func:`cvfilters.atomic.write_bytes`, its failures as one :class:`ImageWriteError` naming the file."""
+def write_bytes(path: _StrPath, data: bytes | np.ndarray) -> None:
+    """Write encoded bytes to ``path`` atomically (:func:`cvfilters.atomic.write_bytes`).
+
+    A failure is one :class:`ImageWriteError` naming the file. Images and plots are written so.
+    """
     try:
         atomic.write_bytes(path, data)
     except OSError as exc:

@@ -23,10 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import atomic
-from .errors import ImageWriteError, OutputExistsError, UsageError
+from .errors import OutputExistsError, UsageError
 from .histograms import histogram
-from .io import read
+from .io import read, write_bytes
 
 MATPLOTLIB_HINT = 'the histogram plot needs matplotlib: pip install "cvfilters[plot]"'
 DEFAULT_SIZE = (960, 540)
@@ -142,13 +141,6 @@ def plot_format(path: Path) -> str:
         raise UsageError(f"{path}: a plot is written as {', '.join(PLOT_FORMATS)} (by its extension)") from None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    try:
-        atomic.write_bytes(path, data)
-    except OSError as exc:
-        raise ImageWriteError(path, f"cannot be written ({exc.strerror or exc})") from None
-
-
 def _as_image(image: np.ndarray | str | os.PathLike[str]) -> np.ndarray:
     if isinstance(image, np.ndarray):
         return image
@@ -182,7 +174,7 @@ def write_histogram_plot(path: str | os.PathLike[str], images: Sequence[np.ndarr
     if labels is None and all(isinstance(image, (str, os.PathLike)) for image in images):
         labels = [Path(image).name for image in images]  # type: ignore[arg-type]
     arrays = [_as_image(image) for image in images]
-    _atomic_write(path, render_histogram_plot(arrays, labels, log=log, bins=bins, size=size, title=title, fmt=fmt))
+    write_bytes(path, render_histogram_plot(arrays, labels, log=log, bins=bins, size=size, title=title, fmt=fmt))
     return path
 
 

@@ -245,7 +245,7 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_target(tmp_path: Path,
             if writer == "write":
                 cio.write(target, big_images[key])
             else:
-                cio._atomic_write(target, data[key])
+                cio.write_bytes(target, data[key])
             os.write(signal_fd, b"w")
 
     for delay in (*delays, None):  # None: killed right after its first complete write, however slow
