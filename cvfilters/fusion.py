@@ -30,6 +30,7 @@ from .context import Context, ImageSpec
 from .registry import Filter, register
 from .sampling import INTERPOLATIONS, OUTSIDE, remap
 from .steps import Step, run_steps
+from .types import Image
 
 _H = TypeVar("_H")
 _INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
@@ -89,7 +90,7 @@ def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
                     alpha=alpha, output_spec=output_spec, description=name, listed=False)(build(steps))
 
 
-def _one_by_one(steps: Sequence[Step], ctx: Context, img: Any) -> Any:
+def _one_by_one(steps: Sequence[Step], ctx: Context, img: Image) -> Image:
     """The steps' own bodies in order (the alpha policy was applied by the fused filter)."""
     return run_steps(ctx, img, steps, bare=True)[0]
 
@@ -112,7 +113,7 @@ def compose_tables(tables: Sequence[np.ndarray]) -> np.ndarray:
 def _table_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     cache: dict[ImageSpec, np.ndarray] = {}
 
-    def run(ctx: Context, img: Any) -> Any:
+    def run(ctx: Context, img: Image) -> Image:
         if ctx.spec.dtype not in _INTEGER:
             return _one_by_one(steps, ctx, img)
         if ctx.spec not in cache:
@@ -136,7 +137,7 @@ def compose_matrices(matrices: Sequence[np.ndarray]) -> np.ndarray:
 def _matrix_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     matrix = compose_matrices([_given(step.filter.matrix)(step.params, None) for step in steps])
 
-    def run(ctx: Context, img: Any) -> Any:
+    def run(ctx: Context, img: Image) -> Image:
         if ctx.spec.channels != 3:
             return _one_by_one(steps, ctx, img)
         full = ctx.spec.max_value
@@ -208,7 +209,7 @@ def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
             composed[spec] = compose_maps(steps, spec)
         return composed[spec]
 
-    def run(ctx: Context, img: Any) -> Any:
+    def run(ctx: Context, img: Image) -> Image:
         key = ("fused-warp", tuple(step.to_spec() for step in steps), ctx.spec)
         map_x = ctx.be.cached((*key, "x"), lambda: maps(ctx.spec)[0])
         map_y = ctx.be.cached((*key, "y"), lambda: maps(ctx.spec)[1])

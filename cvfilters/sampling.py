@@ -13,8 +13,6 @@ Two coordinate conventions, with names that say which:
 
 from __future__ import annotations
 
-from typing import Any
-
 import cv2
 import numpy as np
 
@@ -80,7 +78,7 @@ def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -
 
 
 def remap(ctx: Context, image: Image, map_x: Image, map_y: Image, interpolation: InterpolationName, border: BorderName,
-          fill: tuple[float, ...], *, premultiplied: bool = True) -> Any:
+          fill: tuple[float, ...], *, premultiplied: bool = True) -> Image:
     """``ctx.be.remap`` with named interpolation and border, and a per-channel constant colour.
 
     The backend primitive takes one border value for all channels; a fill whose

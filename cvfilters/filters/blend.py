@@ -20,7 +20,7 @@ from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feathe
 from ..params import Param
 from ..pixels import full_scale, split_color, unpremultiply
 from ..registry import register
-from ..types import FeatherMethod
+from ..types import FeatherMethod, Image
 from .common import color_channels
 
 BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
@@ -67,8 +67,8 @@ def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: boo
         *_mask_params(required=True)[1:],
     ],
 )
-def masked(ctx: Context, img: Any, *, mask: str, filter: str, feather: float, feather_method: FeatherMethod,
-           invert: bool) -> Any:
+def masked(ctx: Context, img: Image, *, mask: str, filter: str, feather: float, feather_method: FeatherMethod,
+           invert: bool) -> Image:
     """``out = F(in) * w + in * (1 - w)``, ``w`` the mask (inverted if asked, then feathered).
 
     CLI syntax (quote the nested spec and shapes; the nested spec may hold ``|``)::
@@ -126,20 +126,20 @@ def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tup
     return np.ascontiguousarray(col), alpha.astype(np.float32)
 
 
-def _relu(be: Any, x: Any) -> Any:
+def _relu(be: Any, x: Image) -> Image:
     return be.threshold(x, 0.0, 0.0, cv2.THRESH_TOZERO)
 
 
-def _above(be: Any, x: Any, level: float) -> Any:
+def _above(be: Any, x: Image, level: float) -> Image:
     """1 where ``x > level``, else 0."""
     return be.threshold(x, level, 1.0, cv2.THRESH_BINARY)
 
 
-def _one_minus(be: Any, x: Any) -> Any:
+def _one_minus(be: Any, x: Image) -> Image:
     return be.convert(x, np.float32, -1.0, 1.0)
 
 
-def _select(be: Any, where: Any, yes: Any, no: Any) -> Any:
+def _select(be: Any, where: Any, yes: Any, no: Any) -> Image:
     """``yes`` where ``where`` is 1, else ``no`` (``where`` a float32 0/1 image)."""
     return be.select(be.convert(where, np.uint8), yes, no)
 
@@ -203,8 +203,8 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
         *_mask_params(required=False),
     ],
 )
-def blend(ctx: Context, img: Any, *, source: str | None, color: tuple[float, ...], mode: str, opacity: float,
-          mask: str | None, feather: float, feather_method: FeatherMethod, invert: bool) -> Any:
+def blend(ctx: Context, img: Image, *, source: str | None, color: tuple[float, ...], mode: str, opacity: float,
+          mask: str | None, feather: float, feather_method: FeatherMethod, invert: bool) -> Image:
     """W3C Compositing and Blending, source-over with a separable blend mode.
 
     The source (``source`` image, else ``color``) has straight colour ``Cs`` and alpha

@@ -10,6 +10,7 @@ import cv2
 from ..backends import BORDER_HELP, BORDERS
 from ..context import Context, ImageSpec
 from ..params import Param
+from ..types import Image
 
 
 def center_param(help_text: str = "centre of the effect; [0.5,0.5] is the image centre") -> Param:
@@ -22,8 +23,8 @@ def border_param(default: str = "reflect101") -> Param:
     return Param("border", "choice", default, choices=tuple(BORDERS), help=BORDER_HELP)
 
 
-def with_border(ctx: Context, image: Any, reach: tuple[int, int], border: str,
-                run: Callable[[Any, int], Any]) -> Any:
+def with_border(ctx: Context, image: Image, reach: tuple[int, int], border: str,
+                run: Callable[[Any, int], Any]) -> Image:
     """Run a neighbourhood operation ``run(image, cv_border)`` with any border mode.
 
     OpenCV's filters reject ``BORDER_WRAP``; for it the image is padded by ``reach``

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
 
 import cv2
 import numpy as np
 
 from ..backends import auto_gaussian_ksize
 from ..context import Context
+from ..types import Image
 from .common import with_border
 from .kernels import KernelData, gaussian_kernel
 
@@ -68,8 +68,8 @@ def _plan(shape: tuple[int, int], data: bytes) -> tuple[np.ndarray, tuple[np.nda
     return matrix, separate(matrix)
 
 
-def correlate(ctx: Context, img: Any, matrix: np.ndarray, border: str, *, delta: float = 0.0,
-              ddepth: int = -1) -> Any:
+def correlate(ctx: Context, img: Image, matrix: np.ndarray, border: str, *, delta: float = 0.0,
+              ddepth: int = -1) -> Image:
     """The one path every kernel runs through: ``sum k(i, j) * in(x + i - a, y + j - a) + delta``.
 
     ``matrix`` is any 2-D kernel (:func:`prepare_kernel` makes it odd-sized); rank-1
@@ -94,8 +94,8 @@ def _response_depth(matrix: np.ndarray, dtype: np.dtype) -> int:
     return cv2.CV_32F
 
 
-def respond(ctx: Context, img: Any, kernels: tuple[np.ndarray, ...], border: str, *, output: str,
-            scale: float = 1.0, bias: float = 0.0) -> Any:
+def respond(ctx: Context, img: Image, kernels: tuple[np.ndarray, ...], border: str, *, output: str,
+            scale: float = 1.0, bias: float = 0.0) -> Image:
     """Run one kernel (``output`` clip or absolute) or an x/y pair (magnitude), then store.
 
     - ``clip``: ``saturate(scale * (K * in) + bias)``, one pass in the image's dtype;
@@ -118,7 +118,7 @@ def respond(ctx: Context, img: Any, kernels: tuple[np.ndarray, ...], border: str
     return be.convert(be.magnitude(gx, gy), dtype, scale, delta)
 
 
-def gaussian_blurred(ctx: Context, image32: Any, sigma: float, border: str) -> Any:
+def gaussian_blurred(ctx: Context, image32: Image, sigma: float, border: str) -> Image:
     """A float32 image blurred by :func:`gaussian_kernel` through :func:`correlate`.
 
     The kernel spans OpenCV's automatic size for the image's dtype (6 sigma + 1 for

@@ -42,13 +42,14 @@ from ..context import Context
 from ..params import Param
 from ..pixels import LUMA_BGR
 from ..registry import register
+from ..types import Image
 from .color import Curve, PointOp
 from .lut_device import _interp_rows, apply_cube
 from .lut_files import load_lut
 from .lut_model import FILTER, SCALES, LutFile
 
 
-def _lut_float(ctx: Context, img: Any, *, file: str, scale: str, stamp: Any = None) -> Any:
+def _lut_float(ctx: Context, img: Image, *, file: str, scale: str, stamp: Any = None) -> Image:
     """Float32 with a 1-D file, or a gray image with a cube: on the device with remap."""
     lut = load_lut(file, scale)
     be = ctx.be
@@ -108,7 +109,7 @@ def _check(params: dict[str, Any]) -> str | None:
     return None
 
 
-def _run(ctx: Context, img: Any, *, file: str, scale: str) -> Any:
+def _run(ctx: Context, img: Image, *, file: str, scale: str) -> Image:
     lut = load_lut(file, scale)
     if lut.cube is None or ctx.spec.channels == 1:
         return _OP.run(ctx, img, _op_params({"file": file, "scale": scale}, lut))

@@ -36,7 +36,7 @@ from ..params import Param
 from ..pixels import premultiply, split_color, unpremultiply
 from ..registry import register
 from ..sampling import centre_coords
-from ..types import FeatherMethod
+from ..types import FeatherMethod, Image
 from .common import center_param
 
 FALLOFFS = ("linear", "smoothstep")
@@ -60,7 +60,7 @@ def falloff_curve(t: np.ndarray, falloff: str) -> np.ndarray:
     return t if falloff == "linear" else t * t * (3.0 - 2.0 * t)
 
 
-def _scaled_mix(ctx: Context, img: Any, key: Hashable, planes: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Any:
+def _scaled_mix(ctx: Context, img: Image, key: Hashable, planes: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Image:
     """``img * keep + add * full_scale`` on the device, ``(keep, add) = planes()`` built once per key.
 
     ``img`` has the colour channels of ``ctx.spec`` (1 or 3); ``keep`` is (H, W) and ``add``
@@ -75,8 +75,8 @@ def _scaled_mix(ctx: Context, img: Any, key: Hashable, planes: Callable[[], tupl
     return be.add_weighted(be.multiply(img, keep_dev, dtype=_F32), 1.0, add_dev, 1.0, dtype=spec.dtype)
 
 
-def _toward_color(ctx: Context, img: Any, key: Hashable, amount: Callable[[], np.ndarray],
-                  color: tuple[float, ...]) -> Any:
+def _toward_color(ctx: Context, img: Image, key: Hashable, amount: Callable[[], np.ndarray],
+                  color: tuple[float, ...]) -> Image:
     """``img + a * (colour - img)`` with ``a = amount() * colour alpha`` for 1- or 3-channel images."""
     values, alpha = split_color(color, ctx.spec.channels, bgra=False)
 
@@ -88,8 +88,8 @@ def _toward_color(ctx: Context, img: Any, key: Hashable, amount: Callable[[], np
     return _scaled_mix(ctx, img, (key, color), planes)
 
 
-def _lerp_color_premultiplied(ctx: Context, img: Any, key: Hashable, weight: Callable[[], np.ndarray],
-                              color: tuple[float, ...]) -> Any:
+def _lerp_color_premultiplied(ctx: Context, img: Image, key: Hashable, weight: Callable[[], np.ndarray],
+                              color: tuple[float, ...]) -> Image:
     """4 channels: premultiplied ``w * img + (1 - w) * colour``, colour alpha included."""
     be, spec = ctx.be, ctx.spec
     values, alpha = split_color(color, 3, bgra=True)
@@ -106,7 +106,7 @@ def _lerp_color_premultiplied(ctx: Context, img: Any, key: Hashable, weight: Cal
     return unpremultiply(be, color_p, alpha_p, spec)
 
 
-def _fade_to_transparent(ctx: Context, img: Any, key: Hashable, weight: Callable[[], np.ndarray]) -> Any:
+def _fade_to_transparent(ctx: Context, img: Image, key: Hashable, weight: Callable[[], np.ndarray]) -> Image:
     """Multiply alpha by ``w``; images without alpha get ``w`` as their alpha (BGRA out)."""
     be, spec = ctx.be, ctx.spec
     if spec.channels == 4:
@@ -123,7 +123,7 @@ def _fade_to_transparent(ctx: Context, img: Any, key: Hashable, weight: Callable
     return be.merge([*color, alpha])
 
 
-def _with_colors(ctx: Context, img: Any, run: Any) -> Any:
+def _with_colors(ctx: Context, img: Image, run: Any) -> Image:
     """Run ``run(ctx, colour)`` on the colour channels and put alpha back (4 channels)."""
     if ctx.spec.channels != 4:
         return run(ctx, img)
@@ -153,7 +153,7 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
         Param("intensity", "float", 1.0, min=0.0, max=2.0, help="strength; 0 leaves the image unchanged"),
     ],
 )
-def vignette(ctx: Context, img: Any, *, center: tuple[float, float], radius: float, intensity: float) -> Any:
+def vignette(ctx: Context, img: Image, *, center: tuple[float, float], radius: float, intensity: float) -> Image:
     """``out = in * clip(1 - intensity / 2 * (r / R)^2, 0, 1)``.
 
     ``r`` is the distance of a pixel centre from ``center``, ``R = radius * half
@@ -261,8 +261,8 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
                    "added; larger values brighten less (the tutorial's mSize)"),
     ],
 )
-def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, center: tuple[float, float],
-            inner: float, outer: float, falloff: str, fill: str, color: tuple[float, ...], size: float) -> Any:
+def feather(ctx: Context, img: Image, *, mode: str, radius: float, shape: str, center: tuple[float, float],
+            inner: float, outer: float, falloff: str, fill: str, color: tuple[float, ...], size: float) -> Image:
     """Three senses of "feather", chosen by ``mode``.
 
     ``edges``: ``w = falloff(clip(d / radius, 0, 1))`` with ``d`` the distance in pixels
@@ -291,7 +291,7 @@ def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, cen
     if mode == "brighten":
         key = ("feather-brighten", spec.size, center, size, spec.max_value)
 
-        def add(c: Context, colour: Any) -> Any:
+        def add(c: Context, colour: Image) -> Image:
             chans = c.spec.channels
             plane = c.be.cached((key, chans), lambda: replicate(
                 brighten_amount(spec.width, spec.height, center, size) * np.float32(spec.max_value), chans))
@@ -325,7 +325,7 @@ def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, cen
                    "min(1, distanceTransform / radius) ramp inside the mask, after binarising at 0.5)"),
     ],
 )
-def feather_mask(ctx: Context, img: Any, *, radius: float, method: FeatherMethod) -> Any:
+def feather_mask(ctx: Context, img: Image, *, radius: float, method: FeatherMethod) -> Image:
     """Feather a mask: on BGRA images the alpha channel (colour kept), otherwise every channel.
 
     ``gaussian``: ``out = G_sigma * m`` with ``sigma = radius / 3.5`` (GIMP), kernel side
@@ -341,7 +341,7 @@ def feather_mask(ctx: Context, img: Any, *, radius: float, method: FeatherMethod
     be, spec = ctx.be, ctx.spec
     full = spec.max_value
 
-    def soften(plane: Any) -> Any:
+    def soften(plane: Image) -> Image:
         values = be.convert(plane, np.float32, 1.0 / full)
         return be.convert(masks.feather_plane(be, values, radius, method), spec.dtype, full)
 
@@ -395,9 +395,9 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
               help="gpuimage: measure y in units of the width (a circle, not an ellipse, on non-square images)"),
     ],
 )
-def vignette_effect(ctx: Context, img: Any, *, style: str, center: tuple[float, float], radius: float,
+def vignette_effect(ctx: Context, img: Image, *, style: str, center: tuple[float, float], radius: float,
                     falloff: float, intensity: float, color: tuple[float, ...], start: float, end: float,
-                    aspect_correct: bool) -> Any:
+                    aspect_correct: bool) -> Image:
     """``out = in + a * (colour - in)`` (``mix(in, colour, a)``), alpha kept.
 
     ``style=core_image`` (CIVignetteEffect's parameters; Apple does not publish its

@@ -51,6 +51,7 @@ from ..histograms import (
 )
 from ..params import Param
 from ..registry import register
+from ..types import Image
 from .histogram_files import (
     HISTOGRAM_SUFFIXES,
     _file_key,
@@ -72,7 +73,7 @@ from .levels import (
 _F32 = np.dtype(np.float32)
 
 
-def otsu_threshold(image: Any) -> float:
+def otsu_threshold(image: Image) -> float:
     """Otsu's threshold of an image's luminance, in the image's units (see ``threshold_otsu``).
 
     uint8 and uint16: the level ``t`` (pixels ``> t`` are foreground). float32: the
@@ -103,7 +104,7 @@ def _check_match(params: dict[str, Any]) -> str | None:
     summary="Global histogram equalisation (cv2.equalizeHist), on luminance or per channel.",
     params=[Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP)],
 )
-def equalize(ctx: Context, img: Any, *, space: str) -> Any:
+def equalize(ctx: Context, img: Image, *, space: str) -> Image:
     """Spread the levels so their cumulative distribution becomes a straight line.
 
     ``out = round((cdf(in) - cdf_min) / (N - cdf_min) * (L - 1))`` with ``cdf`` the
@@ -133,7 +134,7 @@ def equalize(ctx: Context, img: Any, *, space: str) -> Any:
         Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP),
     ],
 )
-def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) -> Any:
+def clahe(ctx: Context, img: Image, *, clip_limit: float, tiles: int, space: str) -> Image:
     """OpenCV's CLAHE (``cv2.createCLAHE(clip_limit, (tiles, tiles)).apply``) on 8- or 16-bit levels.
 
     Per tile: ``h'(v) = min(h(v), c) + excess / L`` with ``c = max(clip_limit * P / L, 1)``
@@ -166,7 +167,7 @@ def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) 
     ],
     check=_check_match,
 )
-def match_histogram(ctx: Context, img: Any, *, reference: str, space: str) -> Any:
+def match_histogram(ctx: Context, img: Image, *, reference: str, space: str) -> Image:
     """Map each level to the reference level with the same cumulative share of pixels.
 
     ``T(v) = interp(Fs(v), Fr(r), r)``, rounded: ``Fs`` is the image's cumulative
@@ -199,7 +200,7 @@ def _check_levels(params: dict[str, Any]) -> str | None:
     return None
 
 
-def _stretch(ctx: Context, img: Any, low: float, high: float, linked: bool) -> Any:
+def _stretch(ctx: Context, img: Image, low: float, high: float, linked: bool) -> Image:
     """Map the ``low`` and ``1 - high`` percentiles of each channel (or of all) to 0 and full scale."""
     be, spec = ctx.be, ctx.spec
     float_image = spec.dtype == _F32
@@ -209,7 +210,7 @@ def _stretch(ctx: Context, img: Any, low: float, high: float, linked: bool) -> A
     groups = [counts.sum(axis=0)] if linked else list(counts)
     ranges = [(percentile_level(c, low) * unit, percentile_level(c, 1.0 - high) * unit) for c in groups]
 
-    def stretched(plane: Any, lo: float, hi: float) -> Any:
+    def stretched(plane: Image, lo: float, hi: float) -> Any:
         if hi <= lo:
             return plane
         alpha = spec.max_value / (hi - lo)
@@ -236,7 +237,7 @@ _HIGH = Param("high", "float", 0.001, min=0.0, max=0.49, unit="fraction of pixel
                        "instead of one per channel (also neutralises colour casts)")],
     check=_check_levels,
 )
-def auto_levels(ctx: Context, img: Any, *, low: float, high: float, linked: bool) -> Any:
+def auto_levels(ctx: Context, img: Image, *, low: float, high: float, linked: bool) -> Image:
     """``out = clip((in - p_lo) / (p_hi - p_lo), 0, 1) * full``, rounded for integers.
 
     ``p_lo`` and ``p_hi`` are the ``100 low`` and ``100 (1 - high)`` percentiles
@@ -254,7 +255,7 @@ def auto_levels(ctx: Context, img: Any, *, low: float, high: float, linked: bool
     params=[_LOW, _HIGH],
     check=_check_levels,
 )
-def auto_contrast(ctx: Context, img: Any, *, low: float, high: float) -> Any:
+def auto_contrast(ctx: Context, img: Image, *, low: float, high: float) -> Image:
     """``auto_levels`` with ``linked=true``: one range for B, G and R, so hues are kept.
 
     ``out = clip((in - p_lo) / (p_hi - p_lo), 0, 1) * full`` with the percentiles of
@@ -270,7 +271,7 @@ def auto_contrast(ctx: Context, img: Any, *, low: float, high: float) -> Any:
     params=[Param("linked", "bool", True,
                   help="one minimum and maximum over all colour channels (cv2.normalize) instead of per channel")],
 )
-def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
+def normalize(ctx: Context, img: Image, *, linked: bool) -> Image:
     """``out = (in - min) * full / (max - min)``, rounded for integers; float32 to 0..1.
 
     ``min`` and ``max`` are exact (float32 values outside 0..1 included, so HDR data
@@ -284,7 +285,7 @@ def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
     if linked:
         ranges = [(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))]
 
-    def stretched(plane: Any, lo: float, hi: float) -> Any:
+    def stretched(plane: Image, lo: float, hi: float) -> Image:
         if not hi > lo:
             return plane
         alpha = spec.max_value / (hi - lo)
@@ -296,7 +297,7 @@ def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
     return be.merge([stretched(p, lo, hi) for p, (lo, hi) in zip(be.split(img), ranges, strict=True)])
 
 
-def _luma_plane(ctx: Context, img: Any) -> Any:
+def _luma_plane(ctx: Context, img: Image) -> Image:
     return img if ctx.spec.channels == 1 else ctx.be.cvt_color(img, cv2.COLOR_BGR2GRAY)
 
 
@@ -312,7 +313,7 @@ def _otsu_value(ctx: Context, gray: Any) -> float:
     summary="Black and white at Otsu's automatic threshold of the luminance.",
     params=[Param("invert", "bool", False, help="swap the outputs: pixels above the threshold become 0")],
 )
-def threshold_otsu(ctx: Context, img: Any, *, invert: bool) -> Any:
+def threshold_otsu(ctx: Context, img: Image, *, invert: bool) -> Image:
     """``out = full if Y > t else 0`` with Otsu's ``t`` (``cvfilters.filters.histogram.otsu_threshold``).
 
     ``t`` maximises the between-class variance ``w0 w1 (mu0 - mu1)^2`` of the levels
@@ -342,7 +343,7 @@ def threshold_otsu(ctx: Context, img: Any, *, invert: bool) -> Any:
         Param("invert", "bool", False, help="swap the outputs: foreground becomes 0"),
     ],
 )
-def adaptive_threshold(ctx: Context, img: Any, *, method: str, block_size: int, c: float, invert: bool) -> Any:
+def adaptive_threshold(ctx: Context, img: Image, *, method: str, block_size: int, c: float, invert: bool) -> Image:
     """``out = full if Y > m(x, y) - c * full else 0`` (``invert``: the complement).
 
     ``m`` is the mean of the ``block_size`` square around each pixel (``mean``: box;
@@ -368,7 +369,7 @@ def adaptive_threshold(ctx: Context, img: Any, *, method: str, block_size: int, 
     return binary if spec.channels == 1 else be.cvt_color(binary, cv2.COLOR_GRAY2BGR)
 
 
-def _paste(ctx: Context, img: Any, patch: Any, x: int, y: int, width: int, height: int) -> Any:
+def _paste(ctx: Context, img: Image, patch: Any, x: int, y: int, width: int, height: int) -> Image:
     """``img`` with the ``width`` x ``height`` region at (x, y) replaced by ``patch`` (crop and concat)."""
     be = ctx.be
     full_w, full_h = ctx.spec.size
@@ -396,8 +397,8 @@ def _paste(ctx: Context, img: Any, patch: Any, x: int, y: int, width: int, heigh
         Param("log", "bool", False, help="bar heights on a log1p scale (shows small counts next to a spike)"),
     ],
 )
-def histogram_overlay(ctx: Context, img: Any, *, position: tuple[float, float], size: tuple[float, float],
-                      opacity: float, log: bool) -> Any:
+def histogram_overlay(ctx: Context, img: Image, *, position: tuple[float, float], size: tuple[float, float],
+                      opacity: float, log: bool) -> Image:
     """``out = (1 - opacity) * in + opacity * panel`` inside the panel, ``in`` elsewhere.
 
     The panel is black with each colour channel's histogram (B, G, R, or gray) filled

@@ -6,7 +6,7 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -56,7 +56,7 @@ def save_histogram(path: str | os.PathLike[str], image: Any, *, space: str = "pe
     array = np.ascontiguousarray(array[..., :3]) if colour else (array if array.ndim == 2 else array[..., 0])
     ctx = host_context(array)
     view = level_view(ctx, array, space)
-    counts = level_counts(view.image, view.levels)
+    counts = level_counts(cast(np.ndarray, view.image), view.levels)  # a host context: a numpy view
     if path.suffix.lower() == ".npy":
         np.save(path, counts)
     else:
@@ -147,7 +147,7 @@ def _reference_counts_cached(key: tuple[str, int, int], channels: int, space: st
     else:
         ref = cv2.cvtColor(data, cv2.COLOR_GRAY2BGR) if count == 1 else np.ascontiguousarray(data[..., :3])
     view = level_view(host_context(ref), ref, space)
-    counts = level_counts(view.image, view.levels).astype(np.float64)
+    counts = level_counts(cast(np.ndarray, view.image), view.levels).astype(np.float64)  # host context
     counts.setflags(write=False)
     return counts
 

@@ -10,10 +10,11 @@ import numpy as np
 
 from ..context import Context
 from ..pixels import full_scale
+from ..types import Image
 from .lut_model import FILTER, MAX_REMAP_NODES, MAX_REMAP_ROW, Lut1D, LutFile
 
 
-def _coords(ctx: Context, plane: Any, scale: float, low: float, high: float, nodes: int) -> Any:
+def _coords(ctx: Context, plane: Image, scale: float, low: float, high: float, nodes: int) -> Any:
     """``(plane / scale - low) / (high - low) * (nodes - 1)`` as float32 (node coordinates)."""
     gain = (nodes - 1) / (high - low)
     return ctx.be.convert(plane, np.float32, gain / scale, -low * gain)
@@ -38,7 +39,7 @@ def _interp_rows(ctx: Context, lut: LutFile, table: Lut1D, planes: list[Any], co
     return out
 
 
-def apply_cube(ctx: Context, img: Any, lut: LutFile) -> Any:
+def apply_cube(ctx: Context, img: Image, lut: LutFile) -> Image:
     """A 3-D LUT (with its shaper) on a 3-channel native image: ``remap`` trilinear, or numpy for big cubes."""
     spec, be = ctx.spec, ctx.be
     full = spec.max_value

@@ -39,7 +39,7 @@ from ..sampling import (
     warp_border_param,
 )
 from ..signatures import check_keywords
-from ..types import AlphaPolicy, Category
+from ..types import AlphaPolicy, Category, Image
 
 #: Parameters every warp kernel declares after its own; not passed to the coordinate function.
 SAMPLING_PARAMS = ("interpolation", "border", "fill")
@@ -190,7 +190,7 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
         geom = geometry(values)
         return evaluate_maps(fn, geom, spec.width, spec.height, out_size(geom, spec), filter_name)
 
-    def run(ctx: Context, img: Any, **values: Any) -> Any:
+    def run(ctx: Context, img: Image, **values: Any) -> Image:
         geom = geometry(values)
         key = ("warp_kernel", filter_name, fn, ctx.spec.size, tuple(sorted(geom.items())))
         built: list[tuple[np.ndarray, np.ndarray]] = []
@@ -239,7 +239,7 @@ def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, 
     alpha="all",
     maps=_flip_maps,
 )
-def flip(ctx: Context, img: Any, *, axis: str) -> Any:
+def flip(ctx: Context, img: Image, *, axis: str) -> Image:
     """Exact mirror (``cv2.flip``); every channel, alpha included, moves with the pixels.
 
     Source of output pixel ``(x, y)``: ``(width - 1 - x, y)`` (horizontal),
