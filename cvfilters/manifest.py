@@ -1703,7 +1703,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "unit": "",
     "help": "a .cube file (LUT_3D_SIZE and/or LUT_1D_SIZE) or a 1-D table (.csv/.txt rows of 1 or 3 values R,G,B, or .npy); @path works too (inside a pipeline file, relative to its folder)",
     "required": true,
-    "example": "/work/wt/i15/fixtures/warm.cube"
+    "example": "fixtures/warm.cube"
    },
    {
     "name": "scale",
