@@ -40,8 +40,10 @@ def _main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks f
 # ---------------------------------------------------------------- apply
 @app.command()
 def apply(
-    inputs: Annotated[list[str], typer.Argument(metavar="INPUT...", help="Images, videos, directories or globs.")],
-    output: Annotated[str, typer.Option("-o", "--output", help="Output file (one input) or directory.")],
+    inputs: Annotated[list[str], typer.Argument(metavar="INPUT...",
+                                                help="Images, videos, directories or globs; - reads standard input.")],
+    output: Annotated[str, typer.Option("-o", "--output",
+                                        help="Output file (one input) or directory; - writes standard output.")],
     specs: Annotated[list[str] | None, typer.Option("-f", "--filter", metavar="SPEC",
                                                     help="name or name:key=value,...; repeat or join with |")] = None,
     pipeline_file: Annotated[Path | None, typer.Option("-p", "--pipeline", help="YAML/JSON pipeline file.")] = None,
@@ -50,13 +52,20 @@ def apply(
     devices: Annotated[str | None, typer.Option(help="GPUs for data-parallel workers: all or 0,1,...")] = None,
     scheduler: Annotated[str | None, typer.Option(envvar="CVFILTERS_SCHEDULER",
                                                   help="Dask scheduler address (tcp://host:8786).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs (never the input).")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs in a directory (never the input).")
+                         ] = False,
+    no_clobber: Annotated[bool, typer.Option("--no-clobber", help="Never replace an existing output file: "
+                                                                  "refuse (one named file) or skip.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be read, written, skipped and run; "
+                                                            "write nothing.")] = False,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Descend into sub-directories.")] = False,
-    fmt: Annotated[str | None, typer.Option("--format", help="Extension of image outputs in a directory.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="Extension of image outputs in a directory, "
+                                                              "or of standard output.")] = None,
     suffix: Annotated[str, typer.Option(help="Appended to output names: photo.jpg -> photo<SUFFIX>.jpg.")] = "",
     quality: Annotated[int | None, typer.Option(min=1, max=100, help="JPEG/WebP quality.")] = None,
     max_pixels: Annotated[int | None, typer.Option(min=1, help="Refuse larger images (default 2^28).")] = None,
-    frames: Annotated[str | None, typer.Option(help="Video frame range START:STOP (STOP exclusive).")] = None,
+    frames: Annotated[str | None, typer.Option(help="Video or animation frame range START:STOP "
+                                                    "(STOP exclusive).")] = None,
     explain: Annotated[bool, typer.Option(help="Print the plan: backend, steps, transfers, fallbacks.")] = False,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
     fuse: Annotated[bool, typer.Option("--fuse/--no-fuse", help="Merge point ops, matrices and warps.")] = True,
@@ -68,14 +77,22 @@ def apply(
                                                         "(one input image only; needs matplotlib).")] = None,
 ) -> None:
     """Run a pipeline on image and video files and write the results."""
-    from cvfilters import batch, executors
+    from cvfilters import batch, executors, leftovers
+    from cvfilters.errors import UsageError
     from cvfilters.params import allow_large
 
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
     check_backend(backend)
+    if overwrite and no_clobber:
+        raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    conflicts = [failure for failure in failures if failure.usage]
+    if conflicts:
+        for conflict in conflicts[:-1]:
+            _err(f"error: {conflict.message}")
+        raise UsageError(conflicts[-1].message)
     if compare is not None:
         _check_compare(compare, compare_mode, tasks, failures, overwrite)
     if histogram is not None:
@@ -86,6 +103,14 @@ def apply(
     workers = len(device_list) if device_list else min(jobs or os.cpu_count() or 1, max(len(tasks), 1))
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
                             large, 1 if scheduler else workers, fuse)
+    if no_clobber:
+        tasks = _refuse_clobbering(tasks, options)
+    if dry_run:
+        pipeline.fuse = fuse
+        _dry_run(tasks, failures, options, pipeline)
+        return
+    for folder in {task.target.parent for task in tasks if task.stdout_format is None}:
+        leftovers.remove_stale(folder)
     summary = batch.Summary(failed=len(failures))
     for failure in failures:
         _err(f"error: {failure.message}")
@@ -108,6 +133,46 @@ def apply(
         from .plots import write_before_after_plot
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=overwrite)
+
+
+def _refuse_clobbering(tasks: list[Any], options: Any) -> list[Any]:
+    """--no-clobber: a named output file that exists is a usage error once its input is known to be
+    good (a bad input is reported as such); outputs in a directory are skipped as without it."""
+    from dataclasses import replace
+
+    from cvfilters import batch
+    from cvfilters.errors import UsageError
+
+    for task in tasks:
+        if task.replace and task.stdout_format is None and os.path.lexists(task.target):
+            outcome = batch.dry_run(replace(task, replace=False), options)
+            if outcome.status == "failed":
+                _err(f"error: {outcome.message}")
+                raise typer.Exit(1)
+            raise UsageError(f"{task.target}: exists; --no-clobber refuses to replace it")
+    return tasks
+
+
+def _dry_run(tasks: list[Any], failures: list[Any], options: Any, pipeline: Any) -> None:
+    """Print on standard output what a run would read, write and skip, and the steps it would run
+    (errors go to standard error, as in a run)."""
+    from cvfilters import batch
+
+    counts = batch.Summary(failed=len(failures))
+    for failure in failures:
+        _err(f"error: {failure.message}")
+    for task in tasks:
+        outcome = batch.dry_run(task, options)
+        counts.add(outcome)
+        if outcome.status == "failed":
+            _err(f"error: {outcome.message}")
+        else:
+            typer.echo(outcome.message)
+    for index, step in enumerate(pipeline.compile(), 1):
+        typer.echo(f"step {index}: {step.to_spec()}")
+    typer.echo(f"dry run: would write {counts.done}, skip {counts.skipped}, fail {counts.failed}; nothing written")
+    if counts.failed:
+        raise typer.Exit(1)
 
 
 def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[Any], overwrite: bool) -> None:

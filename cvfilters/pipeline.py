@@ -27,6 +27,7 @@ import numpy as np
 from . import registry
 from .backends import Backend, Counters, get_backend, native_backend, select
 from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
+from .depths import float32_to_int16, int16_to_float32
 from .errors import InvalidImageError, SpecError
 from .registry import Filter
 
@@ -249,14 +250,18 @@ class Pipeline:
         Parameters
         ----------
         image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
-            uint8, uint16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
+            uint8, uint16, int16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
         backend : {"auto", "cpu", "opencl", "cuda"}
             Where to run; an unavailable backend named explicitly is an error.
 
         Returns
         -------
         (image, RunReport)
+            int16 arrays run as float32 0..1 and come back as int16 (:mod:`cvfilters.depths`).
         """
+        if isinstance(image, np.ndarray) and image.dtype == np.int16:
+            result, report = self.run(int16_to_float32(image), backend=backend)
+            return float32_to_int16(result), report
         spec = spec_of(image)
         be = select(backend, image, spec.pixels)
         before = be.counters.snapshot()

@@ -1,0 +1,65 @@
+"""Temporary files of atomic writes: their names, and removing those a killed run left behind.
+
+An atomic write goes to ``.NAME.<16 hex>.tmp`` beside its target and is renamed onto it. A
+writer killed in between cannot clean up; the next run into that folder removes such files
+when no live process holds them open (read from ``/proc/*/fd`` on Linux) and, where open
+files cannot be listed, only once they are an hour old. Only names of exactly this pattern
+are touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+
+PATTERN = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")
+UNLISTED_AGE_SECONDS = 3600.0
+
+
+def temporary_name(target: Path) -> Path:
+    """A fresh temporary path beside ``target`` (``.NAME.<16 hex>.tmp``)."""
+    return target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
+
+
+def _open_files() -> set[tuple[int, int]] | None:
+    """(device, inode) of every file a process holds open, or None where that cannot be listed."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    held: set[tuple[int, int]] = set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (entry / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    info = fd.stat()
+                    held.add((info.st_dev, info.st_ino))
+    return held
+
+
+def remove_stale(directory: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files of interrupted writes in ``directory``; returns those removed."""
+    try:
+        candidates = [p for p in Path(directory).iterdir() if PATTERN.match(p.name) and p.is_file()]
+    except OSError:
+        return []
+    if not candidates:
+        return []
+    held = _open_files()
+    removed = []
+    now = time.time()
+    for path in candidates:
+        try:
+            info = path.stat()
+            if (held is not None and (info.st_dev, info.st_ino) not in held) or \
+                    (held is None and now - info.st_mtime > UNLISTED_AGE_SECONDS):
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
