@@ -6,7 +6,9 @@ tests/test_decoders.py show each):
 
 * OS/2 BMPs (12- and 64-byte headers) with a palette come back as 1-channel grey, and
   bit-field BMPs depend on the mask order; Pillow applies palette and masks.
-* Palette TIFFs: OpenCV's handling depends on bit depth and colour map; Pillow expands them.
+* Palette TIFFs: OpenCV refuses 2-bit ones and its handling depends on the bit depth; Pillow
+  expands every depth (except a non-standard colour map of 8-bit values, which libtiff
+  scales and Pillow would show almost black: those stay with OpenCV).
 * 8-bit TIFFs with alpha come back premultiplied (libtiff's RGBA interface), and associated
   (premultiplied) alpha is not undone; Pillow returns straight alpha.
 * TIFF compressions OpenCV's libtiff lacks (LZMA, Zstandard, WebP), bit depths it does not
@@ -78,8 +80,8 @@ def _tiff_reason(header: Header) -> str | None:
     tags = header.tags
     bits = tags.get(258, (1,))
     bits = bits if isinstance(bits, tuple) else (bits,)
-    if tags.get(262) == _TIFF_PALETTE:
-        return "palette TIFF"
+    if tags.get(262) == _TIFF_PALETTE and max(tags.get(320, (0,)), default=0) > 255:
+        return "palette TIFF"  # an 8-bit-valued colour map (non-standard) is scaled right by libtiff only
     if tags.get(259, 1) in _TIFF_CODECS_OPENCV_LACKS:
         return f"TIFF compression {tags.get(259)}"
     if 262 not in tags:

@@ -49,7 +49,7 @@ def grey_alpha_png(image: np.ndarray, *, exif: bytes | None = None, icc: bytes |
     height, width = image.shape[:2]
     depth = 16 if image.dtype == np.uint16 else 8
     pairs = np.ascontiguousarray(image[..., [0, 3]]).astype(">u2" if depth == 16 else np.uint8)
-    rows = pairs.reshape(height, width * 2 * (depth // 8)).view(np.uint8)
+    rows = pairs.reshape(height, width * 2).view(np.uint8)
     raw = np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes()  # filter type 0 on every row
     out = [_PNG_SIGNATURE, _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 4, 0, 0, 0))]
     if icc:
@@ -66,30 +66,28 @@ def grey_alpha_png(image: np.ndarray, *, exif: bytes | None = None, icc: bytes |
 def _pillow_image(image: np.ndarray, grey: bool) -> Image.Image | None:
     """A Pillow image of the same pixels, or None where Pillow's TIFF writer cannot hold them."""
     if image.ndim == 2:
-        if image.dtype == np.uint8:
-            return Image.fromarray(image, "L")
-        if image.dtype == np.uint16:
-            return Image.fromarray(image.astype("<u2"), "I;16")
-        return Image.fromarray(image, "F") if image.dtype == np.float32 else None
+        held = image.dtype in (np.uint8, np.uint16, np.float32)  # modes L, I;16 and F
+        return Image.fromarray(np.ascontiguousarray(image)) if held else None
     if image.dtype != np.uint8:
         return None
     if image.shape[2] == 3:
-        return Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGR2RGB), "RGB")
+        return Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGR2RGB))
     if grey and is_grey(image):
-        return Image.fromarray(np.ascontiguousarray(image[..., [0, 3]]), "LA")
-    return Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGRA2RGBA), "RGBA")
+        return Image.fromarray(np.ascontiguousarray(image[..., [0, 3]]))  # LA
+    return Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGRA2RGBA))
 
 
 def tiff_with_metadata(image: np.ndarray, *, exif: bytes | None, icc: bytes | None,
                        grey: bool = False) -> bytes | None:
-    """Encode a TIFF (LZW) with EXIF and ICC through Pillow; None where Pillow cannot hold the image.
+    """Encode an uncompressed TIFF with EXIF and ICC through Pillow (its libtiff writer, used for
+    compression, refuses the EXIF sub-IFD); None where Pillow cannot hold the image.
 
     ``grey`` stores a BGRA image with B = G = R as grey+alpha, as the source had it.
     """
     picture = _pillow_image(image, grey)
     if picture is None:
         return None
-    options: dict[str, object] = {"compression": "tiff_lzw"}
+    options: dict[str, object] = {}
     if exif:
         options["exif"] = _EXIF_HEADER + exif.removeprefix(_EXIF_HEADER)
     if icc:

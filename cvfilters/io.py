@@ -262,7 +262,7 @@ def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | No
 def _decode_pillow(name: StrPath, data: bytes, header: decoders.Header, reason: str,
                    ) -> tuple[np.ndarray, dict[int, bytes]]:
     try:
-        with _PILLOW_LOCK, warnings.catch_warnings():
+        with _PILLOW_LOCK, warnings.catch_warnings(), quiet() as printed:
             warnings.simplefilter("ignore")
             saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
             try:
@@ -270,7 +270,8 @@ def _decode_pillow(name: StrPath, data: bytes, header: decoders.Header, reason: 
             finally:
                 Image.MAX_IMAGE_PIXELS = saved
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
-        raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({reason}: {exc})") from None
+        detail = "; ".join([*printed, str(exc)])
+        raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({reason}: {detail})") from None
     chunks = {}
     exif = header.info.get("exif")
     if exif and header.format != "TIFF":

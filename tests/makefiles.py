@@ -47,12 +47,17 @@ def bitfields_bmp(path: Path, seed: int = 2) -> np.ndarray:
     return rgba[..., [2, 1, 0, 3]]
 
 
-def palette_tiff(path: Path, index: np.ndarray | None = None) -> np.ndarray:
-    """A palette (Photometric 3) TIFF with a 16-bit colour map, 8 bits per pixel."""
-    index = indices() if index is None else index
-    colormap = np.zeros((3, 256), np.uint16)
+def palette_tiff(path: Path, bits: int = 2) -> np.ndarray:
+    """A palette (Photometric 3) TIFF with a 16-bit colour map, 2, 4 or 8 bits per pixel."""
+    index = indices((5, 8), 4)
+    per_byte = 8 // bits
+    packed = np.zeros((5, 8 // per_byte), np.uint8)
+    for k in range(per_byte):
+        packed |= index[:, k::per_byte] << (8 - bits * (k + 1))
+    colormap = np.zeros((3, 2**bits), np.uint16)
     colormap[:, : len(PALETTE_BGR)] = PALETTE_BGR[:, ::-1].T.astype(np.uint16) * 257
-    tifffile.imwrite(path, index, photometric="palette", colormap=colormap)
+    raw_tiff(path, packed.tobytes(), 8, 5, {258: (3, bits), 259: (3, 1), 262: (3, 3), 277: (3, 1),
+                                             320: (3, colormap.ravel().tolist())})
     return PALETTE_BGR[index]
 
 
@@ -101,18 +106,29 @@ def associated_alpha_tiff(path: Path, dtype: type = np.uint8, seed: int = 7) -> 
     return straight[..., [2, 1, 0, 3]]
 
 
-def _entry(tag: int, kind: int, count: int, value: int) -> bytes:
-    return struct.pack("<HHII", tag, kind, count, value)
-
-
-def raw_tiff(path: Path, payload: bytes, width: int, height: int, tags: dict[int, tuple[int, int]]) -> None:
-    """A one-strip little-endian TIFF with the given ``{tag: (type, value)}`` entries (SHORT=3, LONG=4)."""
+def raw_tiff(path: Path, payload: bytes, width: int, height: int, tags: dict[int, tuple[int, int | list[int]]]) -> None:
+    """A one-strip little-endian TIFF with the given ``{tag: (type, value or values)}`` entries
+    (SHORT=3, LONG=4); lists of values are stored after the directory."""
     tags = {256: (4, width), 257: (4, height), 273: (4, 0), 278: (4, height), 279: (4, len(payload)), **tags}
     ifd_size = 2 + 12 * len(tags) + 4
-    data_offset = 8 + ifd_size
-    tags[273] = (4, data_offset)
-    ifd = struct.pack("<H", len(tags)) + b"".join(_entry(t, k, 1, v) for t, (k, v) in sorted(tags.items()))
-    path.write_bytes(b"II*\0" + struct.pack("<I", 8) + ifd + b"\0\0\0\0" + payload)
+    extra = b""
+    entries = []
+    for tag, (kind, value) in sorted(tags.items()):
+        values = value if isinstance(value, list) else [value]
+        packed = struct.pack(f"<{len(values)}{'H' if kind == 3 else 'I'}", *values)
+        if len(packed) <= 4:
+            entries.append((tag, kind, len(values), packed.ljust(4, b"\0"), None))
+        else:
+            entries.append((tag, kind, len(values), None, len(extra)))
+            extra += packed + b"\0" * (len(packed) % 2)
+    data_offset = 8 + ifd_size + len(extra)
+    ifd = struct.pack("<H", len(entries))
+    for tag, kind, count, inline, at in entries:
+        if tag == 273:
+            inline = struct.pack("<I", data_offset)
+        ifd += struct.pack("<HHI", tag, kind, count) + (inline if inline is not None
+                                                        else struct.pack("<I", 8 + ifd_size + at))
+    path.write_bytes(b"II*\0" + struct.pack("<I", 8) + ifd + b"\0\0\0\0" + extra + payload)
 
 
 def grey4_tiff(path: Path, seed: int = 8) -> np.ndarray:
