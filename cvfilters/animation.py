@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from . import io
-from .decoders import Header
+from .decoders import Header, drop_opaque_gif_alpha
 from .errors import ImageWriteError, TruncatedImageError
 from .quiet import quiet
 
@@ -61,7 +61,7 @@ def decode(data: bytes, name: io.StrPath, header: Header, frames: tuple[int, int
     with quiet() as printed:
         try:
             if header.format == "TIFF":
-                ok, pages = cv2.imdecodemulti(buffer, cv2.IMREAD_UNCHANGED, None, cv2.Range(start, start + count))
+                ok, pages = cv2.imdecodemulti(buffer, cv2.IMREAD_UNCHANGED, None, (start, start + count))
                 result = Frames(list(pages) if ok else [], total=header.frames)
             else:
                 ok, animation = cv2.imdecodeanimation(buffer, start, min(count, _ALL))
@@ -72,9 +72,7 @@ def decode(data: bytes, name: io.StrPath, header: Header, frames: tuple[int, int
     if not ok or not result.frames:
         detail = "; ".join(printed) or "OpenCV decoded no frames"
         raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({detail})")
-    if header.format == "GIF" and "transparency" not in header.info:
-        result.frames = [frame[..., :3].copy() if frame.ndim == 3 and frame.shape[2] == 4 else frame
-                         for frame in result.frames]
+    result.frames = [drop_opaque_gif_alpha(frame, header) for frame in result.frames]
     return result
 
 

@@ -60,8 +60,8 @@ class Options:
 @dataclass
 class Outcome:
     """The result of one task: ``done``, ``skipped`` or ``failed``, with messages; ``usage``
-    marks a failure of the request itself (an output that would replace an input or that two
-    inputs share), which the command line reports as a usage error."""
+    marks a failure of the request itself (an output that would replace an input), which the
+    command line reports as a usage error."""
 
     task: Task
     status: str
@@ -106,8 +106,8 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     Returns
     -------
     (tasks, failures)
-        Failures are inputs that match nothing, and (marked ``usage``) outputs that two
-        inputs share and outputs that would replace one of the inputs (never allowed).
+        Failures are inputs that match nothing, outputs that two inputs share, and (marked
+        ``usage``) outputs that would replace one of the inputs (never allowed).
         Standard input and output are ``-`` (one input, one output).
 
     Raises
@@ -159,7 +159,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             continue
         if key in claimed:
             failures.append(Outcome(Task(source, target), "failed",
-                                    f"{source}: output {target} is also the output of {claimed[key]}", usage=True))
+                                    f"{source}: output {target} is also the output of {claimed[key]}"))
             continue
         claimed[key] = source
         tasks.append(Task(source, target, replace=single))

@@ -16,7 +16,8 @@ tests/test_decoders.py show each):
 * A grey PNG with a ``tRNS`` transparent grey value decodes without its transparency; the
   alpha is made here from the key, at the image's own depth.
 
-16-bit associated alpha (which OpenCV returns as stored) is un-premultiplied here instead.
+16-bit associated alpha (which OpenCV returns as stored) is un-premultiplied here instead, and
+the alpha channel OpenCV gives every GIF is dropped where the file has no transparent colour.
 """
 
 from __future__ import annotations
@@ -145,3 +146,11 @@ def undo_associated_alpha(image: np.ndarray, header: Header | None) -> np.ndarra
     out = image.copy()
     out[..., :3] = np.clip(np.rint(colour), 0, full).astype(image.dtype)
     return out
+
+
+def drop_opaque_gif_alpha(image: np.ndarray, header: Header | None) -> np.ndarray:
+    """BGR from the BGRA OpenCV always gives for GIF, where the file has no transparent colour."""
+    if header is None or header.format != "GIF" or "transparency" in header.info or image.ndim != 3 \
+            or image.shape[2] != 4:
+        return image
+    return np.ascontiguousarray(image[..., :3])

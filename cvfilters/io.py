@@ -228,7 +228,7 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
         image, chunks = _decode_pillow(name, data, header, reason)
     else:
         image, chunks = _decode(name, data)
-        image = decoders.undo_associated_alpha(image, header)
+        image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(image, header), header)
     return finish_decode(image, chunks, name, header, limit)
 
 
