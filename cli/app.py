@@ -190,6 +190,8 @@ def _check_single_image(option: str, path: Path, tasks: list[Any], failures: lis
 
     if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
         raise UsageError(f"{option} needs exactly one input image (not a video, directory or glob)")
+    if "-" in (str(tasks[0].source), str(tasks[0].target)):
+        raise UsageError(f"{option} needs files, not standard input or output")
     if path.resolve() in (tasks[0].source.resolve(), tasks[0].target.resolve()):
         raise UsageError(f"{option} {path}: must differ from the input and the output")
 

@@ -64,16 +64,16 @@ def decode(data: bytes, name: io.StrPath, header: Header, frames: tuple[int, int
                 ok, pages = cv2.imdecodemulti(buffer, cv2.IMREAD_UNCHANGED, None, (start, start + count))
                 result = Frames(list(pages) if ok else [], total=header.frames)
             else:
-                ok, animation = cv2.imdecodeanimation(buffer, start, min(count, _ALL))
-                result = Frames(list(animation.frames) if ok else [], [int(d) for d in animation.durations],
-                                int(animation.loop_count), header.frames)
+                ok, decoded = cv2.imdecodeanimation(buffer, start, min(count, _ALL))
+                result = Frames(list(decoded.frames) if ok else [], [int(d) for d in decoded.durations],
+                                int(decoded.loop_count), header.frames)
+                del decoded  # OpenCV's own copy of the frames
         except cv2.error as exc:
             ok, printed = False, [*printed, str(exc).strip().splitlines()[-1]]
     if not ok or not result.frames:
         detail = "; ".join(printed) or "OpenCV decoded no frames"
         raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({detail})")
-    result.frames = [drop_opaque_gif_alpha(frame, header) for frame in result.frames]
-    return result
+    return run(result, lambda frame: drop_opaque_gif_alpha(frame, header))
 
 
 def run(frames: Frames, step: Callable[[np.ndarray], np.ndarray]) -> Frames:
@@ -87,6 +87,7 @@ def encode(frames: Frames, ext: str, name: io.StrPath, *, quality: int | None = 
            metadata: io.Metadata | None = None) -> bytes:
     """Encode frames for ``ext``: an animation (GIF, WebP, APNG), TIFF pages, or the first frame.
 
+    Frames the format cannot hold are converted in place (``frames`` then holds what is stored).
     Warns (:class:`cvfilters.io.DepthConversionWarning`) where frames or durations are dropped.
     """
     shown = os.fspath(name)
@@ -97,7 +98,7 @@ def encode(frames: Frames, ext: str, name: io.StrPath, *, quality: int | None = 
         return io.encode(frames.frames[0], ext, name=name, metadata=metadata, quality=quality)
     with warnings.catch_warnings(record=True) as caught:  # the same conversion warning for every frame: say it once
         warnings.simplefilter("always")
-        stored = [io.storable(name, ext, frame) for frame in frames.frames]
+        stored = run(frames, lambda frame: io.storable(name, ext, frame)).frames
     for message in dict.fromkeys(str(w.message) for w in caught):
         warnings.warn(message, io.DepthConversionWarning, stacklevel=2)
     with quiet() as printed:

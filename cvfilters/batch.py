@@ -171,6 +171,8 @@ def _plan_stream(inputs: Sequence[str], output: str, extension: str | None) -> t
     if len(inputs) != 1:
         raise UsageError("- (standard input or output) takes exactly one input")
     source = Path(inputs[0])
+    if source.suffix.lower() in io.VIDEO_EXTENSIONS or Path(output).suffix.lower() in io.VIDEO_EXTENSIONS:
+        raise UsageError("- (standard input or output) takes images, not videos")
     if output == "-":
         ext = extension or (source.suffix.lower() if inputs[0] != "-" else None)
         if ext not in io.IMAGE_EXTENSIONS:
