@@ -88,6 +88,7 @@ def encode(frames: Frames, ext: str, name: io.StrPath, *, quality: int | None = 
     """Encode frames for ``ext``: an animation (GIF, WebP, APNG), TIFF pages, or the first frame.
 
     Frames the format cannot hold are converted in place (``frames`` then holds what is stored).
+    WebP without a ``quality`` is lossless, as for still images.
     Warns (:class:`cvfilters.io.DepthConversionWarning`) where frames or durations are dropped.
     """
     shown = os.fspath(name)
@@ -113,9 +114,7 @@ def encode(frames: Frames, ext: str, name: io.StrPath, *, quality: int | None = 
                 animation.frames = stored
                 animation.durations = frames.durations or [DEFAULT_DURATION_MS] * len(stored)
                 animation.loop_count = frames.loop
-                lossless = quality is None and ext == ".webp"
-                params = [cv2.IMWRITE_WEBP_QUALITY, 101 if lossless else quality] if ext == ".webp" and (
-                    lossless or quality is not None) else []
+                params = [cv2.IMWRITE_WEBP_QUALITY, 101 if quality is None else quality] if ext == ".webp" else []
                 ok, encoded = cv2.imencodeanimation(ext, animation, params)
         except cv2.error as exc:
             ok, printed = False, [*printed, str(exc).strip().splitlines()[-1]]

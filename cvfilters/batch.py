@@ -236,9 +236,10 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
                 audio = "kept" if video.audio else "none"
                 report = [f"video: {video.frames} frames at {video.fps:g} fps, audio {audio}"]
             else:
-                report = _process_image(task, options, pipeline, replace)
-                if isinstance(report, Outcome):
-                    return report
+                done = _process_image(task, options, pipeline, replace)
+                if isinstance(done, Outcome):
+                    return done
+                report = done
         except CvfError as exc:
             return Outcome(task, "failed", str(exc))
         except cv2.error as exc:

@@ -51,13 +51,13 @@ class Header:
     size: tuple[int, int]
     frames: int
     icc: bytes | None
-    info: dict[str, Any]
+    info: dict[Any, Any]
     tags: dict[int, Any]
 
     @classmethod
     def of(cls, image: Image.Image) -> Header:
         """Read from an opened (not loaded) Pillow image; counts frames (GIF scans its blocks)."""
-        tags = dict(getattr(image, "tag_v2", None) or {})
+        tags: dict[int, Any] = dict(getattr(image, "tag_v2", None) or {})
         return cls(image.format or "", image.mode, image.size, int(getattr(image, "n_frames", 1) or 1),
                    image.info.get("icc_profile"), dict(image.info), tags)
 
@@ -100,8 +100,9 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
     Palette images become BGR, or BGRA where the palette has transparency; grey with a tRNS
     key gets an alpha channel of the same depth (0 at the key, full scale elsewhere).
     """
-    with Image.open(BytesIO(data)) as image:
-        image.load()
+    with Image.open(BytesIO(data)) as opened:
+        opened.load()
+        image: Image.Image = opened
         key = image.info.get("transparency") if image.mode in ("L", "I;16", "I") else None
         if image.mode == "P":
             image = image.convert("RGBA" if "transparency" in image.info else "RGB")

@@ -612,7 +612,7 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
     return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]
 
 
-def _atomic_write(path: StrPath, data: np.ndarray) -> None:
+def _atomic_write(path: StrPath, data: bytes) -> None:
     """Write to a unique temporary file beside the target, fsync, rename, fsync the folder.
 
     The temporary file is removed on failure. Created with mode 0o666 less the umask,
