@@ -35,6 +35,7 @@ _BMP_BITFIELDS = (3, 6)  # BI_BITFIELDS, BI_ALPHABITFIELDS
 _TIFF_PALETTE = 3
 _TIFF_CODECS_OPENCV_LACKS = frozenset({34925, 50000, 50001, 34933, 34934})  # LZMA, ZSTD, WebP, PNG, JPEG XR
 _TIFF_BITS_OPENCV_READS = frozenset({1, 8, 16, 32, 64})
+_GREY_KEYED = ("1", "L", "I;16", "I")  # Pillow modes of grey PNGs, whose tRNS is one grey value
 _PILLOW_MODES: dict[str, tuple[Any, int]] = {  # Pillow mode -> (dtype, channels) of the array it gives
     "1": (np.bool_, 1), "L": (np.uint8, 1), "LA": (np.uint8, 2), "RGB": (np.uint8, 3), "RGBA": (np.uint8, 4),
     "I;16": (np.uint16, 1), "I;16B": (np.uint16, 1), "I;16L": (np.uint16, 1), "I;16S": (np.int16, 1),
@@ -72,7 +73,7 @@ def needs_pillow(header: Header, data: bytes) -> str | None:
             return "bit-field BMP"
     elif header.format == "TIFF":
         return _tiff_reason(header)
-    elif header.format == "PNG" and header.mode in ("L", "I;16", "I") and "transparency" in header.info:
+    elif header.format == "PNG" and header.mode in _GREY_KEYED and "transparency" in header.info:
         return "grey PNG with a tRNS key"
     return None
 
@@ -103,7 +104,9 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
     with Image.open(BytesIO(data)) as opened:
         opened.load()
         image: Image.Image = opened
-        key = image.info.get("transparency") if image.mode in ("L", "I;16", "I") else None
+        key = image.info.get("transparency") if image.mode in _GREY_KEYED else None
+        if key is not None and image.mode == "L" and header.format == "PNG" and 0 < data[24] < 8:
+            key *= 255 // (2 ** data[24] - 1)  # Pillow scales 1-, 2- and 4-bit grey to 0..255, not the key
         if image.mode == "P":
             image = image.convert("RGBA" if "transparency" in image.info else "RGB")
         elif image.mode == "PA":

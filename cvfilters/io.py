@@ -225,7 +225,13 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
         raise TruncatedImageError(name, "JPEG data ends before its end-of-image marker (file cut short)")
     reason = decoders.needs_pillow(header, data) if header is not None else None
     if reason is not None and header is not None:
-        image, chunks = _decode_pillow(name, data, header, reason)
+        try:
+            image, chunks = _decode_pillow(name, data, header, reason)
+        except TruncatedImageError as pillow_error:  # OpenCV, the stricter decoder, may still read it
+            try:
+                image, chunks = _decode(name, data)
+            except ImageReadError:
+                raise pillow_error from None
     else:
         image, chunks = _decode(name, data)
         image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(image, header), header)

@@ -7,6 +7,7 @@ cvfilters reads), computed from the values put in, never by decoding the file.
 from __future__ import annotations
 
 import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,28 @@ def grey_trns_png(path: Path, dtype: type = np.uint8, seed: int = 3) -> tuple[np
     Image.fromarray(grey).save(path, transparency=key)
     alpha = np.where(grey == key, 0, top).astype(dtype)
     return np.dstack([grey, grey, grey, alpha]), key
+
+
+def low_bit_grey_trns_png(path: Path, bits: int, seed: int = 10) -> np.ndarray:
+    """A 1-, 2- or 4-bit grey PNG with a tRNS key, written chunk by chunk; returns the BGRA it shows
+    (levels scaled to 0..255, alpha 0 where the level is the key)."""
+    top = 2**bits - 1
+    levels = np.random.default_rng(seed).integers(0, top, (4, 8), dtype=np.uint8, endpoint=True)
+    key = int(levels[0, 0])
+    per_byte = 8 // bits
+    packed = np.zeros((4, 8 // per_byte), np.uint8)
+    for k in range(per_byte):
+        packed |= levels[:, k::per_byte] << (8 - bits * (k + 1))
+    raw = b"".join(b"\0" + row.tobytes() for row in packed)
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 4, bits, 0, 0, 0, 0))
+                     + chunk(b"tRNS", struct.pack(">H", key)) + chunk(b"IDAT", zlib.compress(raw))
+                     + chunk(b"IEND", b""))
+    grey = (levels * (255 // top)).astype(np.uint8)
+    return np.dstack([grey, grey, grey, np.where(levels == key, 0, 255).astype(np.uint8)])
 
 
 def grey_alpha_png(path: Path, seed: int = 4) -> np.ndarray:

@@ -79,6 +79,13 @@ def test_grey_png_with_trns_gets_its_alpha_at_its_depth(tmp_path: Path, dtype: t
     np.testing.assert_array_equal(cvf.read(tmp_path / "out.png"), want)
 
 
+@pytest.mark.parametrize("bits", [1, 2, 4])
+def test_low_bit_grey_png_with_trns_keys_the_right_level(tmp_path: Path, bits: int) -> None:
+    want = makefiles.low_bit_grey_trns_png(tmp_path / "g.png", bits)
+    assert opencv_reads(tmp_path / "g.png").ndim == 2
+    np.testing.assert_array_equal(cvf.read(tmp_path / "g.png"), want)
+
+
 def test_sixteen_bit_associated_alpha_is_unpremultiplied(tmp_path: Path) -> None:
     want = makefiles.associated_alpha_tiff(tmp_path / "a16.tif", np.uint16)
     assert reason(tmp_path / "a16.tif") is None  # OpenCV decodes it as stored; the division happens after
