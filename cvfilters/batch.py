@@ -28,7 +28,7 @@ from .errors import CvfError, OverwriteInputError, UsageError
 from .limits import check_memory
 from .params import allow_large
 from .pipeline import Pipeline
-from .video import process_video
+from .video import check_readable, process_video
 
 
 @dataclass(frozen=True)
@@ -228,6 +228,8 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
         try:
             if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
                 io.check_file(task.source)
+                if os.path.lexists(task.target) and not replace:
+                    check_readable(task.source)  # a bad input is an error, not a skip
                 skipped = _skip(task, replace)
                 if skipped is not None:
                     return skipped
@@ -258,6 +260,7 @@ def dry_run(task: Task, options: Options) -> Outcome:
     try:
         if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
             io.check_file(task.source)
+            check_readable(task.source)
             what = "video"
         else:
             data = io.read_bytes(task.source)

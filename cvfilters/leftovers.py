@@ -1,6 +1,8 @@
 """Temporary files of atomic writes: their names, and removing those a killed run left behind.
 
-An atomic write goes to ``.NAME.<16 hex>.tmp`` beside its target and is renamed onto it. A
+An atomic write goes to ``.NAME.<16 hex>.tmp`` beside its target (videos:
+``.STEM.<16 hex>.tmp.EXT``, and ``.<16 hex>.mux.EXT`` while the audio is copied) and is
+renamed onto it. A
 writer killed in between cannot clean up; the next run into that folder removes such files
 when no live process holds them open (read from ``/proc/*/fd`` on Linux) and, where open
 files cannot be listed, only once they are an hour old. Only names of exactly this pattern
@@ -16,12 +18,16 @@ import time
 import uuid
 from pathlib import Path
 
-PATTERN = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp$")
+# .NAME.<hex>.tmp (images), .STEM.<hex>.tmp.EXT (videos, whose writer needs the extension), .<hex>.mux.EXT
+PATTERN = re.compile(r"^\.(?:.+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?|[0-9a-f]{16}\.mux\.[A-Za-z0-9]{1,5})$")
 UNLISTED_AGE_SECONDS = 3600.0
 
 
-def temporary_name(target: Path) -> Path:
-    """A fresh temporary path beside ``target`` (``.NAME.<16 hex>.tmp``)."""
+def temporary_name(target: Path, *, keep_suffix: bool = False) -> Path:
+    """A fresh temporary path beside ``target``: ``.NAME.<16 hex>.tmp``, or with ``keep_suffix``
+    ``.STEM.<16 hex>.tmp.EXT`` (for writers that choose the format by extension)."""
+    if keep_suffix:
+        return target.with_name(f".{target.stem[:100]}.{uuid.uuid4().hex[:16]}.tmp{target.suffix}")
     return target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
 
 

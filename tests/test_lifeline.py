@@ -115,9 +115,12 @@ def test_remove_stale_touches_only_our_unheld_temporaries(tmp_path: Path) -> Non
     held = tmp_path / ".other.png.00000000000000ff.tmp"
     theirs = [tmp_path / ".photo.png.tmp", tmp_path / "photo.png.0123456789abcdef.tmp",
               tmp_path / ".photo.png.0123456789ABCDEF.tmp", tmp_path / "photo.png"]
-    for path in [ours, held, *theirs]:
+    video = tmp_path / ".clip.0123456789abcdef.tmp.mp4"
+    mux = tmp_path / ".0123456789abcdef.mux.mp4"
+    for path in [ours, held, video, mux, *theirs]:
         path.write_bytes(b"x")
     with open(held, "rb"):
-        assert leftovers.remove_stale(tmp_path) == [ours]
+        assert sorted(leftovers.remove_stale(tmp_path)) == sorted([ours, video, mux])
     assert not ours.exists() and held.exists() and all(p.exists() for p in theirs)
     assert leftovers.PATTERN.match(leftovers.temporary_name(tmp_path / "a.png").name)
+    assert leftovers.PATTERN.match(leftovers.temporary_name(tmp_path / "a.mkv", keep_suffix=True).name)

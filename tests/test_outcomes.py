@@ -96,6 +96,14 @@ def test_a_bad_input_in_a_batch_is_an_error_even_when_its_output_exists(folder: 
     assert (out / "text.png").read_bytes() == b"an old output"
 
 
+def test_a_bad_video_is_an_error_even_when_its_output_exists(folder: Path) -> None:
+    (folder / "clip.mp4").write_bytes(b"not a video at all" * 100)
+    (folder / "out.mp4").write_bytes(b"an old output")
+    proc = run_cli("apply", "clip.mp4", "-o", "out.mp4", "-f", "invert", "--no-clobber", cwd=folder)
+    one_error(proc, 1, "clip.mp4", "cannot be opened as a video")
+    assert (folder / "out.mp4").read_bytes() == b"an old output"
+
+
 # ---------------------------------------------------------------- one named output file
 def test_a_named_output_file_is_replaced_by_a_changed_rerun(folder: Path) -> None:
     first = run_cli("apply", "a.png", "-o", "out.png", "-f", "gaussian_blur:sigma=3", cwd=folder)
