@@ -20,6 +20,6 @@ def int16_to_float32(image: np.ndarray) -> np.ndarray:
 
 
 def float32_to_int16(image: np.ndarray) -> np.ndarray:
-    """Map float32 0..1 back onto int16, rounded to nearest and saturated."""
-    scaled = np.nan_to_num(image.astype(np.float32) * _SPAN - _OFFSET)
+    """Map float32 0..1 back onto int16, rounded to nearest and saturated (NaN is 0, i.e. -32768)."""
+    scaled = np.nan_to_num(image.astype(np.float32)) * _SPAN - _OFFSET
     return np.clip(np.rint(scaled), -32768, 32767).astype(np.int16)
