@@ -1,7 +1,7 @@
 """File-handling measurements for the record: how fast bombs are refused, what a long animation
 costs in memory, and the outcome matrix of ``cvfilters apply`` (exit code per situation).
 
-    python bench/files.py            # prints a Markdown report (about 30 s on 2 cores)
+    python bench/files.py            # prints a Markdown report (about 30 s on 2 cores); see bench/FILES.md
 
 Every number comes from a real ``cvfilters apply`` subprocess; peak memory is the child's
 ``ru_maxrss`` (resource.getrusage of RUSAGE_CHILDREN, measured per run in a fresh wrapper).
@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+import tifffile
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,6 +76,11 @@ def main() -> None:
                              cwd=work)))
         rows.append(("the same into TIFF pages",
                      measure("apply", "long.gif", "-o", "o.tif", "-f", "invert", cwd=work)))
+        pages = np.random.default_rng(1).integers(0, 256, (100, 512, 512, 3), dtype=np.uint8)
+        tifffile.imwrite(work / "pages.tif", pages, photometric="rgb")
+        del pages
+        rows.append(("100-page TIFF, 512 x 512 RGB (75 MB), invert, pages decoded one at a time",
+                     measure("apply", "pages.tif", "-o", "o2.tif", "-f", "invert", cwd=work)))
         print(f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `python bench/files.py`\n")
         print("| run | exit | wall s | peak RSS MB | last stderr line |\n|---|---|---|---|---|")
         for name, result in rows:

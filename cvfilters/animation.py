@@ -2,9 +2,9 @@
 
 Frames are decoded once with OpenCV 5's ``imdecodeanimation`` (durations in ms and the loop
 count as OpenCV counts it: 0 forever, else the number of plays) or ``imdecodemulti`` (TIFF
-pages, depth kept), go through the pipeline one by one, each result replacing its input
-frame (so memory holds one decoded copy of the frames plus one frame's working set), and
-are encoded together (the encoders take whole animations). An animation written to a
+pages, depth kept, one page at a time), go through the pipeline one by one, each result
+replacing its input frame (so memory holds about one decoded copy of the frames plus one
+frame's working set), and are encoded together (OpenCV's encoders take whole animations). An animation written to a
 format that holds one frame keeps the first, with a warning that says so.
 
 The pixel limit applies to all frames together, from the header, before decoding.
@@ -16,6 +16,7 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
@@ -47,33 +48,49 @@ def is_multiframe(header: Header | None) -> bool:
     return header is not None and header.frames > 1 and (header.format in TIMED_FORMATS or header.format == "TIFF")
 
 
-def decode(data: bytes, name: io.StrPath, header: Header, frames: tuple[int, int | None] | None = None) -> Frames:
-    """Decode every frame (or ``frames = (start, stop)``, stop exclusive) of a multi-frame file.
+def decode(data: bytes, name: io.StrPath, header: Header, frames: tuple[int, int | None] | None = None,
+           step: Callable[[np.ndarray], np.ndarray] | None = None) -> Frames:
+    """Decode every frame (or ``frames = (start, stop)``, stop exclusive) of a multi-frame file,
+    applying ``step`` to each as it comes.
 
-    GIF frames have alpha only where the file has transparency.
+    TIFF pages are decoded one at a time (each input page is released once ``step`` has run);
+    the frames of an animation all at once (its decoders composite each frame on the ones
+    before), then ``step`` replaces them one by one. GIF frames have alpha only where the file
+    has transparency.
     """
     start, stop = frames or (0, None)
-    count = (stop if stop is not None else header.frames) - start
-    if start >= header.frames or count <= 0:
-        raise TruncatedImageError(name, f"--frames {start}:{'' if stop is None else stop} selects none of its "
-                                        f"{header.frames} frames")
+    stop = header.frames if stop is None else min(stop, header.frames)
+    if start >= stop:
+        raise TruncatedImageError(name, f"--frames {start}:{'' if frames is None or frames[1] is None else frames[1]}"
+                                        f" selects none of its {header.frames} frames")
     buffer = np.frombuffer(data, np.uint8)
+
+    def finish(frame: np.ndarray) -> np.ndarray:
+        frame = drop_opaque_gif_alpha(frame, header)
+        return frame if step is None else step(frame)
+
+    if header.format == "TIFF":
+        return Frames([finish(_decoded(name, lambda i=index: cv2.imdecodemulti(
+            buffer, cv2.IMREAD_UNCHANGED, None, (i, i + 1)))[0]) for index in range(start, stop)], total=header.frames)
+    animation = _decoded(name, lambda: cv2.imdecodeanimation(buffer, start, min(stop - start, _ALL)))
+    result = Frames(list(animation.frames), [int(d) for d in animation.durations], int(animation.loop_count),
+                    header.frames)
+    del animation  # OpenCV's own copy of the frames
+    return run(result, finish)
+
+
+def _decoded(name: io.StrPath, call: Callable[[], tuple[bool, Any]]) -> Any:
+    """What an OpenCV decoding call returns, or the one-line error naming the file."""
     with quiet() as printed:
         try:
-            if header.format == "TIFF":
-                ok, pages = cv2.imdecodemulti(buffer, cv2.IMREAD_UNCHANGED, None, (start, start + count))
-                result = Frames(list(pages) if ok else [], total=header.frames)
-            else:
-                ok, decoded = cv2.imdecodeanimation(buffer, start, min(count, _ALL))
-                result = Frames(list(decoded.frames) if ok else [], [int(d) for d in decoded.durations],
-                                int(decoded.loop_count), header.frames)
-                del decoded  # OpenCV's own copy of the frames
+            ok, result = call()
         except cv2.error as exc:
             ok, printed = False, [*printed, str(exc).strip().splitlines()[-1]]
-    if not ok or not result.frames:
+    frames = getattr(result, "frames", result) if ok else None
+    if not ok or frames is None or len(frames) == 0:
         detail = "; ".join(printed) or "OpenCV decoded no frames"
         raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({detail})")
-    return run(result, lambda frame: drop_opaque_gif_alpha(frame, header))
+    return result
 
 
 def run(frames: Frames, step: Callable[[np.ndarray], np.ndarray]) -> Frames:
@@ -84,7 +101,7 @@ def run(frames: Frames, step: Callable[[np.ndarray], np.ndarray]) -> Frames:
 
 
 def encode(frames: Frames, ext: str, name: io.StrPath, *, quality: int | None = None,
-           metadata: io.Metadata | None = None) -> bytes:
+           metadata: io.Metadata | None = None) -> bytes | memoryview:
     """Encode frames for ``ext``: an animation (GIF, WebP, APNG), TIFF pages, or the first frame.
 
     Frames the format cannot hold are converted in place (``frames`` then holds what is stored).
@@ -120,4 +137,4 @@ def encode(frames: Frames, ext: str, name: io.StrPath, *, quality: int | None = 
             ok, printed = False, [*printed, str(exc).strip().splitlines()[-1]]
     if not ok:
         raise ImageWriteError(name, f"cannot be encoded as an animated {ext}: {'; '.join(printed) or 'refused'}")
-    return encoded.tobytes()
+    return encoded.reshape(-1).data

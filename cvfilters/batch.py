@@ -281,6 +281,12 @@ def dry_run(task: Task, options: Options) -> Outcome:
     return Outcome(task, "done", f"read {task.source} ({what}) -> {verb} {target}")
 
 
+def _layout_of(header: Any) -> tuple[int, int]:
+    """(channels at most, bytes per sample) of a decoded frame, from the Pillow mode (for the memory estimate)."""
+    channels = 1 if header.mode in ("1", "L", "I", "I;16", "F") else 4
+    return channels, 4 if header.mode in ("I", "F") else 2 if header.mode.startswith("I;16") else 1
+
+
 def _skip(task: Task, replace: bool) -> Outcome | None:
     """The skipped outcome where the target exists and may not be replaced; an error if it is the input."""
     if task.stdout_format is None and os.path.lexists(task.target):
@@ -303,12 +309,9 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         return skipped
     ext = task.stdout_format or task.target.suffix.lower()
     if animation.is_multiframe(header) and header is not None:
-        frames = animation.decode(data, task.source, header, options.frames)
-        del data
-        metadata = io.Metadata(icc=header.icc)
-        first = frames.frames[0]
-        check_memory(task.source, first.shape[0], first.shape[1] * len(frames.frames),
-                     1 if first.ndim == 2 else first.shape[2], first.itemsize, options.workers)
+        channels, itemsize = _layout_of(header)
+        check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers,
+                     frames=header.frames)
         reports: list[Any] = []
 
         def step(frame: Any) -> Any:
@@ -316,8 +319,10 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
             reports.append(run_report)
             return result
 
-        encoded = animation.encode(animation.run(frames, step), ext, task.target, quality=options.quality,
-                                   metadata=metadata)
+        frames = animation.decode(data, task.source, header, options.frames, step)
+        del data
+        encoded = animation.encode(frames, ext, task.target, quality=options.quality,
+                                   metadata=io.Metadata(icc=header.icc))
         report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)

@@ -362,7 +362,7 @@ def write(
     return Path(path)
 
 
-def write_bytes(path: StrPath, data: bytes, *, overwrite: bool = True) -> Path:
+def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = True) -> Path:
     """Write encoded image bytes atomically (as :func:`write` does after encoding).
 
     Raises :class:`OutputExistsError` where the target exists and ``overwrite`` is False,
@@ -375,8 +375,9 @@ def write_bytes(path: StrPath, data: bytes, *, overwrite: bool = True) -> Path:
 
 
 def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metadata | None = None,
-           quality: int | None = None, compression: int | None = None) -> bytes:
-    """Encode an image in memory as :func:`write` would store it (the bytes of the file).
+           quality: int | None = None, compression: int | None = None) -> bytes | memoryview:
+    """Encode an image in memory as :func:`write` would store it (the bytes of the file, as
+    ``bytes`` or a ``memoryview`` of the encoder's buffer).
 
     ``fmt`` is an extension (``".png"``, ``"jpg"``); ``name`` names the output in warnings
     and errors (``-`` for standard output). Raises and warns as :func:`write`.
@@ -386,7 +387,7 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
 
 
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
-            compression: int | None) -> bytes:
+            compression: int | None) -> bytes | memoryview:
     image = storable(path, ext, image)
     if metadata is not None and metadata.grey and ext == ".png" and image.dtype != _F32 and encoders.is_grey(image) \
             and image.shape[2] == 4:
@@ -411,7 +412,7 @@ def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | Non
     if not ok:
         reason = "; ".join(printed) or "OpenCV refused the image"
         raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
-    return encoded.tobytes()
+    return encoded.reshape(-1).data  # the encoder's buffer itself, not a copy
 
 
 def read_bytes(path: StrPath) -> bytes:
@@ -618,7 +619,7 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
     return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]
 
 
-def _atomic_write(path: StrPath, data: bytes) -> None:
+def _atomic_write(path: StrPath, data: bytes | memoryview) -> None:
     """Write to a unique temporary file beside the target, fsync, rename, fsync the folder.
 
     The temporary file is removed on failure. Created with mode 0o666 less the umask,
