@@ -22,6 +22,11 @@ the alpha channel OpenCV gives every GIF is dropped where the file has no transp
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from typing import Any
@@ -29,6 +34,13 @@ from typing import Any
 import cv2
 import numpy as np
 from PIL import Image
+
+from .errors import TruncatedImageError
+from .quiet import quiet
+
+# Pillow plugins of formats OpenCV reads (others may take random bytes for a header).
+_PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
+_PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
 
 _OS2_HEADERS = (12, 64)
 _BMP_BITFIELDS = (3, 6)  # BI_BITFIELDS, BI_ALPHABITFIELDS
@@ -61,6 +73,47 @@ class Header:
         tags: dict[int, Any] = dict(getattr(image, "tag_v2", None) or {})
         return cls(image.format or "", image.mode, image.size, int(getattr(image, "n_frames", 1) or 1),
                    image.info.get("icc_profile"), dict(image.info), tags)
+
+
+@contextlib.contextmanager
+def _pillow_unlimited() -> Iterator[None]:
+    """Pillow with its own decompression-bomb limit lifted (cvfilters applies its own) and quiet."""
+    with _PILLOW_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+        try:
+            yield
+        finally:
+            Image.MAX_IMAGE_PIXELS = saved
+
+
+def parse_header(data: bytes) -> Header | None:
+    """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it."""
+    with _pillow_unlimited():
+        try:
+            Image.init()  # registers every plugin, once; formats an older Pillow lacks (AVIF) are skipped
+            with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS if name in Image.OPEN]) as image:
+                return Header.of(image)
+        except Exception:  # Pillow raises many types on bad headers; OpenCV decides
+            return None
+
+
+def decode_pillow(name: str | os.PathLike[str], data: bytes, header: Header, reason: str,
+                  ) -> tuple[np.ndarray, dict[int, bytes]]:
+    """Decode with Pillow (:func:`decode_with_pillow`) and collect the EXIF OpenCV would have returned.
+
+    Raises :class:`TruncatedImageError` naming the file, with ``reason`` and what the decoder
+    (or libtiff on descriptor 2) said. A TIFF's Orientation is not applied (OpenCV applies it
+    itself; the caller does it for Pillow's result).
+    """
+    try:
+        with _pillow_unlimited(), quiet() as printed:
+            image = decode_with_pillow(data, header)
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        detail = "; ".join([*printed, str(exc)])
+        raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({reason}: {detail})") from None
+    exif = header.info.get("exif")
+    return image, {cv2.IMAGE_METADATA_EXIF: exif} if exif and header.format != "TIFF" else {}
 
 
 def needs_pillow(header: Header, data: bytes) -> str | None:

@@ -22,6 +22,22 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _EXIF_HEADER = b"Exif\0\0"
 
 
+def beyond_opencv(ext: str, image: np.ndarray, *, exif: bytes | None, icc: bytes | None, xmp: bytes | None,
+                  grey: bool, compression: int | None) -> bytes | None:
+    """The file for what OpenCV's encoders would lose, or None where OpenCV's encoding keeps everything.
+
+    ``grey``: the source stored grey (+alpha). A PNG of a BGRA image with B = G = R is then
+    written as grey+alpha; a TIFF with EXIF or ICC goes through Pillow where its modes hold
+    the image (the caller warns where they do not).
+    """
+    if ext == ".png" and grey and image.dtype in (np.uint8, np.uint16) and image.ndim == 3 \
+            and image.shape[2] == 4 and is_grey(image):
+        return grey_alpha_png(image, exif=exif, icc=icc, xmp=xmp, compression=compression)
+    if ext in (".tif", ".tiff") and (exif or icc):
+        return tiff_with_metadata(image, exif=exif, icc=icc, grey=grey)
+    return None
+
+
 def is_grey(image: np.ndarray) -> bool:
     """Whether a BGR(A) image has B = G = R everywhere."""
     return image.ndim == 3 and image.shape[2] in (3, 4) and bool(

@@ -1,14 +1,18 @@
 """Reading and writing image files.
 
 A read takes the file's bytes once, checks the pixel count from the header (Pillow parses
-it lazily, decoding nothing), decodes the bytes with OpenCV's ``IMREAD_UNCHANGED`` and
-applies the EXIF orientation once. A write encodes in memory and replaces the target
-atomically. OpenCV 5.1 behaviour relied on (tests/test_io.py checks it):
+it lazily, decoding nothing: :mod:`cvfilters.decoders`), decodes the bytes once, with
+OpenCV's ``IMREAD_UNCHANGED`` or, where the header shows OpenCV would lose information,
+with Pillow, and applies the EXIF orientation once. A write encodes in memory (OpenCV, or
+:mod:`cvfilters.encoders` for grey+alpha PNG and TIFF with metadata) and replaces the target
+atomically. Many-frame files are :mod:`cvfilters.animation`'s. OpenCV 5.1 behaviour relied
+on (tests/test_io.py checks it):
 
 * EXIF comes back without the ``Exif\\0\\0`` header and the encoder adds it; the TIFF
   decoder applies the TIFF Orientation itself and returns no metadata, the others leave
   the orientation alone.
-* Gray+alpha PNG decodes to BGRA (B = G = R), palette PNG to BGR (BGRA with tRNS).
+* Gray+alpha PNG decodes to BGRA (B = G = R), palette PNG to BGR (BGRA with tRNS); GIF
+  always to BGRA (the alpha is dropped where the file has no transparent colour).
 * A cut JPEG decodes to nothing from memory, but one padded with junk still decodes.
 * XMP comes back from JPEG with the ``http://ns.adobe.com/xap/1.0/\\0`` header, which the
   encoder does not add; the PNG encoder needs a NUL-terminated packet.
@@ -27,16 +31,13 @@ import contextlib
 import os
 import stat
 import sys
-import threading
 import warnings
 from dataclasses import dataclass
-from io import BytesIO
 from pathlib import Path
 
 import cv2
 import numpy as np
 import numpy.typing as npt
-from PIL import Image
 
 from . import decoders, encoders
 from .errors import (
@@ -88,9 +89,6 @@ _CHANNEL_CHANGES = {
 _METADATA_FORMATS = _JPEG | {".png", ".webp", ".avif"}
 _QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRITE_WEBP_QUALITY,
             ".avif": cv2.IMWRITE_AVIF_QUALITY}
-# Pillow plugins of formats OpenCV reads (others may take random bytes for a header).
-_PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
-_PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
 _EXIF_HEADER = b"Exif\0\0"
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
 _UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
@@ -159,7 +157,7 @@ def probe(path: StrPath) -> tuple[int, int]:
     damage after the header goes unnoticed and no pixel limit applies.
     """
     data = read_bytes(path)
-    header = _pillow_header(data)
+    header = decoders.parse_header(data)
     if header is not None:
         return header.size
     image, _ = _decode(path, data)
@@ -259,7 +257,7 @@ def finish_decode(image: np.ndarray, chunks: dict[int, bytes], name: StrPath, he
 def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | None:
     """The parsed header, after refusing an image over ``limit`` pixels (all frames together);
     None where Pillow cannot parse the header (HDR, EXR: OpenCV decides)."""
-    header = _pillow_header(data)
+    header = decoders.parse_header(data)
     if header is not None:
         _check_pixels(name, *header.size, limit, frames=header.frames)
     return header
@@ -267,21 +265,7 @@ def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | No
 
 def _decode_pillow(name: StrPath, data: bytes, header: decoders.Header, reason: str,
                    ) -> tuple[np.ndarray, dict[int, bytes]]:
-    try:
-        with _PILLOW_LOCK, warnings.catch_warnings(), quiet() as printed:
-            warnings.simplefilter("ignore")
-            saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
-            try:
-                image = decoders.decode_with_pillow(data, header)
-            finally:
-                Image.MAX_IMAGE_PIXELS = saved
-    except (OSError, ValueError, SyntaxError, EOFError) as exc:
-        detail = "; ".join([*printed, str(exc)])
-        raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({reason}: {detail})") from None
-    chunks = {}
-    exif = header.info.get("exif")
-    if exif and header.format != "TIFF":
-        chunks[cv2.IMAGE_METADATA_EXIF] = exif
+    image, chunks = decoders.decode_pillow(name, data, header, reason)
     orientation = header.tags.get(274, 1) if header.format == "TIFF" else 1
     if orientation in _UPRIGHT:  # OpenCV applies the TIFF Orientation itself, Pillow does not
         image = _UPRIGHT[orientation](image)
@@ -389,17 +373,15 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
             compression: int | None) -> bytes | memoryview:
     image = storable(path, ext, image)
-    if metadata is not None and metadata.grey and ext == ".png" and image.dtype != _F32 and encoders.is_grey(image) \
-            and image.shape[2] == 4:
+    if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
         exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
-        return encoders.grey_alpha_png(image, exif=exif, icc=metadata.icc, xmp=metadata.xmp, compression=compression)
-    if metadata is not None and ext in _TIFF and (metadata.exif or metadata.icc):
-        exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
-        tiff = encoders.tiff_with_metadata(image, exif=exif, icc=metadata.icc, grey=metadata.grey)
-        if tiff is not None:
-            return tiff
-        warnings.warn(f"{os.fspath(path)}: EXIF and ICC are not kept in a {image.dtype} TIFF with "
-                      f"{image.shape[2] if image.ndim == 3 else 1} channels", DepthConversionWarning, stacklevel=3)
+        special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
+                                         grey=metadata.grey, compression=compression)
+        if special is not None:
+            return special
+        if ext in _TIFF and (exif or metadata.icc):
+            warnings.warn(f"{os.fspath(path)}: EXIF and ICC are not kept in a {image.dtype} TIFF with "
+                          f"{image.shape[2] if image.ndim == 3 else 1} channels", DepthConversionWarning, stacklevel=3)
     types, chunks = _metadata_chunks(ext, metadata)
     try:
         with quiet() as printed:
@@ -453,22 +435,6 @@ def check_file(path: StrPath) -> None:
         raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
     if info.st_size == 0:
         raise EmptyFileError(path)
-
-
-def _pillow_header(data: bytes) -> decoders.Header | None:
-    """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it;
-    Pillow's own decompression-bomb limit is lifted so that only ours applies."""
-    with _PILLOW_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
-        try:
-            Image.init()  # registers every plugin, once; formats an older Pillow lacks (AVIF) are skipped
-            with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS if name in Image.OPEN]) as header:
-                return decoders.Header.of(header)
-        except Exception:  # Pillow raises many types on bad headers; OpenCV decides below
-            return None
-        finally:
-            Image.MAX_IMAGE_PIXELS = saved
 
 
 def _check_pixels(path: StrPath, width: int, height: int, limit: int, *, frames: int = 1) -> None:

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image, ImageSequence
 
 import cvfilters as cvf
-from cvfilters import animation
+from cvfilters import animation, decoders
 from cvfilters import io as cio
 from tests import makefiles
 
@@ -110,7 +110,7 @@ def test_timed_frames_into_tiff_pages_warn_that_durations_go(tmp_path: Path) -> 
 def test_gif_frames_have_alpha_only_where_the_file_has_transparency(tmp_path: Path) -> None:
     makefiles.animation(tmp_path / "in.gif")
     data = (tmp_path / "in.gif").read_bytes()
-    header = cio._pillow_header(data)
+    header = decoders.parse_header(data)
     assert header is not None and animation.is_multiframe(header)
     frames = animation.decode(data, "in.gif", header)
     assert frames.total == 4 and all(frame.shape[2] == 3 for frame in frames.frames)
@@ -128,4 +128,4 @@ def test_a_still_gif_and_png_are_not_animations(tmp_path: Path) -> None:
     Image.fromarray(frame[..., ::-1]).save(tmp_path / "still.gif")
     cv2.imwrite(str(tmp_path / "still.png"), frame)
     for name in ("still.gif", "still.png"):
-        assert not animation.is_multiframe(cio._pillow_header((tmp_path / name).read_bytes()))
+        assert not animation.is_multiframe(decoders.parse_header((tmp_path / name).read_bytes()))

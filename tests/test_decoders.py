@@ -31,7 +31,7 @@ def opencv_reads(path: Path) -> np.ndarray | None:
 
 def reason(path: Path) -> str | None:
     data = path.read_bytes()
-    header = cio._pillow_header(data)
+    header = decoders.parse_header(data)
     assert header is not None
     return decoders.needs_pillow(header, data)
 
