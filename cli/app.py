@@ -93,8 +93,9 @@ def apply(
         for conflict in conflicts[:-1]:
             _err(f"error: {conflict.message}")
         raise UsageError(conflicts[-1].message)
+    replace_named = not no_clobber  # --compare and --histogram name files, replaced as -o FILE is
     if compare is not None:
-        _check_compare(compare, compare_mode, tasks, failures, overwrite)
+        _check_compare(compare, compare_mode, tasks, failures, replace_named)
     if histogram is not None:
         from .plots import require_matplotlib
 
@@ -104,7 +105,7 @@ def apply(
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
                             large, 1 if scheduler else workers, fuse)
     if no_clobber:
-        tasks = _refuse_clobbering(tasks, options)
+        _refuse_clobbering(tasks, options)
     if dry_run:
         pipeline.fuse = fuse
         _dry_run(tasks, failures, options, pipeline)
@@ -128,14 +129,14 @@ def apply(
         from cvfilters.sheets import write_before_after
 
         write_before_after(compare, tasks[0].source, tasks[0].target, mode=compare_mode, quality=quality,
-                           overwrite=overwrite)
+                           overwrite=replace_named)
     if histogram is not None and summary.done == 1:
         from .plots import write_before_after_plot
 
-        write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=overwrite)
+        write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
 
 
-def _refuse_clobbering(tasks: list[Any], options: Any) -> list[Any]:
+def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
     """--no-clobber: a named output file that exists is a usage error once its input is known to be
     good (a bad input is reported as such); outputs in a directory are skipped as without it."""
     from dataclasses import replace
@@ -150,7 +151,6 @@ def _refuse_clobbering(tasks: list[Any], options: Any) -> list[Any]:
                 _err(f"error: {outcome.message}")
                 raise typer.Exit(1)
             raise UsageError(f"{task.target}: exists; --no-clobber refuses to replace it")
-    return tasks
 
 
 def _dry_run(tasks: list[Any], failures: list[Any], options: Any, pipeline: Any) -> None:

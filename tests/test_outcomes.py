@@ -128,6 +128,16 @@ def test_no_clobber_refuses_an_existing_named_output_and_writes_nothing(folder: 
     np.testing.assert_array_equal(cv2.imread(str(folder / "new.png")), inverted(ASTRONAUT))
 
 
+def test_a_rerun_replaces_the_named_compare_sheet_too(folder: Path) -> None:
+    for sigma in (1, 6):
+        proc = run_cli("apply", "a.png", "-o", "out.png", "-f", f"gaussian_blur:sigma={sigma}", "--compare", "c.png",
+                       cwd=folder)
+        assert proc.returncode == 0 and not lines(proc)
+        right = cv2.imread(str(folder / "c.png"))[:, -256:]
+        same = (right == cv2.imread(str(folder / "out.png"))).all(axis=2)
+        assert same.mean() > 0.98  # the current result, but for the label drawn on it
+
+
 def test_overwrite_and_no_clobber_together_is_a_usage_error(folder: Path) -> None:
     before = files(folder)
     one_error(run_cli("apply", "a.png", "-o", "x.png", "-f", "invert", "--overwrite", "--no-clobber", cwd=folder),
