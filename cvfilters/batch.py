@@ -316,14 +316,14 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
 
         def step(frame: Any) -> Any:
             result, run_report = pipeline.run(frame, backend=options.backend)
-            reports.append(run_report)
+            reports[:1] = [run_report]  # the report of one frame stands for all
             return result
 
         frames = animation.decode(data, task.source, header, options.frames, step)
         del data
         encoded = animation.encode(frames, ext, task.target, quality=options.quality,
                                    metadata=io.Metadata(icc=header.icc))
-        report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]
+        report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]  # as run on each frame
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)
         del data
