@@ -588,7 +588,9 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
 def _atomic_write(path: StrPath, data: bytes | memoryview) -> None:
     """Write to a unique temporary file beside the target, fsync, rename, fsync the folder.
 
-    The temporary file is removed on failure. Created with mode 0o666 less the umask,
+    The temporary file is removed on failure, and held open until it is renamed (POSIX), so a
+    concurrent run never removes it as a leftover (:mod:`cvfilters.leftovers`). Created with
+    mode 0o666 less the umask,
     where ``mkstemp`` would leave 0o600. The folder's fsync makes the rename itself
     durable, so after a power loss the target is the old file or the new one.
     """
@@ -603,8 +605,12 @@ def _atomic_write(path: StrPath, data: bytes | memoryview) -> None:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, target)
-        created = False
+            if os.name == "posix":  # renamed while held open, so no other run takes it for a leftover
+                os.replace(temporary, target)
+                created = False
+        if created:
+            os.replace(temporary, target)
+            created = False
         _fsync_directory(target.parent)
     except OSError as exc:
         raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc

@@ -4,9 +4,9 @@ An atomic write goes to ``.NAME.<16 hex>.tmp`` beside its target (videos:
 ``.STEM.<16 hex>.tmp.EXT``, and ``.<16 hex>.mux.EXT`` while the audio is copied) and is
 renamed onto it. A
 writer killed in between cannot clean up; the next run into that folder removes such files
-when no live process holds them open (read from ``/proc/*/fd`` on Linux) and, where open
-files cannot be listed, only once they are an hour old. Only names of exactly this pattern
-are touched.
+once they are a minute old and no live process holds them open (read from ``/proc/*/fd`` on
+Linux), or, where open files cannot be listed, once they are an hour old. Only names of
+exactly this pattern are touched.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 # .NAME.<hex>.tmp (images), .STEM.<hex>.tmp.EXT (videos, whose writer needs the extension), .<hex>.mux.EXT
 PATTERN = re.compile(r"^\.(?:.+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?|[0-9a-f]{16}\.mux\.[A-Za-z0-9]{1,5})$")
+STALE_AGE_SECONDS = 60.0  # younger files may belong to a write between two steps (a video being muxed)
 UNLISTED_AGE_SECONDS = 3600.0
 
 
@@ -62,8 +63,9 @@ def remove_stale(directory: str | os.PathLike[str]) -> list[Path]:
     for path in candidates:
         try:
             info = path.stat()
-            if (held is not None and (info.st_dev, info.st_ino) not in held) or \
-                    (held is None and now - info.st_mtime > UNLISTED_AGE_SECONDS):
+            age = now - info.st_mtime
+            if (held is not None and age > STALE_AGE_SECONDS and (info.st_dev, info.st_ino) not in held) or \
+                    (held is None and age > UNLISTED_AGE_SECONDS):
                 path.unlink()
                 removed.append(path)
         except OSError:

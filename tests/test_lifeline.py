@@ -78,7 +78,9 @@ def test_sigkill_of_the_command_ends_its_pool_forkserver_and_tracker(tmp_path: P
         alive = {pid for pid in helpers if pid in live}
     assert not alive, [command_line(pid) for pid in alive]
 
-    # The next run removes what the killed writers left and finishes the batch.
+    # The next run (a minute later) removes what the killed writers left and finishes the batch.
+    for path in out.iterdir():
+        os.utime(path, (time.time() - 120, time.time() - 120))
     rerun = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(src), "-o", str(out), "-f",
                             "gaussian_blur:sigma=8", "--jobs", "1", "--backend", "cpu"], cwd=ROOT,
                            capture_output=True, text=True, timeout=300)
@@ -117,10 +119,13 @@ def test_remove_stale_touches_only_our_unheld_temporaries(tmp_path: Path) -> Non
               tmp_path / ".photo.png.0123456789ABCDEF.tmp", tmp_path / "photo.png"]
     video = tmp_path / ".clip.0123456789abcdef.tmp.mp4"
     mux = tmp_path / ".0123456789abcdef.mux.mp4"
-    for path in [ours, held, video, mux, *theirs]:
+    fresh = tmp_path / ".new.png.00000000000000aa.tmp"
+    for path in [ours, held, video, mux, fresh, *theirs]:
         path.write_bytes(b"x")
+        if path != fresh:
+            os.utime(path, (time.time() - 120, time.time() - 120))  # two minutes old
     with open(held, "rb"):
         assert sorted(leftovers.remove_stale(tmp_path)) == sorted([ours, video, mux])
-    assert not ours.exists() and held.exists() and all(p.exists() for p in theirs)
+    assert not ours.exists() and held.exists() and fresh.exists() and all(p.exists() for p in theirs)
     assert leftovers.PATTERN.match(leftovers.temporary_name(tmp_path / "a.png").name)
     assert leftovers.PATTERN.match(leftovers.temporary_name(tmp_path / "a.mkv", keep_suffix=True).name)

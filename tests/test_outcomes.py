@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import cv2
@@ -261,11 +262,16 @@ def test_stale_temporaries_of_a_killed_run_are_removed_by_the_next(folder: Path)
     held.write_bytes(b"being written")
     mine = out / ".notes.tmp"  # not our pattern
     mine.write_bytes(b"someone else's")
+    young = out / ".c.png.00000000000000aa.tmp"  # may be a write between two of its steps
+    young.write_bytes(b"just written")
+    for path in (stale, held, mine):
+        os.utime(path, (time.time() - 120, time.time() - 120))
     with open(held, "rb"):  # a live writer holds it open
         proc = run_cli("apply", "a.png", "-o", "out/a.png", "-f", "invert", cwd=folder)
     assert proc.returncode == 0
-    assert not stale.exists() and held.exists() and mine.exists()
-    assert sorted(p.name for p in out.iterdir()) == sorted([".b.png.fedcba9876543210.tmp", ".notes.tmp", "a.png"])
+    assert not stale.exists() and held.exists() and mine.exists() and young.exists()
+    assert sorted(p.name for p in out.iterdir()) == sorted([".b.png.fedcba9876543210.tmp", ".notes.tmp",
+                                                            ".c.png.00000000000000aa.tmp", "a.png"])
 
 
 def test_exit_codes_are_as_documented_for_a_mixed_batch(folder: Path) -> None:
