@@ -231,6 +231,9 @@ def test_dash_errors(folder: Path, args: list[str], stdin: bytes, fragment: str)
 def test_dry_run_says_what_would_happen_and_writes_nothing(folder: Path) -> None:
     (folder / "out").mkdir()
     (folder / "out" / "a.png").write_bytes(b"existing")
+    leftover = folder / "out" / ".x.png.0123456789abcdef.tmp"  # a run would remove it; a dry run does not
+    leftover.write_bytes(b"half")
+    os.utime(leftover, (time.time() - 120, time.time() - 120))
     shutil.copy(BADGE, folder / "b.png")
     before = files(folder)
     proc = run_cli("apply", "a.png", "b.png", "text.png", "-o", "out", "--dry-run", "-f",
