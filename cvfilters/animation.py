@@ -1,4 +1,4 @@
-"""Images with many frames: animated GIF, WebP and PNG (APNG), and multi-page TIFF.
+"""Images with many frames: animated GIF, WebP, PNG (APNG) and AVIF, and multi-page TIFF.
 
 Frames are decoded once with OpenCV 5's ``imdecodeanimation`` (durations in ms and the loop
 count as OpenCV counts it: 0 forever, else the number of plays) or ``imdecodemulti`` (TIFF
@@ -26,8 +26,8 @@ from .decoders import Header, drop_opaque_gif_alpha
 from .errors import ImageWriteError, TruncatedImageError
 from .quiet import quiet
 
-TIMED_FORMATS = frozenset({"GIF", "WEBP", "PNG"})
-ANIMATED_EXTENSIONS = frozenset({".gif", ".webp", ".png"})
+TIMED_FORMATS = frozenset({"GIF", "WEBP", "PNG", "AVIF"})
+ANIMATED_EXTENSIONS = frozenset({".gif", ".webp", ".png", ".avif"})
 PAGED_EXTENSIONS = frozenset({".tif", ".tiff"})
 DEFAULT_DURATION_MS = 100
 _ALL = 32767  # OpenCV's "every frame"
@@ -131,7 +131,8 @@ def encode(frames: Frames, ext: str, name: io.StrPath, *, quality: int | None = 
                 animation.frames = stored
                 animation.durations = frames.durations or [DEFAULT_DURATION_MS] * len(stored)
                 animation.loop_count = frames.loop
-                params = [cv2.IMWRITE_WEBP_QUALITY, 101 if quality is None else quality] if ext == ".webp" else []
+                params = [cv2.IMWRITE_WEBP_QUALITY, 101 if quality is None else quality] if ext == ".webp" else \
+                    [cv2.IMWRITE_AVIF_QUALITY, quality] if ext == ".avif" and quality is not None else []
                 ok, encoded = cv2.imencodeanimation(ext, animation, params)
         except cv2.error as exc:
             ok, printed = False, [*printed, str(exc).strip().splitlines()[-1]]

@@ -58,6 +58,18 @@ def test_every_frame_is_filtered_and_timing_kept(tmp_path: Path, ext: str) -> No
     assert ok and [int(d) for d in decoded.durations] == DURATIONS
 
 
+def test_animated_avif_keeps_every_frame_and_duration(tmp_path: Path) -> None:
+    frames = makefiles.frames_bgr(3, (32, 32))
+    images = [Image.fromarray(f[..., ::-1]) for f in frames]
+    images[0].save(tmp_path / "in.avif", save_all=True, append_images=images[1:], duration=[70, 80, 90], quality=100)
+    proc = apply(tmp_path / "in.avif", "-o", tmp_path / "out.avif", "-f", "invert", "--quality", "100")
+    assert proc.returncode == 0, proc.stderr
+    ok, decoded = cv2.imreadanimation(str(tmp_path / "out.avif"))
+    assert ok and [int(d) for d in decoded.durations] == [70, 80, 90]
+    for want, have in zip(frames, decoded.frames, strict=True):  # lossy both ways: means per frame
+        assert np.abs(have[..., :3].astype(int) - (255 - want)).mean() < 12
+
+
 def test_frames_option_selects_a_range(tmp_path: Path) -> None:
     frames = makefiles.animation(tmp_path / "in.png", count=5, durations=[10, 20, 30, 40, 50])
     proc = apply(tmp_path / "in.png", "-o", tmp_path / "out.png", "-f", "invert", "--frames", "1:4")
