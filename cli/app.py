@@ -88,6 +88,8 @@ def apply(
         raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    if scheduler and any(task.stdout_format or str(task.source) == "-" for task in tasks):
+        raise UsageError("- (standard input or output) cannot be used with --scheduler (remote workers)")
     conflicts = [failure for failure in failures if failure.usage]
     if conflicts:
         for conflict in conflicts[:-1]:

@@ -19,7 +19,8 @@ from PIL import Image, ImageSequence
 import cvfilters as cvf
 from cvfilters import animation, decoders
 from cvfilters import io as cio
-from tests import makefiles
+
+from . import makefiles
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATIONS = [100, 200, 300, 400]

@@ -20,7 +20,8 @@ from PIL import Image
 import cvfilters as cvf
 from cvfilters import decoders
 from cvfilters import io as cio
-from tests import makefiles
+
+from . import makefiles
 
 ROOT = Path(__file__).resolve().parent.parent
 
