@@ -28,7 +28,6 @@ from .errors import CvfError, OverwriteInputError, UsageError
 from .limits import check_memory
 from .params import allow_large
 from .pipeline import Pipeline
-from .video import check_readable, process_video
 
 
 @dataclass(frozen=True)
@@ -227,6 +226,8 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
         warnings.simplefilter("always")
         try:
             if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+                from .video import check_readable, process_video
+
                 io.check_file(task.source)
                 if os.path.lexists(task.target) and not replace:
                     check_readable(task.source)  # a bad input is an error, not a skip
@@ -259,6 +260,8 @@ def dry_run(task: Task, options: Options) -> Outcome:
     replace = options.overwrite or task.replace
     try:
         if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+            from .video import check_readable
+
             io.check_file(task.source)
             check_readable(task.source)
             what = "video"
@@ -375,9 +378,13 @@ def run(tasks: Iterable[Task], options: Options, *, executor: Executor | None = 
         raise
 
 
-def timed(outcomes: Iterable[Outcome], summary: Summary) -> Iterator[Outcome]:
-    """Pass outcomes through while counting them and timing the whole run into ``summary``."""
-    start = time.perf_counter()
+def timed(outcomes: Iterable[Outcome], summary: Summary, *, start: float | None = None) -> Iterator[Outcome]:
+    """Pass outcomes through while counting them and timing the run into ``summary``.
+
+    ``start`` is a :func:`time.perf_counter` reading to time from (the CLI passes its
+    process start); by default the first outcome's request.
+    """
+    start = time.perf_counter() if start is None else start
     for outcome in outcomes:
         summary.add(outcome)
         summary.seconds = time.perf_counter() - start

@@ -90,12 +90,17 @@ def _pillow_unlimited() -> Iterator[None]:
 def parse_header(data: bytes) -> Header | None:
     """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it."""
     with _pillow_unlimited():
-        try:
-            Image.init()  # registers every plugin, once; formats an older Pillow lacks (AVIF) are skipped
-            with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS if name in Image.OPEN]) as image:
-                return Header.of(image)
-        except Exception:  # Pillow raises many types on bad headers; OpenCV decides
-            return None
+        # preinit registers the common plugins (BMP, GIF, JPEG, PPM, PNG); init all of them, once, only
+        # when those cannot parse it (importing every plugin costs more than a small apply).
+        for register_plugins in (Image.preinit, Image.init):
+            register_plugins()  # formats an older Pillow lacks (AVIF) are skipped
+            try:
+                with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS
+                                                        if name in Image.OPEN]) as image:
+                    return Header.of(image)
+            except Exception:  # Pillow raises many types on bad headers; OpenCV decides
+                continue
+        return None
 
 
 def decode_pillow(name: str | os.PathLike[str], data: bytes, header: Header, reason: str,
