@@ -75,7 +75,7 @@ def _main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks f
 def apply(
     inputs: Annotated[list[str], typer.Argument(metavar="INPUT", hidden=True, show_default=False)],
     output: Annotated[str, typer.Option("-o", "--output", metavar="OUT",
-                                        help="Output file (one input) or directory.")],
+                                        help="Output file (one input) or directory; - writes standard output.")],
     specs: Annotated[list[str] | None, typer.Option(
         "-f", "--filter", metavar="SPEC", help="name or name:key=value,... (repeat, or join steps with |).")] = None,
     pipeline_file: Annotated[Path | None, typer.Option("-p", "--pipeline", metavar="FILE",
@@ -87,10 +87,16 @@ def apply(
         metavar="IDS", help="GPUs for data-parallel workers: all, or a list such as 0,1.")] = None,
     scheduler: Annotated[str | None, typer.Option(envvar="CVFILTERS_SCHEDULER", metavar="ADDRESS",
                                                   help="Dask scheduler address (tcp://host:8786).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs (never the input).")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs in a directory (never the input).")
+                         ] = False,
+    no_clobber: Annotated[bool, typer.Option("--no-clobber", help="Never replace an existing output file: "
+                                                                  "refuse (one named file) or skip.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be read, written, skipped and run; "
+                                                            "write nothing.")] = False,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Descend into sub-directories.")] = False,
     fmt: Annotated[str | None, typer.Option("--format", metavar="EXT",
-                                            help="Extension of image outputs in a directory.")] = None,
+                                            help="Extension of image outputs in a directory, or of "
+                                                 "standard output.")] = None,
     suffix: Annotated[str, typer.Option(metavar="TEXT", help="Appended to output names (_blur: photo.jpg -> "
                                                              "photo_blur.jpg).")] = "",
     quality: Annotated[int | None, typer.Option(min=1, max=100, metavar="Q", help="JPEG/WebP quality, 1-100.")
@@ -98,7 +104,7 @@ def apply(
     max_pixels: Annotated[int | None, typer.Option(min=1, metavar="N", help="Refuse larger images (default 2^28).")
                           ] = None,
     frames: Annotated[str | None, typer.Option(metavar="START:STOP",
-                                               help="Video frame range (STOP exclusive).")] = None,
+                                               help="Video or animation frame range (STOP exclusive).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the plan: backend, steps, transfers, fallbacks.")
                        ] = False,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
@@ -114,14 +120,17 @@ def apply(
 ) -> None:
     """Run a pipeline on image and video files and write the results.
 
-    INPUT: image or video files, directories or globs. One input and OUT a file name:
-    it is written there; otherwise OUT is a directory and relative names are kept.
+    INPUT: image or video files, directories or globs; - reads standard input. One input
+    and OUT a file name: it is written there (replaced if it exists, unless --no-clobber);
+    otherwise OUT is a directory, relative names are kept and existing outputs are skipped
+    unless --overwrite.
     """
     if backend == "auto" and scheduler is None and _may_be_large(inputs):
         from cvfilters.backends import probe_soon
 
         probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
-    from cvfilters import batch, executors
+    from cvfilters import batch, executors, leftovers
+    from cvfilters.errors import UsageError
     from cvfilters.params import allow_large
 
     from .progress import Progress, process_start
@@ -129,10 +138,20 @@ def apply(
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
     check_backend(backend)
+    if overwrite and no_clobber:
+        raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    if scheduler and any(task.stdout_format or str(task.source) == "-" for task in tasks):
+        raise UsageError("- (standard input or output) cannot be used with --scheduler (remote workers)")
+    conflicts = [failure for failure in failures if failure.usage]
+    if conflicts:
+        for conflict in conflicts[:-1]:
+            _err(f"error: {conflict.message}")
+        raise UsageError(conflicts[-1].message)
+    replace_named = not no_clobber  # --compare and --histogram name files, replaced as -o FILE is
     if compare is not None:
-        _check_compare(compare, compare_mode, tasks, failures, overwrite)
+        _check_compare(compare, compare_mode, tasks, failures, replace_named)
     if histogram is not None:
         from cvfilters.plots import require_matplotlib
 
@@ -144,6 +163,14 @@ def apply(
     if explain and len(tasks) > 1:
         where = f"a pool of {workers}" if workers > 1 else "this process (a pool pays for more work)"
         _err(f"batch: {len(tasks)} files, {'--jobs' if jobs else 'chosen from the work'}: {where}")
+    if no_clobber:
+        _refuse_clobbering(tasks, options)
+    if dry_run:
+        pipeline.fuse = fuse
+        _dry_run(tasks, failures, options, pipeline)
+        return
+    for folder in {task.target.parent for task in tasks if task.stdout_format is None}:
+        leftovers.remove_stale(folder)
     summary = batch.Summary(failed=len(failures))
     for failure in failures:
         _err(f"error: {failure.message}")
@@ -161,11 +188,50 @@ def apply(
         from cvfilters.sheets import write_before_after
 
         write_before_after(compare, tasks[0].source, tasks[0].target, mode=compare_mode, quality=quality,
-                           overwrite=overwrite)
+                           overwrite=replace_named)
     if histogram is not None and summary.done == 1:
         from cvfilters.plots import write_before_after_plot
 
-        write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=overwrite)
+        write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
+
+
+def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
+    """--no-clobber: a named output file that exists is a usage error once its input is known to be
+    good (a bad input is reported as such); outputs in a directory are skipped as without it."""
+    from dataclasses import replace
+
+    from cvfilters import batch
+    from cvfilters.errors import UsageError
+
+    for task in tasks:
+        if task.replace and task.stdout_format is None and os.path.lexists(task.target):
+            outcome = batch.dry_run(replace(task, replace=False), options)
+            if outcome.status == "failed":
+                _err(f"error: {outcome.message}")
+                raise typer.Exit(1)
+            raise UsageError(f"{task.target}: exists; --no-clobber refuses to replace it")
+
+
+def _dry_run(tasks: list[Any], failures: list[Any], options: Any, pipeline: Any) -> None:
+    """Print on standard output what a run would read, write and skip, and the steps it would run
+    (errors go to standard error, as in a run)."""
+    from cvfilters import batch
+
+    counts = batch.Summary(failed=len(failures))
+    for failure in failures:
+        _err(f"error: {failure.message}")
+    for task in tasks:
+        outcome = batch.dry_run(task, options)
+        counts.add(outcome)
+        if outcome.status == "failed":
+            _err(f"error: {outcome.message}")
+        else:
+            typer.echo(outcome.message)
+    for index, step in enumerate(pipeline.compile(), 1):
+        typer.echo(f"step {index}: {step.to_spec()}")
+    typer.echo(f"dry run: would write {counts.done}, skip {counts.skipped}, fail {counts.failed}; nothing written")
+    if counts.failed:
+        raise typer.Exit(1)
 
 
 PROBE_MIN_BYTES = 64 * 1024  # a file this small is unlikely to reach auto's GPU threshold (512 x 512)
@@ -193,6 +259,8 @@ def _check_single_image(option: str, path: Path, tasks: list[Any], failures: lis
 
     if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
         raise UsageError(f"{option} needs exactly one input image (not a video, directory or glob)")
+    if "-" in (str(tasks[0].source), str(tasks[0].target)):
+        raise UsageError(f"{option} needs files, not standard input or output")
     if path.resolve() in (tasks[0].source.resolve(), tasks[0].target.resolve()):
         raise UsageError(f"{option} {path}: must differ from the input and the output")
 

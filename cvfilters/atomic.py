@@ -3,9 +3,9 @@
 One home for the durability rule every writer follows (images, video, plots,
 pipeline files): readers see the old file or the new one, never a partial one, and
 after a power loss the rename itself has reached the disk. A temporary file is hidden
-and named ``.NAME.<16 hex>.tmp`` (plus the target's suffix where an encoder chooses the
+and named ``.NAME.<16 hex>.tmp`` (``.STEM.<16 hex>.tmp.EXT`` where an encoder chooses the
 container by extension), so no batch takes it as an input; it is removed on any
-failure (a SIGKILL can leave it behind).
+failure (a SIGKILL can leave it behind: :mod:`cvfilters.leftovers` cleans up).
 
 Errors are plain :class:`OSError`; callers turn them into their own one-line messages.
 """
@@ -22,16 +22,22 @@ StrPath = str | os.PathLike[str]
 
 
 def temporary_name(target: Path, *, keep_suffix: bool = False) -> Path:
-    """A unique hidden name beside ``target``: ``.NAME.<16 hex>.tmp`` (then ``target.suffix`` if asked)."""
-    name = f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp"
-    return target.with_name(name + target.suffix if keep_suffix else name)
+    """A unique hidden name beside ``target``: ``.NAME.<16 hex>.tmp``, or with ``keep_suffix``
+    ``.STEM.<16 hex>.tmp.EXT`` (for writers that choose the format by extension).
+
+    :mod:`cvfilters.leftovers` removes stale files of exactly these patterns.
+    """
+    if keep_suffix:
+        return target.with_name(f".{target.stem[:100]}.{uuid.uuid4().hex[:16]}.tmp{target.suffix}")
+    return target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
 
 
 def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object) -> None:
     """Write ``data`` (bytes or any buffer, e.g. a uint8 array) to ``path`` atomically and durably.
 
     The temporary file is created with mode 0o666 less the umask (``mkstemp`` would
-    leave 0o600) and exclusively, so two writers never share one.
+    leave 0o600) and exclusively, so two writers never share one. On POSIX it is renamed
+    while still held open, so a concurrent run never takes it for a leftover.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -43,8 +49,12 @@ def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object) ->
             file.write(data)  # type: ignore[arg-type]
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, target)
-        created = False
+            if os.name == "posix":
+                os.replace(temporary, target)
+                created = False
+        if created:
+            os.replace(temporary, target)
+            created = False
         fsync_directory(target.parent)
     finally:
         if created:

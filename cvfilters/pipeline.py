@@ -22,8 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from . import atomic, registry
 from .backends import Counters
+from .depths import float32_to_int16, int16_to_float32
 from .errors import SpecError, UsageError
 from .execution import device_name, run_image, spec_of
 from .fusion import compile_steps
@@ -251,14 +254,18 @@ class Pipeline:
         Parameters
         ----------
         image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
-            uint8, uint16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
+            uint8, uint16, int16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
         backend : {"auto", "cpu", "opencl", "cuda"}
             Where to run; an unavailable backend named explicitly is an error.
 
         Returns
         -------
         (image, RunReport)
+            int16 arrays run as float32 0..1 and come back as int16 (:mod:`cvfilters.depths`).
         """
+        if isinstance(image, np.ndarray) and image.dtype == np.int16:
+            result, report = self.run(int16_to_float32(image), backend=backend)
+            return float32_to_int16(result), report  # type: ignore[return-value]  # int16 arrays are ndarrays
         plan = self.compile()
         out, be, counters = run_image(image, backend, lambda ctx, native: run_steps(ctx, native, plan))
         return out, RunReport(be.name, device_name(be), tuple(plan), counters)

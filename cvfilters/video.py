@@ -25,6 +25,7 @@ import numpy as np
 from . import atomic
 from .errors import ImageReadError, ImageWriteError, OutputExistsError
 from .pipeline import Pipeline
+from .quiet import quiet
 
 # OpenCV's built-in FFmpeg writer: a codec each container holds.
 FOURCC = {".mp4": "mp4v", ".mov": "mp4v", ".avi": "MJPG", ".mkv": "XVID"}
@@ -51,6 +52,16 @@ def ffmpeg_binary() -> str | None:
         return imageio_ffmpeg.get_ffmpeg_exe()
     except (ImportError, RuntimeError):
         return shutil.which("ffmpeg")
+
+
+def check_readable(source: str | os.PathLike[str]) -> None:
+    """Raise :class:`ImageReadError` naming ``source`` unless OpenCV opens it as a video."""
+    with quiet():  # FFmpeg prints its complaint ("moov atom not found") on descriptor 2
+        capture = cv2.VideoCapture(os.fspath(source))
+        opened = capture.isOpened()
+        capture.release()
+    if not opened:
+        raise ImageReadError(source, "cannot be opened as a video")
 
 
 def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str], pipeline: Pipeline, *,
@@ -80,7 +91,8 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
     fourcc = FOURCC.get(target.suffix.lower())
     if fourcc is None:
         raise ImageWriteError(target, f"cannot be written: no video container for {target.suffix!r}")
-    capture = cv2.VideoCapture(str(source))
+    with quiet():
+        capture = cv2.VideoCapture(str(source))
     if not capture.isOpened():
         raise ImageReadError(source, "cannot be opened as a video")
     fps = capture.get(cv2.CAP_PROP_FPS) or 25.0
