@@ -204,6 +204,8 @@ def info(
         return
     typer.echo(f"{flt.name} ({flt.category}, alpha: {flt.alpha})\n  {flt.summary}\n")
     typer.echo("\n".join("  " + line for line in flt.description.splitlines()))
+    if flt.identity:
+        typer.echo(f"\n  identity at its defaults: {flt.identity}")
     typer.echo("\nparameters:" if flt.params else "\nparameters: none")
     for param in data["params"]:
         allowed = (f"one of {', '.join(param['choices'])}" if "choices" in param else

@@ -41,6 +41,12 @@ class Filter:
     their 3 x 4 ``matrix`` (B, G, R order, on values normalised to 0..1) and warp
     kernels their source-coordinate ``maps`` (for the image spec and parameters), so
     pipelines can compose them instead of running them one by one (:mod:`cvfilters.fusion`).
+
+    ``identity`` says why a filter leaves an image unchanged at its defaults, for the
+    few that are identities by nature (``crop`` with no region, ``color_matrix`` with
+    the identity matrix); every other filter visibly changes a photo at its defaults
+    (tested over the registry). Those filters declare ``example`` values that show the
+    effect (the gallery uses them).
     """
 
     name: str
@@ -55,6 +61,7 @@ class Filter:
     table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None
     maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
     matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
+    identity: str = ""
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -117,6 +124,7 @@ class Filter:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""
         return {"name": self.name, "category": self.category, "summary": self.summary,
                 "alpha": self.alpha, "description": self.description,
+                **({"identity": self.identity} if self.identity else {}),
                 "params": [p.describe() for p in self.params]}
 
 
@@ -129,7 +137,7 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
              table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
-             replace: bool = False) -> Callable[[FilterFn], Filter]:
+             identity: str = "", replace: bool = False) -> Callable[[FilterFn], Filter]:
     """Register a filter function; used as a decorator.
 
     Parameters
@@ -161,6 +169,9 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
     matrix : callable, optional
         For colour-matrix point operations: ``matrix(params, spec)`` returns the 3 x 4
         affine matrix on B, G, R values normalised to 0..1.
+    identity : str
+        For filters that are identities by nature at their defaults: why (shown by
+        ``cvfilters info``). Their parameters declare ``example`` values that show the effect.
     replace : bool
         Allow replacing an existing filter of the same name.
 
@@ -182,7 +193,7 @@ def register(name: str | None = None, *, category: str, summary: str, params: It
         _validate_declaration(filter_name, category, alpha, replace)
         doc = inspect.cleandoc(fn.__doc__ or summary)
         flt = Filter(filter_name, category, summary, tuple(params), fn, alpha, doc, check, output_spec, table, maps,
-                     matrix)
+                     matrix, identity)
         _REGISTRY[filter_name] = flt
         return flt
 

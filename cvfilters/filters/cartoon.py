@@ -289,6 +289,20 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
 # Added to both sides of the dodge ratio: flat areas stay exactly white, and the ratio
 # amplifies float32 rounding differences between devices at most 64 times.
 DODGE_EPSILON = 1.0 / 64
+def stronger_lines(drawn: np.ndarray, strength: float) -> np.ndarray:
+    """An 8-bit BGR pencil drawing whose luma ``Y`` becomes ``clip(1 - strength (1 - Y))``, hue kept.
+
+    Every channel is scaled by the same factor, so the paper stays white and the lines
+    darken without the colours sinking to black (a per-channel curve would darken a
+    saturated stroke's weak channels to 0).
+    """
+    colour = drawn.astype(np.float32) / np.float32(255.0)
+    y = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY)
+    target = np.clip(1.0 - strength * (1.0 - y), 0.0, 1.0)
+    gain = np.divide(target, y, out=np.zeros_like(y), where=y > 1e-6)
+    return np.rint(np.clip(colour * gain[..., None], 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
 @register(
     category="cartoon",
     summary="Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host).",
@@ -302,16 +316,18 @@ DODGE_EPSILON = 1.0 / 64
               help="color: pencilSketch's spatial extent of the smoothing"),
         Param("sigma_r", "float", 0.07, min=0.01, max=1.0, unit="fraction of full scale",
               help="color: pencilSketch's range sigma; larger = fewer, bolder strokes"),
-        Param("strength", "float", 1.5, min=0.1, max=5.0,
-              help="line darkness: out = 1 - strength (1 - sketch); 1 = as drawn, > 1 darker lines"),
+        Param("strength", "float", None, min=0.1, max=5.0,
+              help="line darkness: out = 1 - strength (1 - sketch); 1 = as drawn, > 1 darker lines; "
+                   "automatic: 1.5 for gray, 1 for color (cv2.pencilSketch as drawn: its colour drawing "
+                   "is already dark, 1.5 sinks it towards black)"),
         Param("shading", "float", 0.2, min=0.0, max=1.0,
               help="how much of the original tone shades the paper (gray: multiplies by "
                    "1 - shading + shading * luminance; color: pencilSketch's shade_factor = 0.1 shading)"),
     ],
 )
 @with_note("mode=color: " + EIGHT_BIT_NOTE)
-def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, sigma_r: float, strength: float,
-           shading: float) -> Any:
+def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, sigma_r: float,
+           strength: float | None, shading: float) -> Any:
     """Pencil drawing.
 
     - ``gray`` (device, float32): with ``Y`` the luminance, the colour dodge of ``Y``
@@ -321,16 +337,18 @@ def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, si
       ``out = clip(1 - strength (1 - D)) * (1 - shading + shading Y)``, copied into every
       channel.
     - ``color`` (host): ``cv2.pencilSketch(src, sigma_s, sigma_r, 0.1 shading)``'s colour
-      result, then the same ``strength`` curve per channel.
+      result ``P``, whose luma ``Y`` (BT.601) takes the same ``strength`` curve while the
+      colour is kept: ``out = P * clip(1 - strength (1 - Y)) / Y`` (``P`` itself at 1).
 
     Alpha passes through.
     """
     be = ctx.be
+    if strength is None:
+        strength = 1.0 if mode == "color" else 1.5
     if mode == "color":
         def pencil(bgr: np.ndarray) -> np.ndarray:
             _, drawn = cv2.pencilSketch(bgr, sigma_s=sigma_s, sigma_r=sigma_r, shade_factor=0.1 * shading)
-            darker = drawn.astype(np.float32) * strength + 255.0 * (1.0 - strength)
-            return np.rint(np.clip(darker, 0.0, 255.0)).astype(np.uint8)
+            return drawn if strength == 1.0 else stronger_lines(drawn, strength)
 
         return on_host_8bit_bgr(ctx, img, pencil, "sketch (pencilSketch on host)")
     gray = luma(ctx, to_float(ctx, img))
