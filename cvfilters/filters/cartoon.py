@@ -190,8 +190,12 @@ def cartoon_edges(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: 
 
 
 def smooth_colour(ctx: Context, colour: Any, *, passes: int, scale: float, diameter: int, sigma_color: float,
-                  sigma_space: float) -> Any:
-    """Repeated bilateral filtering of a float32 0..1 image at a reduced scale, resized back."""
+                  sigma_space: float, full: float = 1.0) -> Any:
+    """Repeated bilateral filtering at a reduced scale, resized back.
+
+    ``colour`` is float32 0..1 (``full=1``) or uint8 (``full=255``); ``sigma_color`` is
+    in 8-bit levels either way.
+    """
     be, spec = ctx.be, ctx.spec
     if passes == 0:
         return colour
@@ -199,7 +203,7 @@ def smooth_colour(ctx: Context, colour: Any, *, passes: int, scale: float, diame
     reduced = small_size != spec.size
     work = be.resize(colour, small_size, cv2.INTER_AREA) if reduced else colour
     for _ in range(passes):
-        work = be.bilateral(work, diameter, sigma_color / 255.0, sigma_space, cv2.BORDER_REPLICATE)
+        work = be.bilateral(work, diameter, sigma_color * full / 255.0, sigma_space, cv2.BORDER_REPLICATE)
     return be.resize(work, spec.size, cv2.INTER_LINEAR) if reduced else work
 
 
@@ -259,10 +263,17 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
       upload; see ``quantize``), ``posterize`` to ``levels`` values per channel
       (``round(c (levels - 1)) / (levels - 1)``, device), or ``none``.
 
-    The luminance for the outlines is 8-bit (uint16 and float32 are converted); the
-    colour path is float32, and the result has the input dtype. Alpha passes through.
+    The luminance for the outlines is 8-bit (uint16 and float32 are converted). The
+    colour path of uint8 images without k-means is uint8 throughout (the classic
+    recipe's arithmetic and speed: ``cv2.bilateralFilter`` on 8-bit values, posterize
+    as a lookup table, outlines as a 0/1 multiply); otherwise it is float32. The result
+    has the input dtype. Alpha passes through.
     """
     be, spec = ctx.be, ctx.spec
+    if spec.dtype == np.uint8 and quantize != "kmeans":
+        return _cartoon_8bit(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
+                             thickness=thickness, passes=passes, scale=scale, diameter=diameter,
+                             sigma_color=sigma_color, sigma_space=sigma_space, quantize=quantize, levels=levels)
     colour = smooth_colour(ctx, to_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
                            sigma_color=sigma_color, sigma_space=sigma_space)
     if quantize == "kmeans":
@@ -281,6 +292,29 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
         keep = be.convert(mask, np.float32, -1.0, 1.0)
         colour = be.multiply(colour, to_channels(ctx, keep))
     return from_float(ctx, colour)
+
+
+def posterize_table(levels: int) -> np.ndarray:
+    """uint8 table of ``round(c (levels - 1)) / (levels - 1)`` on 8-bit values (ties to even, as ``convert``)."""
+    steps = np.rint(np.arange(256, dtype=np.float64) * (levels - 1) / 255.0)
+    return np.rint(steps * 255.0 / (levels - 1)).astype(np.uint8)
+
+
+def _cartoon_8bit(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, sensitivity: float,
+                  thickness: int, passes: int, scale: float, diameter: int, sigma_color: float,
+                  sigma_space: float, quantize: str, levels: int) -> Any:
+    """:func:`cartoon` on a uint8 image without k-means, every colour step in uint8."""
+    be = ctx.be
+    colour = smooth_colour(ctx, img, passes=passes, scale=scale, diameter=diameter, sigma_color=sigma_color,
+                           sigma_space=sigma_space, full=255.0)
+    if quantize == "posterize":
+        colour = be.lut(colour, posterize_table(levels))
+    if edges != "none":
+        mask = cartoon_edges(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
+                             thickness=thickness)
+        keep = be.convert(mask, np.uint8, -1.0, 1.0)
+        colour = be.multiply(colour, to_channels(ctx, keep))
+    return colour
 
 
 # ---------------------------------------------------------------------------------------
