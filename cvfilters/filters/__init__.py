@@ -9,12 +9,15 @@ from . import (
     cube,
     distort,
     feather,
+    geometry,
     histogram,
+    looks,
     morphology,
+    photo,
     stylize,
     tone,
     warp,
 )
 
-__all__ = ["blend", "blur", "cartoon", "color", "convolve", "cube", "distort", "feather", "histogram", "morphology",
-           "stylize", "tone", "warp"]
+__all__ = ["blend", "blur", "cartoon", "color", "convolve", "cube", "distort", "feather", "geometry", "histogram",
+           "looks", "morphology", "photo", "stylize", "tone", "warp"]
