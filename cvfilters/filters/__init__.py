@@ -11,6 +11,7 @@ from . import (
     feather,
     geometry,
     histogram,
+    learned,
     looks,
     morphology,
     photo,
@@ -20,4 +21,4 @@ from . import (
 )
 
 __all__ = ["blend", "blur", "cartoon", "color", "convolve", "cube", "distort", "feather", "geometry", "histogram",
-           "looks", "morphology", "photo", "stylize", "tone", "warp"]
+           "learned", "looks", "morphology", "photo", "stylize", "tone", "warp"]
