@@ -59,6 +59,13 @@ def test_chroma_key_turns_the_key_transparent_and_adds_alpha(channels: int) -> N
         assert np.all(out[..., 3] <= image[..., 3])
 
 
+def test_chroma_key_example_keys_out_the_astronaut_suit() -> None:
+    # The gallery's tile. Should the colour parameter's order change (BGR -> RGB), this fails: flip the example.
+    example = cvf.get_filter("chroma_key").param("color").example
+    out = cvf.apply(photo(64, 64, 3, np.uint8), "chroma_key", color=example, backend="cpu")
+    assert 0.1 < (out[..., 3] == 0).mean() < 0.6
+
+
 def test_chroma_key_alpha_follows_the_chroma_distance() -> None:
     bgr = np.random.default_rng(1).random((20, 30, 3))
     bgr[:5] = [0.1, 0.9, 0.15]  # a green screen

@@ -159,7 +159,9 @@ def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
     category="feather",
     summary="Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha.",
     params=[
+        # The example keys out the astronaut's orange suit in the gallery (in the colour parameter's order).
         Param("color", "color", (0.0, 1.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
+              example=(0.16, 0.35, 0.9),
               help="the key colour (green screen by default); [B,G,R] fractions like every colour parameter"),
         Param("tolerance", "float", 0.15, min=0.0, max=1.5,
               help="chroma distance (BT.601 Cb, Cr) within which pixels become fully transparent"),
