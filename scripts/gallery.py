@@ -6,8 +6,9 @@ Usage::
     python scripts/gallery.py -o out.jpg --tile 200 --columns 6 --backend opencl
 
 Each filter runs on ``fixtures/astronaut.png`` (resized to ``--work`` pixels on its
-longer side, default twice the tile) with its default parameters and every declared parameter ``example`` (required
-parameters have one; so do the filters that are identities at their defaults), is shrunk to a ``--tile`` pixel square and labelled with
+longer side, default twice the tile) with its default parameters and every declared
+parameter ``example`` (required parameters have one; so do the filters that are
+identities at their defaults), is shrunk to a ``--tile`` pixel square and labelled with
 its name. Tiles are ordered as ``cvfilters list`` orders filters (category, then name).
 A filter that fails gets a red tile with the error and the script exits with 1.
 
