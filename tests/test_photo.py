@@ -153,3 +153,21 @@ def test_denoise_removes_noise_at_every_depth(dtype: type) -> None:
     before = image.astype(np.float64) / full_scale(dtype)
     assert out.std() < before.std() / 3
     assert abs(out.mean() - before.mean()) < 2 / 255
+
+
+# ---------------------------------------------------------------- where they run
+HOST_ONLY = {
+    "white_balance": "white_balance (xphoto on host)", "temperature_tint": "temperature_tint (linear light on host)",
+    "vibrance": "vibrance (on host)", "highlights_shadows": "highlights_shadows (on host)",
+    "denoise": "denoise (non-local means on host)", "chroma_key": "chroma_key (on host)",
+    "hex_pixellate": "hex_pixellate (on host)",
+}
+
+
+@pytest.mark.parametrize("name", [*HOST_ONLY, "bloom", "grain", "crystallize", "pointillize", "resize", "crop", "pad"])
+def test_host_work_is_counted_and_device_filters_stay_on_the_device(device_backend: str, name: str) -> None:
+    from cvfilters.pipeline import Pipeline
+
+    _, report = Pipeline.parse(name).run(photo(32, 40, 3, np.uint8), backend=device_backend)
+    expected = {HOST_ONLY[name]: 1} if name in HOST_ONLY else {}
+    assert dict(report.counters.fallbacks) == expected

@@ -77,7 +77,8 @@ def grain_field(height: int, width: int, channels: int, size: float, seed: int, 
     noise = rng.standard_normal((height, width, planes)).astype(np.float32)
     if size > 0:
         ksize = 2 * round(3 * size) + 1
-        noise = cv2.GaussianBlur(noise, (ksize, ksize), size, borderType=cv2.BORDER_REFLECT_101).reshape(noise.shape)
+        blurred = cv2.GaussianBlur(noise, (ksize, ksize), size, borderType=cv2.BORDER_REFLECT_101)
+        noise = np.asarray(blurred, dtype=np.float32).reshape(noise.shape)
     spread = float(noise.std())
     noise = noise / spread if spread > 0 else noise
     if channels == 1:
@@ -137,7 +138,7 @@ def smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
     return t * t * (3.0 - 2.0 * t)
 
 
-def key_out(bgr: np.ndarray, key: tuple[float, float, float], tolerance: float, softness: float,
+def key_out(bgr: np.ndarray, key: tuple[float, ...], tolerance: float, softness: float,
             spill: float) -> tuple[np.ndarray, np.ndarray]:
     """``(colour, alpha)`` of :func:`chroma_key` for float BGR values 0..1."""
     y, cb, cr = chroma(bgr)

@@ -69,15 +69,12 @@ def _balance(bgr: np.ndarray, method: str, saturation: float | None, percent: fl
         out = wb.balanceWhite(values)
         return out if bgr.dtype == np.uint8 else from_unit(out.astype(np.float64), bgr.dtype)
     values = bgr if bgr.dtype == np.uint8 else to_uint16(bgr)
-    if method == "grayworld":
-        wb = xphoto.createGrayworldWB()
-    else:
-        wb = xphoto.createLearningBasedWB()
-        if values.dtype == np.uint16:
-            wb.setRangeMaxVal(65535)
+    estimator: Any = xphoto.createGrayworldWB() if method == "grayworld" else xphoto.createLearningBasedWB()
+    if method == "learning" and values.dtype == np.uint16:
+        estimator.setRangeMaxVal(65535)
     if saturation is not None:
-        wb.setSaturationThreshold(saturation)
-    out = wb.balanceWhite(values)
+        estimator.setSaturationThreshold(saturation)
+    out = estimator.balanceWhite(values)
     return out if out.dtype == bgr.dtype else from_unit(to_unit(out), bgr.dtype)
 
 
