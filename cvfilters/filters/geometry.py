@@ -30,7 +30,10 @@ RESIZE_INTERPOLATIONS: dict[str, int] = {
     "nearest": cv2.INTER_NEAREST_EXACT,
 }
 MAX_SIDE = 32768
-LARGE_SIDE = 16384
+# Above these, --allow-large (Python: cvfilters.allow_large()) is needed: a typo such as width=40000 for
+# 4000 would otherwise allocate gigabytes.
+LARGE_SIDE = 8192
+LARGE_PAD = 1024
 
 
 # ------------------------------------------------------------------ resize
@@ -171,7 +174,7 @@ def _pad_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 
 def _pad_param(name: str) -> Param:
-    return Param(name, "int", 0, min=0, max=MAX_SIDE, large=LARGE_SIDE, unit="px", example=16,
+    return Param(name, "int", 0, min=0, max=MAX_SIDE, large=LARGE_PAD, unit="px", example=16,
                  help=f"pixels added at the {name}")
 
 
