@@ -223,9 +223,6 @@ def test_cartoon_uint8_colour_is_the_recipe_and_agrees_with_the_float_path() -> 
     # independent of cv2's 8-bit bilateral: the float32 path of the same recipe, within a level on average
     as_float = cvf.apply(image.astype(np.float32) / 255, "cartoon", **RECIPE, backend="cpu")
     assert np.abs(as_float * 255 - out)[kept].mean() < 1.0
-    posterized = cvf.apply(image, "cartoon", **{**RECIPE, "quantize": "posterize", "levels": 4}, backend="cpu")
-    expected = np.rint(np.rint(colour.astype(np.float64) * 3 / 255) * 255 / 3)
-    np.testing.assert_array_equal(posterized[kept], expected[kept])
 
 
 @pytest.mark.parametrize("sensitivity", [0.3, 1.0])

@@ -263,17 +263,18 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
       upload; see ``quantize``), ``posterize`` to ``levels`` values per channel
       (``round(c (levels - 1)) / (levels - 1)``, device), or ``none``.
 
-    The luminance for the outlines is 8-bit (uint16 and float32 are converted). The
-    colour path of uint8 images without k-means is uint8 throughout (the classic
-    recipe's arithmetic and speed: ``cv2.bilateralFilter`` on 8-bit values, posterize
-    as a lookup table, outlines as a 0/1 multiply); otherwise it is float32. The result
-    has the input dtype. Alpha passes through.
+    The luminance for the outlines is 8-bit (uint16 and float32 are converted). With
+    ``quantize=none`` (the classic recipe) the colour path of uint8 images is uint8
+    throughout, at the recipe's speed: ``cv2.bilateralFilter`` on 8-bit values and the
+    outlines as a 0/1 multiply. Otherwise it is float32, so a quantizer's bucket edges
+    do not move with 8-bit rounding (which differs by a level between backends'
+    resizes). The result has the input dtype. Alpha passes through.
     """
     be, spec = ctx.be, ctx.spec
-    if spec.dtype == np.uint8 and quantize != "kmeans":
+    if spec.dtype == np.uint8 and quantize == "none":
         return _cartoon_8bit(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
                              thickness=thickness, passes=passes, scale=scale, diameter=diameter,
-                             sigma_color=sigma_color, sigma_space=sigma_space, quantize=quantize, levels=levels)
+                             sigma_color=sigma_color, sigma_space=sigma_space)
     colour = smooth_colour(ctx, to_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
                            sigma_color=sigma_color, sigma_space=sigma_space)
     if quantize == "kmeans":
@@ -294,21 +295,13 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
     return from_float(ctx, colour)
 
 
-def posterize_table(levels: int) -> np.ndarray:
-    """uint8 table of ``round(c (levels - 1)) / (levels - 1)`` on 8-bit values (ties to even, as ``convert``)."""
-    steps = np.rint(np.arange(256, dtype=np.float64) * (levels - 1) / 255.0)
-    return np.rint(steps * 255.0 / (levels - 1)).astype(np.uint8)
-
-
 def _cartoon_8bit(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, sensitivity: float,
                   thickness: int, passes: int, scale: float, diameter: int, sigma_color: float,
-                  sigma_space: float, quantize: str, levels: int) -> Any:
-    """:func:`cartoon` on a uint8 image without k-means, every colour step in uint8."""
+                  sigma_space: float) -> Any:
+    """:func:`cartoon` on a uint8 image without quantizing (the classic recipe), every colour step in uint8."""
     be = ctx.be
     colour = smooth_colour(ctx, img, passes=passes, scale=scale, diameter=diameter, sigma_color=sigma_color,
                            sigma_space=sigma_space, full=255.0)
-    if quantize == "posterize":
-        colour = be.lut(colour, posterize_table(levels))
     if edges != "none":
         mask = cartoon_edges(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
                              thickness=thickness)
