@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import ndimage
 from skimage.transform import resize as sk_resize
 
 import cvfilters as cvf
@@ -119,3 +120,12 @@ def test_geometry_steps_chain_their_sizes(backend: str) -> None:
     expected = np.pad(image[2:22, 4:24], ((2, 2), (2, 2), (0, 0)), mode="edge").repeat(2, 0).repeat(2, 1)
     np.testing.assert_allclose(out, expected, atol=1e-6)
     assert full_scale(out.dtype) == 1.0
+
+
+def test_steps_after_a_crop_see_its_own_edges(backend: str) -> None:
+    image = photo(30, 40, 3, np.float32)
+    out = Pipeline.parse("crop:x=10,y=8,width=16,height=12 | gaussian_blur:sigma=2,border=replicate")(
+        image, backend=backend)
+    expected = ndimage.gaussian_filter(image[8:20, 10:26].astype(np.float64), (2, 2, 0), mode="nearest",
+                                       truncate=4.0)
+    np.testing.assert_allclose(out, expected, atol=1e-4)

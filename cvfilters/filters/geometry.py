@@ -34,6 +34,7 @@ MAX_SIDE = 32768
 # 4000 would otherwise allocate gigabytes.
 LARGE_SIDE = 8192
 LARGE_PAD = 1024
+MAX_PAD = 4096
 
 
 # ------------------------------------------------------------------ resize
@@ -161,10 +162,15 @@ def crop(ctx: Context, img: Any, *, x: int, y: int, width: int, height: int) -> 
     """``out = in[y : y + height, x : x + width]``, every channel, exact.
 
     The region is clipped to the image (ImageMagick's ``-crop`` does the same); a
-    region that starts outside the image is an error naming ``x`` or ``y``.
+    region that starts outside the image is an error naming ``x`` or ``y``. The result
+    is a copy, so the border rules of later steps see its own edges.
     """
     box = crop_box({"x": x, "y": y, "width": width, "height": height}, ctx.spec)
-    return img if box == (0, 0, *ctx.spec.size) else ctx.be.crop(img, *box)
+    if box == (0, 0, *ctx.spec.size):
+        return img
+    # A device region (UMat, GpuMat) shares its parent: later border rules would read the parent's
+    # pixels beyond the region. A same-type convert copies it into an image of its own.
+    return ctx.be.convert(ctx.be.crop(img, *box), ctx.spec.dtype)
 
 
 # ------------------------------------------------------------------ pad
@@ -174,7 +180,7 @@ def _pad_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 
 def _pad_param(name: str) -> Param:
-    return Param(name, "int", 0, min=0, max=MAX_SIDE, large=LARGE_PAD, unit="px", example=16,
+    return Param(name, "int", 0, min=0, max=MAX_PAD, large=LARGE_PAD, unit="px", example=16,
                  help=f"pixels added at the {name}")
 
 
