@@ -104,8 +104,9 @@ def test_pad_constant_fill_per_channel(backend: str, channels: int) -> None:
     out = cvf.apply(image, "pad", top=1, left=2, fill=[0.2, 0.4, 1.0], backend=backend)
     widths = ((1, 0), (2, 0)) + (((0, 0),) if channels > 1 else ())
     inside = np.pad(np.ones(image.shape[:2], bool), ((1, 0), (2, 0)))
-    expected_fill = {1: [round(255 * (0.114 * 0.2 + 0.587 * 0.4 + 0.299 * 1.0))], 3: [51, 102, 255],
-                     4: [51, 102, 255, 255]}[channels]
+    # fill is R, G, B: the image's B, G, R are 255, 102, 51
+    expected_fill = {1: [round(255 * (0.114 * 1.0 + 0.587 * 0.4 + 0.299 * 0.2))], 3: [255, 102, 51],
+                     4: [255, 102, 51, 255]}[channels]
     np.testing.assert_array_equal(out[inside].reshape(image.shape), image)
     assert (out[~inside].reshape(-1, channels) == expected_fill).all()
     assert out.shape == np.pad(image, widths).shape

@@ -60,7 +60,7 @@ def test_chroma_key_turns_the_key_transparent_and_adds_alpha(channels: int) -> N
 
 
 def test_chroma_key_example_keys_out_the_astronaut_suit() -> None:
-    # The gallery's tile. Should the colour parameter's order change (BGR -> RGB), this fails: flip the example.
+    # The gallery's tile: the example (R, G, B) is the suit's orange.
     example = cvf.get_filter("chroma_key").param("color").example
     out = cvf.apply(photo(64, 64, 3, np.uint8), "chroma_key", color=example, backend="cpu")
     assert 0.1 < (out[..., 3] == 0).mean() < 0.6
@@ -114,14 +114,14 @@ def test_crystallize_copies_each_cell_points_colour(backend: str, channels: int)
 
 def test_pointillize_draws_dots_on_the_paper(backend: str) -> None:
     image = photo(30, 40, 3, np.uint8)
-    out = cvf.apply(image, "pointillize", radius=8.0, dot=0.4, fill=[0.0, 0.0, 1.0], seed=5, backend=backend)
+    out = cvf.apply(image, "pointillize", radius=8.0, dot=0.4, fill="blue", seed=5, backend=backend)
     points = cell_points(40, 30, 8.0, 5)
     labels = brute_force_labels(40, 30, points)
     y, x = np.mgrid[0:30, 0:40]
     inside = (x - points[labels, 0]) ** 2 + (y - points[labels, 1]) ** 2 <= (0.4 * 8.0) ** 2
     spots = points.astype(int)[labels]
     np.testing.assert_array_equal(out[inside], image[spots[..., 1], spots[..., 0]][inside])
-    assert np.all(out[~inside] == [0, 0, 255])
+    assert np.all(out[~inside] == [255, 0, 0])  # BGR
 
 
 # ---------------------------------------------------------------- hexagons

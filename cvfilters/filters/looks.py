@@ -160,10 +160,10 @@ def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
     category="feather",
     summary="Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha.",
     params=[
-        # The example keys out the astronaut's orange suit in the gallery (in the colour parameter's order).
+        # The example keys out the astronaut's orange suit in the gallery.
         Param("color", "color", (0.0, 1.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
-              example=(0.16, 0.35, 0.9),
-              help="the key colour (green screen by default); [B,G,R] fractions like every colour parameter"),
+              example=(0.9, 0.35, 0.16),
+              help="the key colour (green screen by default): a CSS name, #rrggbb, rgb(...) or [r,g,b] fractions"),
         Param("tolerance", "float", 0.15, min=0.0, max=1.5,
               help="chroma distance (BT.601 Cb, Cr) within which pixels become fully transparent"),
         Param("softness", "float", 0.1, min=0.0, max=1.5,
