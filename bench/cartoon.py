@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import SIZES, test_image  # noqa: E402
-from ops import CARTOON_MATCHED, raw_cartoon  # noqa: E402
+from common import SIZES, test_image
+from ops import CARTOON_MATCHED, raw_cartoon
 
-import cvfilters as cvf  # noqa: E402
+import cvfilters as cvf
 
 TARGET = 1.15
 

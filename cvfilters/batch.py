@@ -158,7 +158,7 @@ def _is_media(path: Path) -> bool:
 
 def _glob_base(pattern: str) -> Path:
     parts = Path(pattern).parts
-    fixed = [p for p in parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))]]
+    fixed = list(parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))])
     return Path(*fixed) if fixed else Path(".")
 
 

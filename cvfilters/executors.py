@@ -21,8 +21,6 @@ import cv2
 
 from .errors import UsageError
 
-SCHEDULER_ENV = "CVFILTERS_SCHEDULER"
-
 
 def device_ids(spec: str, backend: str) -> list[int]:
     """Resolve ``--devices all|0,1,...`` for the cuda or opencl backend into device indices.
@@ -78,11 +76,11 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
     fork from a forkserver.
     """
     if devices:
-        context = multiprocessing.get_context("spawn")
-        queue = context.Manager().Queue()
+        spawn = multiprocessing.get_context("spawn")
+        queue = spawn.Manager().Queue()
         for device in devices:
             queue.put(device)
-        return ProcessPoolExecutor(len(devices), mp_context=context, initializer=_init_worker,
+        return ProcessPoolExecutor(len(devices), mp_context=spawn, initializer=_init_worker,
                                    initargs=(queue, backend))
     # A forkserver: workers fork from a clean process that imported cvfilters once. Forking
     # this process instead deadlocks once OpenCV's own thread pool has started here (any

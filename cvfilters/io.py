@@ -27,17 +27,20 @@ import contextlib
 import os
 import stat
 import threading
-import uuid
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from . import atomic
+from .context import SUPPORTED_DTYPES
 from .errors import (
     EmptyFileError,
     FileMissingError,
@@ -53,6 +56,7 @@ from .errors import (
     UnsupportedDepthError,
     UsageError,
 )
+from .pixels import full_scale
 from .quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
@@ -65,7 +69,6 @@ _StrPath = str | os.PathLike[str]
 _ENV = "CVFILTERS_MAX_PIXELS"
 _JPEG = frozenset({".jpg", ".jpeg", ".jpe"})
 _U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
-_FULL_SCALE = {_U8: 255.0, _U16: 65535.0, _F32: 1.0}  # floating point images are 0..1
 _DEPTHS = {  # the dtypes each output format holds; the first is the fallback
     **dict.fromkeys([*_JPEG, ".webp", ".bmp", ".gif", ".avif", ".pbm"], (_U8,)),
     **dict.fromkeys([".png", ".ppm", ".pgm", ".pnm", ".jp2"], (_U8, _U16)),
@@ -87,8 +90,9 @@ _QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRI
 _PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
 _PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
 _EXIF_HEADER = b"Exif\0\0"
+_BYTE_ORDERS: dict[bytes, Literal["little", "big"]] = {b"II": "little", b"MM": "big"}  # TIFF/EXIF byte order marks
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
-_UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
+_UPRIGHT: dict[int, Callable[[np.ndarray], np.ndarray]] = {  # EXIF orientation -> what makes the stored pixels upright
     2: lambda a: cv2.flip(a, 1),
     3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
     4: lambda a: cv2.flip(a, 0),
@@ -131,13 +135,15 @@ def max_pixels_limit(max_pixels: int | None = None) -> int:
     UsageError
         The value is not a positive integer.
     """
-    source, value = "max_pixels", max_pixels
+    source: str = "max_pixels"
+    value: object = max_pixels
     if max_pixels is None:
-        source, value = _ENV, os.environ.get(_ENV, "").strip()
-        if not value:
+        source, text = _ENV, os.environ.get(_ENV, "").strip()
+        if not text:
             return DEFAULT_MAX_PIXELS
+        value = text
         with contextlib.suppress(ValueError):
-            max_pixels = int(value)
+            max_pixels = int(text)
     if isinstance(max_pixels, bool) or not isinstance(max_pixels, int) or max_pixels < 1:
         raise UsageError(f"{source} must be a positive integer, got {value!r}")
     return max_pixels
@@ -213,7 +219,7 @@ def read_with_metadata(path: _StrPath, *, max_pixels: int | None = None) -> tupl
     _check_pixels(path, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
     if image.dtype == np.float64:
         image = image.astype(np.float32)
-    elif image.dtype not in _FULL_SCALE:
+    elif image.dtype not in SUPPORTED_DTYPES:
         raise UnsupportedDepthError(path, f"pixel depth {image.dtype} is not supported (uint8, uint16, float32)")
     orientation, exif = _reset_orientation(chunks.get(cv2.IMAGE_METADATA_EXIF, b"").removeprefix(_EXIF_HEADER))
     if orientation in _UPRIGHT:
@@ -306,7 +312,7 @@ def write(
     if not ok:
         reason = "; ".join(printed) or "OpenCV refused the image"
         raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
-    _atomic_write(path, encoded)
+    write_bytes(path, encoded)
     return Path(path)
 
 
@@ -400,7 +406,7 @@ def _undecodable(path: _StrPath, data: bytes, printed: list[str]) -> ImageReadEr
 def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
     """The EXIF Orientation, and the block with it set to 1 in place (every other byte,
     maker notes with absolute offsets included, stays); (1, exif) without a valid tag."""
-    order = {b"II": "little", b"MM": "big"}.get(exif[:2])
+    order = _BYTE_ORDERS.get(exif[:2])
     if order is None or len(exif) < 8:
         return 1, exif
     ifd = int.from_bytes(exif[4:8], order)
@@ -421,7 +427,7 @@ def _output_format(path: _StrPath) -> str:
 
 def _stored_dtype(path: _StrPath, ext: str, dtype: np.dtype) -> np.dtype:
     dtype = _F32 if dtype == np.float64 else dtype
-    if dtype not in _FULL_SCALE:
+    if dtype not in SUPPORTED_DTYPES:
         raise UnsupportedDepthError(path, f"cannot write pixel depth {dtype} (uint8, uint16, float32)")
     allowed = _DEPTHS[ext]
     if dtype in allowed:
@@ -459,7 +465,7 @@ def _storable(path: _StrPath, ext: str, image: np.ndarray) -> np.ndarray:
     if image.dtype == np.float64:
         image = image.astype(np.float32)
     if image.dtype != dtype:
-        src, dst = _FULL_SCALE[image.dtype], _FULL_SCALE[dtype]
+        src, dst = full_scale(image.dtype), full_scale(dtype)
         warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} (0..{src:g} scaled "
                       f"to 0..{dst:g})", DepthConversionWarning, stacklevel=3)
         scaled = image.astype(np.float32) * np.float32(dst / src)
@@ -491,43 +497,12 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
     return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]
 
 
-def _atomic_write(path: _StrPath, data: np.ndarray) -> None:
-    """Write to a unique temporary file beside the target, fsync, rename, fsync the folder.
+def write_bytes(path: _StrPath, data: bytes | np.ndarray) -> None:
+    """Write encoded bytes to ``path`` atomically (:func:`cvfilters.atomic.write_bytes`).
 
-    The temporary file is removed on failure. Created with mode 0o666 less the umask,
-    where ``mkstemp`` would leave 0o600. The folder's fsync makes the rename itself
-    durable, so after a power loss the target is the old file or the new one.
+    A failure is one :class:`ImageWriteError` naming the file. Images and plots are written so.
     """
-    target = Path(path)
-    temporary = target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
-    created = False
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        created = True
-        with open(descriptor, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-        created = False
-        _fsync_directory(target.parent)
+        atomic.write_bytes(path, data)
     except OSError as exc:
         raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
-    finally:
-        if created:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:  # platforms without directory handles (Windows): the rename is as durable as it gets
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)

@@ -244,8 +244,7 @@ class Param:
         items = self._sequence(value, filter_name)
         if len(items) != 2:
             raise self._fail(filter_name, value, "must have 2 numbers [x, y]")
-        point = tuple(self._element(v, filter_name) for v in items)
-        return point  # type: ignore[return-value]
+        return (self._element(items[0], filter_name), self._element(items[1], filter_name))
 
     def _coerce_color(self, value: Any, filter_name: str) -> tuple[float, ...]:
         """A colour as fractions of full scale in RGB(A) order (:data:`COLOR_SYNTAX`); filters convert to BGR."""

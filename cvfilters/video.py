@@ -22,6 +22,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from . import atomic
 from .errors import ImageReadError, ImageWriteError, OutputExistsError
 from .pipeline import Pipeline
 
@@ -88,16 +89,12 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
     stop = total if stop is None else min(stop, total)
     if start:
         capture.set(cv2.CAP_PROP_POS_FRAMES, start)
-    temporary = target.with_name(f".{target.stem[:100]}.{uuid.uuid4().hex[:16]}.tmp{target.suffix}")
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        written = _filter_frames(capture, temporary, fourcc, fps, pipeline, backend, stop - start, progress)
-        audio = _copy_audio(source, temporary, start / fps if start else 0.0)
-        os.replace(temporary, target)
+        with atomic.replacing(target, keep_suffix=True) as temporary:
+            written = _filter_frames(capture, temporary, fourcc, fps, pipeline, backend, stop - start, progress)
+            audio = _copy_audio(source, temporary, start / fps if start else 0.0)
     finally:
         capture.release()
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
     return VideoResult(written, fps, audio)
 
 
@@ -113,7 +110,7 @@ def _filter_frames(capture: cv2.VideoCapture, temporary: Path, fourcc: str, fps:
             out = pipeline(frame, backend=backend)
             if writer is None:
                 size = (frame.shape[1], frame.shape[0])
-                writer = cv2.VideoWriter(str(temporary), cv2.VideoWriter_fourcc(*fourcc), fps, size)
+                writer = cv2.VideoWriter(str(temporary), cv2.VideoWriter.fourcc(*fourcc), fps, size)
                 if not writer.isOpened():
                     raise ImageWriteError(temporary, f"cannot be written: OpenCV has no {fourcc} encoder")
             if out.shape != frame.shape:

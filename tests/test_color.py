@@ -20,6 +20,7 @@ from cvfilters import registry
 from cvfilters.context import ImageSpec
 from cvfilters.errors import ParameterError
 from cvfilters.filters import cube as cube_module
+from cvfilters.filters import lut_device
 from cvfilters.filters.color import SEPIA_RGB, color_kernel, color_matrix_of, point_op_of
 from cvfilters.params import Param
 from cvfilters.pipeline import Pipeline
@@ -469,7 +470,7 @@ def test_cube_domain_shaper_and_gray(backend: str, tmp_path) -> None:
 
 def test_big_cube_runs_on_the_host_counted(backend: str, tmp_path, monkeypatch) -> None:
     # Cubes above MAX_REMAP_NODES (128) a side run in numpy; lower the limit to test that path cheaply.
-    monkeypatch.setattr(cube_module, "MAX_REMAP_NODES", 16)
+    monkeypatch.setattr(lut_device, "MAX_REMAP_NODES", 16)
     t = np.linspace(0, 1, 6)
     b, g, r = np.meshgrid(t, t, t, indexing="ij")
     cube = np.stack([np.sqrt(b), g * g, r], axis=-1) * 0.9 + np.random.default_rng(2).random((6, 6, 6, 3)) * 0.1

@@ -17,6 +17,7 @@ returns the quantized image and the palette.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import cv2
@@ -24,15 +25,14 @@ import numpy as np
 
 from ..context import Context
 from ..params import Param
+from ..pixels import from_unit_float, to_unit_float
 from ..quantize import quantize_palette, quantize_unit
 from ..registry import register
 from .stylize import (
     EIGHT_BIT_NOTE,
-    from_float,
     luma,
     on_host_8bit_bgr,
     to_channels,
-    to_float,
     with_note,
 )
 
@@ -118,7 +118,7 @@ def toon(ctx: Context, img: Any, *, threshold: float, levels: int, source: str) 
     others are posterized. Computed in float32 and rounded back to the input dtype;
     alpha passes through.
     """
-    return from_float(ctx, _toon(ctx, to_float(ctx, img), threshold=threshold, levels=levels, source=source))
+    return from_unit_float(ctx, _toon(ctx, to_unit_float(ctx, img), threshold=threshold, levels=levels, source=source))
 
 
 @register(
@@ -136,8 +136,8 @@ def smooth_toon(ctx: Context, img: Any, *, blur: float, threshold: float, levels
     passes through.
     """
     size = int(round(blur * 4)) * 2 + 1
-    blurred = ctx.be.gaussian(to_float(ctx, img), (size, size), blur, cv2.BORDER_REPLICATE)
-    return from_float(ctx, _toon(ctx, blurred, threshold=threshold, levels=levels, source=source))
+    blurred = ctx.be.gaussian(to_unit_float(ctx, img), (size, size), blur, cv2.BORDER_REPLICATE)
+    return from_unit_float(ctx, _toon(ctx, blurred, threshold=threshold, levels=levels, source=source))
 
 
 # ---------------------------------------------------------------------------------------
@@ -275,7 +275,7 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
         return _cartoon_8bit(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
                              thickness=thickness, passes=passes, scale=scale, diameter=diameter,
                              sigma_color=sigma_color, sigma_space=sigma_space)
-    colour = smooth_colour(ctx, to_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
+    colour = smooth_colour(ctx, to_unit_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
                            sigma_color=sigma_color, sigma_space=sigma_space)
     if quantize == "kmeans":
         def kmeans(host: np.ndarray) -> np.ndarray:
@@ -292,7 +292,7 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
                              thickness=thickness)
         keep = be.convert(mask, np.float32, -1.0, 1.0)
         colour = be.multiply(colour, to_channels(ctx, keep))
-    return from_float(ctx, colour)
+    return from_unit_float(ctx, colour)
 
 
 def _cartoon_8bit(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, sensitivity: float,
@@ -378,7 +378,7 @@ def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, si
             return drawn if strength == 1.0 else stronger_lines(drawn, strength)
 
         return on_host_8bit_bgr(ctx, img, pencil, "sketch (pencilSketch on host)")
-    gray = luma(ctx, to_float(ctx, img))
+    gray = luma(ctx, to_unit_float(ctx, img))
     size = int(round(blur * 4)) * 2 + 1
     blurred = be.gaussian(be.convert(gray, np.float32, -1.0, 1.0), (size, size), blur, cv2.BORDER_REPLICATE)
     dodge = be.clip(be.divide(be.convert(gray, np.float32, 1.0, DODGE_EPSILON),
@@ -386,7 +386,7 @@ def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, si
     lines = be.clip(be.convert(dodge, np.float32, strength, 1.0 - strength), 0.0, 1.0)
     if shading > 0:
         lines = be.multiply(lines, be.convert(gray, np.float32, shading, 1.0 - shading))
-    return from_float(ctx, to_channels(ctx, lines))
+    return from_unit_float(ctx, to_channels(ctx, lines))
 
 
 # ---------------------------------------------------------------------------------------
@@ -419,7 +419,7 @@ def halftone(ctx: Context, img: Any, *, size: int) -> Any:
     """
     be, spec = ctx.be, ctx.spec
     grid_w, grid_h = -(-spec.width // size), -(-spec.height // size)
-    gray = luma(ctx, to_float(ctx, img))
+    gray = luma(ctx, to_unit_float(ctx, img))
     padded = be.pad(gray, 0, grid_h * size - spec.height, 0, grid_w * size - spec.width, cv2.BORDER_REPLICATE)
     means = be.resize(padded, (grid_w, grid_h), cv2.INTER_AREA)
     radius = be.convert(means, np.float32, -0.5 * size, 0.5 * size)
@@ -428,7 +428,7 @@ def halftone(ctx: Context, img: Any, *, size: int) -> Any:
     distance = be.cached(("halftone", spec.size, size), lambda: halftone_distance(spec.width, spec.height, size))
     # white (1) where radius - distance <= 0
     white = be.threshold(be.add_weighted(radius, 1.0, distance, -1.0), 0.0, 1.0, cv2.THRESH_BINARY_INV)
-    return from_float(ctx, to_channels(ctx, white))
+    return from_unit_float(ctx, to_channels(ctx, white))
 
 
 # (luminance below which the family is drawn, direction of the lines, offset in spacings)
@@ -475,16 +475,16 @@ def crosshatch(ctx: Context, img: Any, *, spacing: float, line_width: float) -> 
     cached line masks.
     """
     be, spec = ctx.be, ctx.spec
-    gray = luma(ctx, to_float(ctx, img))
-    hatched = None
+    gray = luma(ctx, to_unit_float(ctx, img))
+    hatched: Any = None  # a native image once the first family is drawn
     for family, (limit, _, _) in enumerate(CROSSHATCH_FAMILIES):
         dark = be.threshold(gray, limit - MARGIN, 1.0, cv2.THRESH_BINARY_INV)  # 1 where Y < limit
         lines = be.cached(("crosshatch", spec.size, spacing, line_width, family),
-                          lambda f=family: crosshatch_lines(spec.width, spec.height, spacing, line_width, f))
+                          partial(crosshatch_lines, spec.width, spec.height, spacing, line_width, family))
         drawn = be.multiply(dark, lines)
         hatched = drawn if hatched is None else be.add_weighted(hatched, 1.0, drawn, 1.0)
     white = be.threshold(hatched, 0.5, 1.0, cv2.THRESH_BINARY_INV)
-    return from_float(ctx, to_channels(ctx, white))
+    return from_unit_float(ctx, to_channels(ctx, white))
 
 
 __all__ = ["cartoon", "crosshatch", "halftone", "quantize", "quantize_palette", "sketch",

@@ -49,12 +49,13 @@ import cv2
 import numpy as np
 
 from .. import registry
-from ..context import Context, ImageSpec, dtype_max
+from ..context import Context, ImageSpec
 from ..params import Param
+from ..pixels import LUMA_BGR, full_scale
 from ..registry import Filter, register
+from ..signatures import check_keywords
+from ..types import Category
 
-# BT.601 luma in BGR order: the weights of cv2.COLOR_BGR2GRAY and of the `grayscale` filter.
-LUMA_BGR = np.array([0.114, 0.587, 0.299])
 CHANNELS = ("b", "g", "r")
 TABLE_CACHE = 64
 
@@ -123,8 +124,8 @@ class PointOp:
 
     def _build(self, key: tuple[tuple[str, Any], ...], dtype_str: str, colour: bool) -> np.ndarray:
         dtype = np.dtype(dtype_str)
-        full = dtype_max(dtype)
-        ramp = np.arange(table_size(dtype), dtype=np.float64) / full
+        full = full_scale(dtype)
+        ramp = np.arange(table_size(dtype) or 0, dtype=np.float64) / full
         columns = self._columns(dict(key), full, ramp)
         if len(columns) == 3 and not colour:
             values = sum(w * c for w, c in zip(LUMA_BGR, columns, strict=True))
@@ -210,7 +211,7 @@ def point_op_of(flt: str | Filter) -> PointOp | None:
 
 
 def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[Param] = (),
-                 description: str = "", category: str = "color",
+                 description: str = "", category: Category = "color",
                  check: Callable[[dict[str, Any]], str | None] | None = None,
                  float_device: Callable[..., Any] | None = None, native: Callable[..., Any] | None = None,
                  replace: bool = False) -> Filter:
@@ -226,15 +227,14 @@ def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[
     def run(ctx: Context, img: Any, **values: Any) -> Any:
         return op.run(ctx, img, values)
 
-    flt = Filter(name, category, summary, tuple(params), run, "passthrough",
-                 inspect.cleandoc(description or summary), check, None, op.table, None)
-    registry.add(flt, replace=replace)
+    flt = register(name, category=category, summary=summary, params=params, check=check, table=op.table,
+                   description=description or summary, replace=replace)(run)
     _POINT_OPS[name] = op
     return flt
 
 
 def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: str, params: Iterable[Param] = (),
-                 category: str = "color", check: Callable[[dict[str, Any]], str | None] | None = None,
+                 category: Category = "color", check: Callable[[dict[str, Any]], str | None] | None = None,
                  description: str | None = None, replace: bool = False) -> Filter:
     """Register a filter defined by a function on channel values; it runs as a lookup table.
 
@@ -287,9 +287,11 @@ def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: st
     >>> square.table({}, ImageSpec(1, 1, 3, np.dtype(np.uint8)))[128]
     np.uint8(64)
     """
-    filter_name = name or getattr(fn, "__name__", "")
+    filter_name = str(name or getattr(fn, "__name__", ""))
     if filter_name == "<lambda>":
         raise ValueError("color_kernel: pass name= for a lambda")
+    params = tuple(params)
+    check_keywords(filter_name, fn, params, positional=1)
 
     def curves(values: Mapping[str, Any], full: float) -> list[Curve]:
         return [lambda v: fn(v, **values)]
@@ -389,13 +391,12 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
     def to_color(values: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
         return spec.with_(channels=3) if spec.channels == 1 else spec
 
-    flt = Filter(name, "color", summary, tuple(params), run, "passthrough",
-                 inspect.cleandoc(description or summary), check, to_color if gray == "color" else None,
-                 matrix=lambda values, spec=None: matrix(values), identity=identity)
-    return registry.add(flt)
+    return register(name, category="color", summary=summary, params=params, check=check,
+                    output_spec=to_color if gray == "color" else None, matrix=lambda values, spec: matrix(values),
+                    description=description or summary, identity=identity)(run)
 
 
-def _affine(linear: np.ndarray, offset: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
+def _affine(linear: np.ndarray, offset: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0)) -> np.ndarray:
     return np.hstack([np.asarray(linear, dtype=np.float64), np.asarray(offset, dtype=np.float64)[:, None]])
 
 
@@ -456,7 +457,7 @@ def _gray_matrix(params: Mapping[str, Any]) -> np.ndarray:
 
 
 @register(category="color", summary="Luma (BT.601) grey, kept in the image's channel count.",
-          matrix=lambda params, spec=None: _gray_matrix(params))
+          matrix=lambda params, spec: _gray_matrix(params))
 def grayscale(ctx: Context, img: Any) -> Any:
     """``Y = 0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor``), copied into B, G and R.
 

@@ -19,7 +19,7 @@ from ..context import Context, ImageSpec
 from ..errors import ParameterError
 from ..params import Param
 from ..registry import register
-from .warp import fill_param, fill_values
+from ..sampling import fill_param, fill_values
 
 #: ``resize`` interpolations: name -> OpenCV flag (nearest samples the pixel whose centre is nearest).
 RESIZE_INTERPOLATIONS: dict[str, int] = {

@@ -21,7 +21,6 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import cv2
@@ -33,7 +32,7 @@ from ..params import Param
 from ..registry import register
 
 FILTER = "dnn_style"
-EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "tiny-style.onnx"
+EXAMPLE = "fixtures/tiny-style.onnx"  # shown by `cvfilters info dnn_style`; relative to a checkout of the repository
 RANGES = {"0..255": (0.0, 255.0), "0..1": (0.0, 1.0), "-1..1": (-1.0, 1.0)}
 _TARGETS = {
     "cpu": (cv2.dnn.DNN_BACKEND_OPENCV, cv2.dnn.DNN_TARGET_CPU),
@@ -188,7 +187,7 @@ def _check(params: dict[str, Any]) -> str | None:
     category="stylize",
     summary="A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn.",
     params=[
-        Param("model", "path", None, required=True, example=str(EXAMPLE),
+        Param("model", "path", None, required=True, example=EXAMPLE,
               help="the .onnx file (@file.onnx or a path): 1 image in, 1 image out, the same size"),
         Param("input_range", "choice", "-1..1", choices=tuple(RANGES),
               help="value range of the model's input and output: -1..1 (GAN styles with a tanh output), "

@@ -23,10 +23,9 @@ import numpy as np
 
 from ..context import Context, ImageSpec
 from ..params import Param
+from ..pixels import from_unit_float, split_color, to_unit_float
 from ..registry import register
-from .common import split_color
-from .stylize import from_float, to_float
-from .warp import OUTSIDE, fill_param, remap
+from ..sampling import OUTSIDE, fill_param, remap
 
 SEED_MAX = 2**31 - 1
 
@@ -56,12 +55,12 @@ def bloom(ctx: Context, img: Any, *, radius: float, intensity: float, threshold:
     primitives in float32; alpha passes through.
     """
     be = ctx.be
-    x = to_float(ctx, img)
+    x = to_unit_float(ctx, img)
     bright = be.clip(be.convert(x, np.float32, 1.0 / (1.0 - threshold), -threshold / (1.0 - threshold)), 0.0, 1.0)
     size = 2 * round(3 * radius) + 1
     glow = be.convert(be.gaussian(bright, (size, size), radius, cv2.BORDER_REPLICATE), np.float32, intensity)
     screened = be.add_weighted(be.add_weighted(x, 1.0, glow, 1.0), 1.0, be.multiply(x, glow), -1.0)
-    return from_float(ctx, be.clip(screened, 0.0, 1.0))
+    return from_unit_float(ctx, be.clip(screened, 0.0, 1.0))
 
 
 # ------------------------------------------------------------------ grain
@@ -109,7 +108,7 @@ def grain(ctx: Context, img: Any, *, amount: float, size: float, monochrome: boo
     spec, be = ctx.spec, ctx.be
     key = ("grain", spec.size, spec.channels, size, seed, monochrome)
     noise = be.cached(key, lambda: grain_field(spec.height, spec.width, spec.channels, size, seed, monochrome))
-    return from_float(ctx, be.clip(be.add_weighted(to_float(ctx, img), 1.0, noise, amount), 0.0, 1.0))
+    return from_unit_float(ctx, be.clip(be.add_weighted(to_unit_float(ctx, img), 1.0, noise, amount), 0.0, 1.0))
 
 
 # ------------------------------------------------------------------ chroma key

@@ -19,9 +19,8 @@ import numpy as np
 
 from ..context import Context
 from ..params import Param
+from ..pixels import LUMA_BGR, full_scale
 from ..registry import register
-
-BT601_BGR = np.array([0.114, 0.587, 0.299])
 
 
 def _host(ctx: Context, img: Any, compute: Callable[[np.ndarray], np.ndarray], label: str) -> Any:
@@ -37,16 +36,14 @@ def _host(ctx: Context, img: Any, compute: Callable[[np.ndarray], np.ndarray], l
 
 def to_unit(array: np.ndarray) -> np.ndarray:
     """float64 values normalised to 0..1 (uint8 / 255, uint16 / 65535, float32 as is)."""
-    full = float(np.iinfo(array.dtype).max) if array.dtype.kind == "u" else 1.0
-    return array.astype(np.float64) / full
+    return array.astype(np.float64) / full_scale(array.dtype)
 
 
 def from_unit(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """0..1 values clipped and stored as ``dtype`` (integers rounded half to even)."""
     values = np.clip(values, 0.0, 1.0)
     if np.dtype(dtype).kind == "u":
-        full = float(np.iinfo(dtype).max)
-        return np.rint(values * full).astype(dtype)
+        return np.rint(values * full_scale(dtype)).astype(dtype)
     return values.astype(dtype)
 
 
@@ -188,7 +185,7 @@ def _as_colour(values: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 def _as_input(values: np.ndarray, gray: bool) -> np.ndarray:
-    return values @ BT601_BGR if gray else values
+    return values @ LUMA_BGR if gray else values
 
 
 @register(
@@ -255,7 +252,7 @@ def vibrance(ctx: Context, img: Any, *, amount: float) -> Any:
 
     def compute(host: np.ndarray) -> np.ndarray:
         colour = to_unit(host)
-        luma = (colour @ BT601_BGR)[..., None]
+        luma = (colour @ LUMA_BGR)[..., None]
         chroma = (colour.max(axis=2) - colour.min(axis=2))[..., None]
         return from_unit(luma + (colour - luma) * (1.0 + amount * (1.0 - chroma)), host.dtype)
 
@@ -292,7 +289,7 @@ def highlights_shadows(ctx: Context, img: Any, *, shadows: float, highlights: fl
     """
     def compute(host: np.ndarray) -> np.ndarray:
         colour = to_unit(host)
-        y = colour if colour.ndim == 2 else colour @ BT601_BGR
+        y = colour if colour.ndim == 2 else colour @ LUMA_BGR
         new = tone_luma(y, shadows, highlights)
         gain = np.divide(new, y, out=np.ones_like(y), where=y > 1e-9)
         out = colour * (gain if colour.ndim == 2 else gain[..., None])

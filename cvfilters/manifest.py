@@ -1203,7 +1203,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "unit": "",
     "help": "the .onnx file (@file.onnx or a path): 1 image in, 1 image out, the same size",
     "required": true,
-    "example": "/work/wt/i17/fixtures/tiny-style.onnx"
+    "example": "fixtures/tiny-style.onnx"
    },
    {
     "name": "input_range",
@@ -2101,7 +2101,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "unit": "",
     "help": "a .cube file (LUT_3D_SIZE and/or LUT_1D_SIZE) or a 1-D table (.csv/.txt rows of 1 or 3 values R,G,B, or .npy); @path works too (inside a pipeline file, relative to its folder)",
     "required": true,
-    "example": "/work/wt/i17/fixtures/warm.cube"
+    "example": "fixtures/warm.cube"
    },
    {
     "name": "scale",
