@@ -85,7 +85,8 @@ def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     name = "fused[" + " | ".join(step.to_spec() for step in steps) + "]"
     build = {"table": _table_runner, "matrix": _matrix_runner, "warp": _warp_runner}[kind or ""]
     alpha = "premultiply" if any(step.filter.alpha == "premultiply" for step in steps) else steps[0].filter.alpha
-    output_spec = _chained_spec(steps) if kind == "warp" else None
+    changes_spec = kind == "warp" or any(step.filter.output_spec is not None for step in steps)
+    output_spec = _chained_spec(steps) if changes_spec else None
     return register(name, category=steps[0].filter.category, summary=f"{len(steps)} steps fused into one",
                     alpha=alpha, output_spec=output_spec, description=name, listed=False)(build(steps))
 

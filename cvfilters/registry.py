@@ -52,6 +52,12 @@ class Filter:
     their 3 x 4 ``matrix`` (B, G, R order, on values normalised to 0..1) and warp
     kernels their source-coordinate ``maps`` (for the image spec and parameters), so
     pipelines can compose them instead of running them one by one (:mod:`cvfilters.fusion`).
+
+    ``identity`` says why a filter leaves an image unchanged at its defaults, for the
+    few that are identities by nature (``crop`` with no region, ``color_matrix`` with
+    the identity matrix); every other filter visibly changes a photo at its defaults
+    (tested over the registry). Those filters declare ``example`` values that show the
+    effect (the gallery uses them).
     """
 
     name: str
@@ -66,6 +72,7 @@ class Filter:
     table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None
     maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
     matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
+    identity: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "__signature__", signature_of(self.params))
@@ -140,6 +147,7 @@ class Filter:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""
         return {"name": self.name, "category": self.category, "summary": self.summary,
                 "alpha": self.alpha, "description": self.description,
+                **({"identity": self.identity} if self.identity else {}),
                 "params": [p.describe() for p in self.params]}
 
 
@@ -152,7 +160,7 @@ def register(name: str | None = None, *, category: Category, summary: str, param
              table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
-             description: str | None = None, replace: bool = False,
+             description: str | None = None, identity: str = "", replace: bool = False,
              listed: bool = True) -> Callable[[FilterFn], Filter]:
     """Make a filter from a function: the one way every filter is built.
 
@@ -193,6 +201,9 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         affine matrix on B, G, R values normalised to 0..1.
     description : str, optional
         The formula for ``cvfilters info``; the function's docstring by default.
+    identity : str
+        For filters that are identities by nature at their defaults: why (shown by
+        ``cvfilters info``). Their parameters declare ``example`` values that show the effect.
     replace : bool
         Allow replacing an existing filter of the same name.
     listed : bool
@@ -226,7 +237,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         check_keywords(filter_name, fn, declared)
         doc = inspect.cleandoc(description or fn.__doc__ or summary)
         flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,
-                     description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix)
+                     description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix,
+                     identity=identity)
         if listed:
             _REGISTRY[filter_name] = flt
         return flt

@@ -61,7 +61,9 @@ PRESET_CASES = [
      lambda img, b: correlate(img, LAPLACIAN_3, b) + 0.5),
     ("edges", {"intensity": 1.5},
      lambda img, b: 1.5 * np.hypot(correlate(img, SOBEL_X / 4, b), correlate(img, SOBEL_X.T / 4, b))),
-    ("emboss", {}, lambda img, b: 0.5 + correlate(img, EMBOSS_135, b)),
+    ("emboss", {"color": True}, lambda img, b: 0.5 + correlate(img, EMBOSS_135, b)),
+    ("emboss", {}, lambda img, b: np.repeat(0.5 + correlate(img @ [0.114, 0.587, 0.299], EMBOSS_135, b)[..., None],
+                                            3, axis=2)),
     ("sharpen", {}, lambda img, b: correlate(img, SHARPEN, b)),
     ("sharpen", {"amount": 0.5}, lambda img, b: correlate(img, np.pad([[1.0]], 1) - 0.5 * LAPLACIAN_1, b)),
 ]

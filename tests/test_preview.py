@@ -385,7 +385,7 @@ def test_preview_shows_the_filter_and_follows_trackbars_and_keys(xvfb: tuple[str
         preview.wait_for(screen, default, "the filtered image")
         preview.send("key space")
         preview.wait_for(screen, original, "the input after space (before)")
-        preview.send("key space", "set intensity 100", "key p")
+        preview.send("key space", "set intensity 101", "key p")  # the last of 102 positions (0.75 among them)
         preview.expect(r"^cvfilters apply \S*astronaut.png -o astronaut-filtered.png -f vignette:intensity=2$")
         preview.expect(r"^# pipeline file")
         preview.wait_for(screen, strongest, "the image with the trackbar at its maximum")

@@ -6,7 +6,7 @@ after adding or changing a filter) to list them and to find the family of a name
 ``cvfilters.registry.load_all()`` imports every family.
 """
 
-FAMILIES = ("blend", "blur", "cartoon", "color", "convolve", "cube", "distort", "feather", "histogram", "morphology",
-            "stylize", "tone", "warp")
+FAMILIES = ("blend", "blur", "cartoon", "color", "convolve", "cube", "distort", "feather", "geometry", "histogram",
+            "learned", "looks", "morphology", "photo", "stylize", "tone", "warp")
 
 __all__ = ["FAMILIES"]

@@ -182,7 +182,8 @@ def _median_select(image: np.ndarray, size: int) -> np.ndarray:
     params=[
         Param("d", "int", 9, min=0, max=49, unit="px",
               help="diameter of the neighbourhood; 0 = from sigma_space (2 round(1.5 sigma_space) + 1)"),
-        Param("sigma_color", "float", 0.15, min=0.001, max=1.0, unit="fraction of full scale",
+        # Default: about 75 levels of uint8, the sigmaColor of OpenCV's bilateralFilter(img, 9, 75, 75) tutorial.
+        Param("sigma_color", "float", 0.3, min=0.001, max=1.0, unit="fraction of full scale",
               help="colour difference weighted exp(-1/2): 0.1 is 25.5 levels of uint8, 6554 of uint16, 0.1 of float32"),
         Param("sigma_space", "float", 5.0, min=0.5, max=16.0, unit="px", help="spatial standard deviation"),
         border_param(),

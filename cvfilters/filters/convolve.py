@@ -216,23 +216,37 @@ def edges(ctx: Context, img: Any, *, intensity: float, border: str) -> Any:
 # ----------------------------------------------------------------------------- enhancement
 @register(
     category="convolve",
-    summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle).",
+    summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request.",
     params=[
         Param("intensity", "float", 1.0, min=0.0, max=10.0, help="height of the relief; 0 gives flat mid-grey"),
         Param("angle", "float", EMBOSS_LIGHT, min=-360.0, max=360.0, unit="deg",
               help="direction the light comes from, counter-clockwise from +x (0 right, 90 top, 135 top-left)"),
+        Param("color", "bool", False,
+              help="emboss every colour channel on its own (colour fringes, Pillow's EMBOSS) instead of the "
+                   "luma (a grey relief, GIMP's emboss)"),
         border_param(),
     ],
     alpha="premultiply",
 )
-def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, border: str) -> Any:
-    """``out = saturate(0.5 * full_scale + intensity * (E * in))`` per channel.
+def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: bool, border: str) -> Any:
+    """``out = saturate(0.5 * full_scale + intensity * (E * Y))``, copied into B, G and R.
 
+    ``Y`` is the BT.601 luma (``cv2.COLOR_BGR2GRAY``), so the relief is grey whatever
+    the colours; ``color=true`` embosses each channel instead (``E * in`` per channel).
     ``E(dx, dy) = (dy sin(angle) - dx cos(angle)) / sqrt(2)`` over the 3 x 3
     neighbourhood: at 135 degrees ``[[-1,-.5,0],[-.5,0,.5],[0,.5,1]]`` (``KERNELS["emboss"]``).
     Flat areas turn mid-grey, slopes facing the light brighter, the others darker.
+    The channel count is kept; alpha is embossed with the colour (premultiplied).
     """
-    return respond(ctx, img, (emboss_kernel(angle),), border, output="clip", scale=intensity, bias=0.5)
+    def relief(spec_ctx: Context, image: Any) -> Any:
+        return respond(spec_ctx, image, (emboss_kernel(angle),), border, output="clip", scale=intensity, bias=0.5)
+
+    if color or ctx.spec.channels == 1:
+        return relief(ctx, img)
+    be, gray_ctx = ctx.be, ctx.with_spec(channels=1)
+    planes = be.split(img)
+    grey = relief(gray_ctx, be.cvt_color(be.merge(planes[:3]), cv2.COLOR_BGR2GRAY))
+    return be.merge([grey] * 3 + [relief(gray_ctx, plane) for plane in planes[3:]])
 
 
 @register(

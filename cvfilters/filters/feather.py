@@ -140,7 +140,7 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
     x = (np.arange(width, dtype=np.float32) + 0.5 - center[0] * width) / (radius * half_diagonal)
     y = (np.arange(height, dtype=np.float32) + 0.5 - center[1] * height) / (radius * half_diagonal)
     r2 = y[:, None] ** 2 + x[None, :] ** 2
-    return np.clip(1.0 - 0.5 * intensity * r2, 0.0, 1.0).astype(np.float32)
+    return np.clip(1.0 - intensity * r2, 0.0, 1.0).astype(np.float32)
 
 
 @register(
@@ -149,16 +149,20 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
     params=[
         center_param("centre of the vignette; [0.5,0.5] is the image centre"),
         Param("radius", "float", 1.0, min=0.01, max=10.0, unit="fraction of half-diagonal",
-              help="distance at which intensity=2 reaches black; 1 = the corners"),
-        Param("intensity", "float", 1.0, min=0.0, max=2.0, help="strength; 0 leaves the image unchanged"),
+              help="distance at which intensity=1 reaches black; 1 = the corners"),
+        Param("intensity", "float", 0.75, min=0.0, max=2.0,
+              help="darkening at distance R: the corners keep 1 - intensity of their brightness with radius=1 "
+                   "(0.75: a quarter); 0 leaves the image unchanged, 2 blacks out everything beyond 0.71 R"),
     ],
 )
 def vignette(ctx: Context, img: Image, *, center: tuple[float, float], radius: float, intensity: float) -> Image:
-    """``out = in * clip(1 - intensity / 2 * (r / R)^2, 0, 1)``.
+    """``out = in * clip(1 - intensity * (r / R)^2, 0, 1)``.
 
     ``r`` is the distance of a pixel centre from ``center``, ``R = radius * half
-    diagonal``. With the defaults the corners keep half their brightness. The factor is
-    built once per size and parameters and kept on the device; alpha is kept.
+    diagonal``. With the defaults the corners keep a quarter of their brightness and the
+    average pixel three quarters; every step of ``intensity`` across its range darkens
+    the whole frame visibly (the mean factor is ``1 - intensity / 3`` until black clips).
+    The factor is built once per size and parameters and kept on the device; alpha is kept.
     """
     spec = ctx.spec
     key = ("vignette", spec.size, spec.channels, center, radius, intensity)
