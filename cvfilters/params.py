@@ -244,8 +244,7 @@ class Param:
         items = self._sequence(value, filter_name)
         if len(items) != 2:
             raise self._fail(filter_name, value, "must have 2 numbers [x, y]")
-        point = tuple(self._element(v, filter_name) for v in items)
-        return point  # type: ignore[return-value]
+        return (self._element(items[0], filter_name), self._element(items[1], filter_name))
 
     def _coerce_color(self, value: Any, filter_name: str) -> tuple[float, ...]:
         """A colour as fractions of full scale in RGB(A) order (:data:`COLOR_SYNTAX`); filters convert to BGR."""
@@ -351,7 +350,7 @@ class Param:
         if self.odd:
             info["odd"] = True
         if self.example is not None:
-            info["example"] = self.format(_portable(self.example) if self.kind == "path" else self.example)
+            info["example"] = self.format(self.example)
         if self.large is not None:
             info["large"] = self.large
         return info
@@ -398,16 +397,6 @@ def load_kernel_file(path: Path, filter_name: str, param: str) -> list[list[floa
         raise ParameterError(filter_name, param, f"file {path} cannot be read ({exc.strerror or exc})") from None
     except ValueError as exc:
         raise ParameterError(filter_name, param, f"file {path} is not a kernel ({exc})") from None
-
-
-_CHECKOUT = Path(__file__).resolve().parent.parent
-
-
-def _portable(path: Any) -> Any:
-    """A path inside this checkout written relative to it, so descriptions (and the generated
-    filter manifest) read the same in every clone, wherever it lives."""
-    resolved = Path(path).resolve()
-    return os.fspath(resolved.relative_to(_CHECKOUT)) if resolved.is_relative_to(_CHECKOUT) else path
 
 
 def _num(value: float | None) -> str:

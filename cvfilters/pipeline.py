@@ -20,38 +20,25 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-import cv2
 import numpy as np
 
-from . import registry
-from .backends import Backend, Counters, get_backend, native_backend, select
-from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
-from .errors import InvalidImageError, SpecError, UsageError
+from . import atomic, registry
+from .backends import Counters
+from .depths import float32_to_int16, int16_to_float32
+from .errors import SpecError, UsageError
+from .execution import device_name, run_image, spec_of
+from .fusion import compile_steps
 from .registry import Filter
+from .steps import Step, run_steps
+from .types import ImageT
 
 PIPELINE_VERSION = 1
 MAX_PIPELINE_FILE = 1024 * 1024
-_CV_DTYPE = {cv2.CV_8U: np.dtype(np.uint8), cv2.CV_16U: np.dtype(np.uint16), cv2.CV_32F: np.dtype(np.float32)}
 
-
-class Step(NamedTuple):
-    """One filter with its resolved (validated, complete) parameters."""
-
-    filter: Filter
-    params: dict[str, Any]
-
-    def overrides(self) -> dict[str, Any]:
-        """The parameters that differ from their defaults."""
-        return {p.name: self.params[p.name] for p in self.filter.params if self.params[p.name] != p.default}
-
-    def to_spec(self) -> str:
-        values = self.overrides()
-        if not values:
-            return self.filter.name
-        parts = [f"{k}={_quote(self.filter.param(k).format(v))}" for k, v in values.items()]
-        return f"{self.filter.name}:{','.join(parts)}"
+__all__ = ["MAX_PIPELINE_FILE", "PIPELINE_VERSION", "Pipeline", "RunReport", "Step", "apply", "spec_of",
+           "split_spec"]
 
 
 @dataclass(frozen=True)
@@ -224,15 +211,14 @@ class Pipeline:
         return " | ".join(step.to_spec() for step in self.steps)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write a ``.json`` file, or YAML for any other suffix."""
+        """Write a ``.json`` file, or YAML for any other suffix, atomically (:mod:`cvfilters.atomic`)."""
         import yaml
 
         path = Path(path)
         data = self.to_dict()
-        if path.suffix.lower() == ".json":
-            path.write_text(json.dumps(data, indent=2) + "\n")
-        else:
-            path.write_text(yaml.safe_dump(data, sort_keys=False))
+        text = json.dumps(data, indent=2) + "\n" if path.suffix.lower() == ".json" else yaml.safe_dump(
+            data, sort_keys=False)
+        atomic.write_text(path, text)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Pipeline) and [(s.filter.name, s.params) for s in self.steps] == [
@@ -255,44 +241,37 @@ class Pipeline:
             return list(self.steps)
         key = tuple(id(step) for step in self.steps)
         if self._compiled is None or self._compiled[0] != key:
-            from .fusion import compile_steps
-
             self._compiled = (key, compile_steps(self.steps))
         return self._compiled[1]
 
-    def __call__(self, image: Any, *, backend: str = "auto") -> Any:
+    def __call__(self, image: ImageT, *, backend: str = "auto") -> ImageT:
         """Run the pipeline; the result has the input's type, shape and dtype."""
         return self.run(image, backend=backend)[0]
 
-    def run(self, image: Any, *, backend: str = "auto") -> tuple[Any, RunReport]:
+    def run(self, image: ImageT, *, backend: str = "auto") -> tuple[ImageT, RunReport]:
         """Run the pipeline and report the backend, transfers and fallbacks.
 
         Parameters
         ----------
         image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
-            uint8, uint16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
+            uint8, uint16, int16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
         backend : {"auto", "cpu", "opencl", "cuda"}
             Where to run; an unavailable backend named explicitly is an error.
 
         Returns
         -------
         (image, RunReport)
+            int16 arrays run as float32 0..1 and come back as int16 (:mod:`cvfilters.depths`).
         """
-        spec = spec_of(image)
-        be = select(backend, image, spec.pixels)
-        before = be.counters.snapshot()
-        native = _to_backend(image, be)
-        current = spec
+        if isinstance(image, np.ndarray) and image.dtype == np.int16:
+            result, report = self.run(int16_to_float32(image), backend=backend)
+            return float32_to_int16(result), report  # type: ignore[return-value]  # int16 arrays are ndarrays
         plan = self.compile()
-        for step in plan:
-            native = step.filter.run(Context(be, current), native, step.params)
-            current = step.filter.result_spec(step.params, current)
-        out = _from_backend(native, be, image, reshape=current == spec)
-        report = RunReport(be.name, _device_name(be), tuple(plan), be.counters.since(before))
-        return out, report
+        out, be, counters = run_image(image, backend, lambda ctx, native: run_steps(ctx, native, plan))
+        return out, RunReport(be.name, device_name(be), tuple(plan), counters)
 
 
-def apply(image: Any, filter: str | Filter, /, *, backend: str = "auto", **params: Any) -> Any:
+def apply(image: ImageT, filter: str | Filter, /, *, backend: str = "auto", **params: Any) -> ImageT:
     """Apply one filter to an image.
 
     Parameters
@@ -311,52 +290,6 @@ def apply(image: Any, filter: str | Filter, /, *, backend: str = "auto", **param
     Same type, shape and dtype as ``image``.
     """
     return Pipeline([(filter, params)])(image, backend=backend)
-
-
-def spec_of(image: Any) -> ImageSpec:
-    """The :class:`ImageSpec` of an image, validating what cvfilters processes."""
-    if isinstance(image, np.ndarray):
-        spec = ImageSpec(image.shape[0], image.shape[1], 1 if image.ndim == 2 else image.shape[-1],
-                         image.dtype) if image.ndim in (2, 3) else None
-    elif isinstance(image, cv2.cuda.GpuMat):
-        width, height = image.size()
-        spec = ImageSpec(height, width, image.channels(), _CV_DTYPE.get(image.depth(), np.dtype(np.int8)))
-    elif isinstance(image, cv2.UMat):
-        return spec_of(image.get())  # a UMat does not expose its shape: read it once
-    else:
-        raise InvalidImageError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
-    if spec is None or spec.channels not in SUPPORTED_CHANNELS:
-        shape = getattr(image, "shape", "?")
-        raise InvalidImageError(f"image shape {shape} is not H x W or H x W x C with C in 1, 3, 4")
-    if spec.dtype not in SUPPORTED_DTYPES:
-        raise InvalidImageError(f"image dtype {spec.dtype} is not supported (use uint8, uint16 or float32)")
-    if spec.height == 0 or spec.width == 0:
-        raise InvalidImageError("image is empty (0 pixels)")
-    return spec
-
-
-def _to_backend(image: Any, be: Backend) -> Any:
-    if be.is_native(image):
-        return image
-    if isinstance(image, np.ndarray):
-        return be.upload(image)
-    return be.upload(get_backend(native_backend(image) or "cpu").download(image))
-
-
-def _from_backend(native: Any, be: Backend, original: Any, *, reshape: bool) -> Any:
-    if isinstance(original, np.ndarray):
-        # cv2 drops a trailing axis of length 1 and slicing may leave a view: restore both.
-        host = np.ascontiguousarray(be.download(native))
-        return host.reshape(original.shape) if reshape else host
-    if be.is_native(original):
-        return native
-    return get_backend(native_backend(original) or "cpu").upload(be.download(native))
-
-
-def _device_name(be: Backend) -> str:
-    from .backends import availability
-
-    return availability(be.name).device
 
 
 # ---------------------------------------------------------------- spec parsing
@@ -464,8 +397,3 @@ def _unquote(value: str) -> str:
         return value[1:-1]
     return value
 
-
-def _quote(text: str) -> str:
-    if any(ch in text for ch in ",|:'\"") and not text.startswith("["):
-        return "'" + text + "'" if "'" not in text else '"' + text + '"'
-    return text

@@ -25,7 +25,7 @@ declare -A FILES=(
   [params]="cvfilters/params.py"
   [pipeline]="cvfilters/pipeline.py"
   [io]="cvfilters/io.py"
-  [convolve]="cvfilters/filters/convolve.py"
+  [convolve]="cvfilters/filters/correlation.py"
 )
 declare -A TESTS=(
   [policies]="tests/test_policies.py tests/test_registry_contract.py tests/test_filters_oracles.py tests/test_blend.py"

@@ -54,6 +54,12 @@ DEVICE_TOLERANCE = {("cuda", name): {dtype: _levels(dtype, *CUDA_PRIMITIVE_TOLER
                     for name, primitive in CUDA_FILTER_PRIMITIVES.items()}
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _in_repository_root() -> None:
+    """Run from the checkout's root: declared examples (``lut``'s ``fixtures/warm.cube``) are relative to it."""
+    os.chdir(FIXTURES.parent)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--backend", default=os.environ.get("CVFILTERS_TEST_BACKENDS", "all"),
                      help="comma-separated backends to test: cpu, opencl, cuda or all (default all)")

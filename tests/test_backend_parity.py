@@ -32,9 +32,11 @@ PARITY_PARAMS: dict[str, dict[str, Any]] = {
     "levels": {"in_black": 0.1, "in_white": 0.85, "gamma": 1.3, "out_black": 0.05, "out_white": 0.95},
     "saturation": {"amount": 1.6},
     "tone_curve": {"points": [[0, 0], [0.3, 0.2], [0.7, 0.85], [1, 1]]},
+    "crop": {"x": 5, "y": 3, "width": 30, "height": 20},
+    "pad": {"top": 3, "bottom": 2, "left": 4, "right": 1, "border": "reflect101"},
 }
 # Colour-only filters: on a gray image they have nothing to change.
-GRAY_IDENTITIES = {"grayscale", "hue_shift", "saturation"}
+GRAY_IDENTITIES = {"grayscale", "hue_shift", "saturation", "vibrance", "white_balance"}
 
 
 def parity_params(name: str) -> dict[str, Any]:

@@ -110,3 +110,13 @@ def test_gpu_check_records_test_results_in_results_md(tmp_path: Path, monkeypatc
     assert "| tests/test_cuda_backend.py | 1 | 1 | 0 |" in text and "| tests/test_blur.py | 0 | 0 | 1 |" in text
     assert "`tests.test_cuda_backend::test_b`: max difference 5" in text
     assert json.loads((tmp_path / "results.json").read_text())["gpu_check"]["gpu"] == "NVIDIA H200"
+
+
+def test_cartoon_benchmark_runs_at_the_tiny_size() -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "cartoon.py"
+    proc = subprocess.run([sys.executable, str(script), "--size", "tiny", "--rounds", "2"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert "cvfilters / raw cv2:" in proc.stdout, proc.stderr

@@ -211,6 +211,25 @@ def test_cartoon_sensitivity_and_thickness_add_outline(edges: str) -> None:
     assert outline(thickness=1) < outline(thickness=2) < outline(thickness=4)
 
 
+RECIPE = {"passes": 7, "quantize": "none", "sensitivity": 1.0, "thickness": 1}
+
+
+def test_cartoon_uint8_colour_is_the_recipe_and_agrees_with_the_float_path() -> None:
+    image = sk_photo("chelsea")
+    out = cvf.apply(image, "cartoon", **RECIPE, backend="cpu")
+    # cv2 parity: the recipe's colour path (half scale, 7 bilateral d=9 sigma 20/7 with clamped edges, back)
+    small = cv2.resize(image, (round(image.shape[1] / 2), round(image.shape[0] / 2)), interpolation=cv2.INTER_AREA)
+    for _ in range(7):
+        small = cv2.bilateralFilter(small, 9, 20, 7, borderType=cv2.BORDER_REPLICATE)
+    colour = cv2.resize(small, image.shape[1::-1], interpolation=cv2.INTER_LINEAR)
+    kept = out.max(axis=-1) > 0
+    np.testing.assert_array_equal(out[kept], colour[kept])
+    assert 0.02 < 1 - kept.mean() < 0.3  # outlines drawn (their rule is tested below)
+    # independent of cv2's 8-bit bilateral: the float32 path of the same recipe, within a level on average
+    as_float = cvf.apply(image.astype(np.float32) / 255, "cartoon", **RECIPE, backend="cpu")
+    assert np.abs(as_float * 255 - out)[kept].mean() < 1.0
+
+
 def outline_mask(out: np.ndarray) -> np.ndarray:
     return out.max(axis=-1) == 0
 
@@ -294,17 +313,17 @@ def test_cartoon_smoothing_is_repeated_bilateral_at_scale(passes: int, scale: fl
     """``passes`` bilateral filters (replicated border) at ``scale``: numpy's bilateral, block means, linear."""
     from .test_blur import bilateral_reference
 
-    image = photo(30, 36, 3, np.uint8)
+    image = photo(30, 36, 3, np.float32)  # the float32 colour path (uint8 without k-means runs the 8-bit recipe)
     out = cvf.apply(image, "cartoon", edges="none", quantize="none", passes=passes, scale=scale,
-                    diameter=diameter, sigma_color=sigma_color, sigma_space=sigma_space, backend="cpu")
-    work = image.astype(np.float64) / 255
+                    diameter=diameter, sigma_color=sigma_color, sigma_space=sigma_space, backend="cpu") * 255
+    work = image.astype(np.float64)
     if scale != 1.0:
         work = block_mean_2x2(work)
     for _ in range(passes):
         work = bilateral_reference(work, diameter, sigma_color / 255, sigma_space, pad="edge")
     if scale != 1.0:
         work = linear_upscale(work, 30, 36)
-    # one rounding to 8 bits (0.5) plus cv2's tabulated colour weight; one pass more or less is >= 13 levels
+    # cv2's tabulated colour weight (float32 bilateral); one pass more or less is >= 13 levels
     assert np.abs(out - work * 255).max() <= 0.75
 
 

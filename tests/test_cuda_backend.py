@@ -339,6 +339,13 @@ class FakeGpuMat:
     def type(self) -> int:
         return cv2.CV_MAKETYPE(self.depth(), self.channels())
 
+    def clone(self) -> FakeGpuMat:
+        return FakeGpuMat(self.a.copy())
+
+    def copyTo(self, mask: FakeGpuMat, dst: FakeGpuMat) -> None:
+        m = mask.a != 0
+        dst.a[...] = np.where(m if m.ndim == self.a.ndim else m[..., None], self.a, dst.a)
+
     def convertTo(self, depth: int, alpha: float = 1.0, beta: float = 0.0) -> FakeGpuMat:
         """``saturate(a * alpha + beta)``, rounded for integers (GpuMat::convertTo)."""
         dtype = {cv2.CV_8U: np.uint8, cv2.CV_16U: np.uint16, cv2.CV_16S: np.int16, cv2.CV_32F: np.float32}[depth]
@@ -447,6 +454,10 @@ SIMULATED = {
                                 if m.a.dtype == np.int16 else np.abs(m.a)),
     "subtract": lambda x, y: FakeGpuMat(cv2.subtract(x.a, y.a)),
     "Stream_Null": lambda: None,
+    "sqrt": lambda m: FakeGpuMat(np.sqrt(m.a)),
+    "min": lambda x, y: FakeGpuMat(np.minimum(x.a, y.a)),
+    "max": lambda x, y: FakeGpuMat(np.maximum(x.a, y.a)),
+    "compare": lambda x, y, op: FakeGpuMat(cv2.compare(x.a, y.a, op)),
 }
 
 
@@ -553,3 +564,19 @@ def test_every_capability_row_cites_its_source() -> None:
     for name, row in cuda_module.CAPABILITIES.items():
         assert row.source and row.functions and row.depths, name
         assert hasattr(CudaBackend, name), f"{name}: no such primitive"
+
+
+def test_new_primitives_run_on_the_device_and_match_cv2(simulated: SimulatedDevice) -> None:
+    """sqrt, minimum/maximum, compare/select (added to the Backend by issue 13) use cv2.cuda."""
+    a, b = images(np.float32, 3)
+    up = simulated.upload
+    np.testing.assert_allclose(simulated.download(simulated.sqrt(up(a))), cv2.sqrt(a), rtol=1e-6)
+    np.testing.assert_array_equal(simulated.download(simulated.minimum(up(a), up(b))), cv2.min(a, b))
+    np.testing.assert_array_equal(simulated.download(simulated.maximum(up(a), up(b))), cv2.max(a, b))
+    mask = cv2.compare(a, b, cv2.CMP_GT)
+    np.testing.assert_array_equal(simulated.download(simulated.compare(up(a), up(b), cv2.CMP_GT)), mask)
+    gray_mask = np.ascontiguousarray(mask[..., 0])
+    for m in (mask, gray_mask):
+        expected = CpuBackend().select(m, a, b)
+        np.testing.assert_array_equal(simulated.download(simulated.select(up(m), up(a), up(b))), expected)
+    assert not simulated.counters.fallbacks

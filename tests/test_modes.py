@@ -28,6 +28,7 @@ PARAMS: dict[str, dict[str, Any]] = {
     "pinch": {"center": (0.1, 0.1), "radius": 1.0, "scale": 2.0},
     "swirl": {"center": (0.0, 0.0), "strength": 10.0},
     "perspective": {"matrix": ((1.0, 0.1, 0.0), (0.0, 1.0, 0.0), (0.002, 0.004, 1.0))},
+    "pad": {"top": 3, "bottom": 2, "left": 4, "right": 1, "fill": [0.3]},  # the default adds no pixels
 }
 # A 3x3 window reads one pixel beyond the edge, where replicate (aa|ab) and reflect (ba|ab)
 # give the same pixel: these pairs are equal by arithmetic, not by a bug.

@@ -38,8 +38,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .base import CV_DEPTH, Availability, Backend
-from .cpu import CpuBackend
+from .base import CV_DEPTH, Availability, auto_gaussian_ksize
+from .device import DeviceBackend
 
 NO_CUDA_BUILD = ("OpenCV was built without CUDA (the PyPI wheels are); build OpenCV with CUDA "
                  "and the contrib CUDA modules to use this backend")
@@ -157,6 +157,11 @@ CAPABILITIES: dict[str, Capability] = {
                    "ResizeSameAsHost INTER_AREA: 1 level, 1e-2 float", channels=_C134, planes=True),
     "remap": _row("remap", _WARP_DEPTHS, "cudawarping.hpp remap: 1, 3, 4 channels", channels=_C134, planes=True,
                   borders=_BORDERS),
+    "sqrt": _row("sqrt", frozenset({cv2.CV_32F}), "cudaarithm.hpp sqrt (float32 here, as the primitive's contract)"),
+    "minimum": _row("min", _NO_64F, "cudaarithm.hpp min: two matrices of one type"),
+    "maximum": _row("max", _NO_64F, "cudaarithm.hpp max: two matrices of one type"),
+    "compare": _row("compare", _NO_64F, "cudaarithm.hpp compare: 8-bit 255/0 per channel, operands of one type"),
+    "select": _row("split", _NO_64F, "GpuMat::copyTo(mask, dst): an 8-bit mask of 1 or the image's channels"),
 }
 
 
@@ -198,7 +203,7 @@ def _device_name() -> str:
         return "CUDA device"
 
 
-class CudaBackend(Backend):
+class CudaBackend(DeviceBackend):
     """Images are ``cv2.cuda.GpuMat``; every upload and download is counted.
 
     Attributes
@@ -222,7 +227,6 @@ class CudaBackend(Backend):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cpu = CpuBackend()
         self._filters: OrderedDict[Hashable, Any] = OrderedDict()
         self._stream: Any = None
 
@@ -334,8 +338,8 @@ class CudaBackend(Backend):
 
     def gaussian(self, image: Any, ksize: tuple[int, int], sigma: float, border: int) -> Any:
         if self.supports("gaussian", image, border=border) and (sigma > 0 or min(ksize) > 0):
-            spread = 3 if image.depth() == cv2.CV_8U else 4
-            size = tuple(k if k > 0 else round(sigma * spread * 2 + 1) | 1 for k in ksize)  # as cv2 sizes it
+            depth = np.uint8 if image.depth() == cv2.CV_8U else np.float32  # the rule tells 8-bit from others
+            size = tuple(k if k > 0 else auto_gaussian_ksize(sigma, depth) for k in ksize)  # as cv2 sizes it
             if self.supports("gaussian", image, border=border, taps=max(size)) and all(k % 2 for k in size):
                 return self._separable("gaussian", image, ("gaussian", size, sigma, border),
                                        lambda t, d: cv2.cuda.createGaussianFilter(t, d, size, sigma, sigma, border,
@@ -590,6 +594,35 @@ class CudaBackend(Backend):
         device_maps = [m if self.is_native(m) else self.upload(m) for m in maps]  # moved per call, like images
         return self._planes("remap", image, lambda img: cv2.cuda.remap(
             img, *device_maps, interpolation, borderMode=border, borderValue=(value,) * 4))
+
+    def sqrt(self, image: Any) -> Any:
+        if not self.supports("sqrt", image):
+            return self.fallback("sqrt", image)
+        return cv2.cuda.sqrt(image)
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        if not self.supports("minimum", a, b) or a.type() != b.type() or a.size() != b.size():
+            return self.fallback("minimum", a, b)
+        return cv2.cuda.min(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        if not self.supports("maximum", a, b) or a.type() != b.type() or a.size() != b.size():
+            return self.fallback("maximum", a, b)
+        return cv2.cuda.max(a, b)
+
+    def compare(self, a: Any, b: Any, op: int) -> Any:
+        if not self.supports("compare", a, b) or a.type() != b.type() or a.size() != b.size():
+            return self.fallback("compare", a, b, op)
+        return cv2.cuda.compare(a, b, op)
+
+    def select(self, mask: Any, yes: Any, no: Any) -> Any:
+        if (not self.supports("select", yes, no) or not self.is_native(mask) or mask.depth() != cv2.CV_8U
+                or mask.channels() not in (1, yes.channels()) or yes.type() != no.type()
+                or not yes.size() == no.size() == mask.size()):
+            return self.fallback("select", mask, yes, no)
+        out = no.clone()
+        yes.copyTo(mask, out)  # GpuMat::copyTo(mask, dst): yes where the mask is set, no elsewhere
+        return out
 
     def concat(self, images: Sequence[Any], axis: int) -> Any:
         images = list(images)
