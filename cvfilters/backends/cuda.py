@@ -33,11 +33,13 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import cv2
 import numpy as np
 
+from ..types import DType
 from .base import CV_DEPTH, Availability, auto_gaussian_ksize
 from .device import DeviceBackend
 
@@ -54,6 +56,8 @@ _LINEAR_DEPTHS = frozenset({cv2.CV_8U, cv2.CV_16U, cv2.CV_32F})
 _WARP_DEPTHS = frozenset({cv2.CV_8U, cv2.CV_16U, cv2.CV_16S, cv2.CV_32F})
 _ANY_CHANNELS = frozenset({1, 2, 3, 4})
 _FILTERS_CPP = "opencv_contrib modules/cudafilters/src/filtering.cpp"
+# cv2's type stubs describe a build without CUDA (no cv2.cuda functions): the module as Any.
+CUDA: Any = cv2.cuda
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,7 @@ def _cuda(name: str) -> Callable[..., Any] | None:
     return getattr(module, name) if hasattr(module, name) else None
 
 
-def _depth(dtype: np.dtype | None) -> int:
+def _depth(dtype: DType | None) -> int:
     return -1 if dtype is None else CV_DEPTH[np.dtype(dtype)]
 
 
@@ -195,7 +199,7 @@ def _mirror_symmetric(kernel: np.ndarray) -> bool:
 def _device_name() -> str:
     """``DeviceInfo.name()`` of the current device; the index and compute capability where it is unbound."""
     try:
-        info = cv2.cuda.DeviceInfo(cv2.cuda.getDevice())
+        info = CUDA.DeviceInfo(CUDA.getDevice())
         if hasattr(info, "name"):
             return info.name()
         return f"CUDA device {info.deviceID()} (compute {info.majorVersion()}.{info.minorVersion()})"
@@ -211,16 +215,14 @@ class CudaBackend(DeviceBackend):
     counters : Counters
         Uploads and downloads (numpy remap maps included), cached constants (resize maps
         too) and host fallbacks per primitive; a fallback's own transfers are not uploads.
-    stream : cv2.cuda.Stream
-        A stream for batch work, created on first use. Every primitive runs on the
-        default stream (CLAHE included, given ``Stream_Null()``), so a result is complete
-        when :meth:`download` returns.
 
     Notes
     -----
-    ``cv2.cuda.create*`` objects are cached per kind, image type and parameters in a
-    least-recently-used cache of :data:`FILTER_ENTRIES` entries, so per-frame tables
-    (equalize, match_histogram on video) do not keep one device object per frame.
+    Every primitive runs on the default stream (CLAHE included, given ``Stream_Null()``),
+    so a result is complete when :meth:`download` returns. ``cv2.cuda.create*`` objects
+    are cached per kind, image type and parameters in a least-recently-used cache of
+    :data:`FILTER_ENTRIES` entries, so per-frame tables (equalize, match_histogram on
+    video) do not keep one device object per frame.
     """
 
     name = "cuda"
@@ -228,18 +230,11 @@ class CudaBackend(DeviceBackend):
     def __init__(self) -> None:
         super().__init__()
         self._filters: OrderedDict[Hashable, Any] = OrderedDict()
-        self._stream: Any = None
-
-    @property
-    def stream(self) -> Any:
-        if self._stream is None:
-            self._stream = cv2.cuda.Stream()
-        return self._stream
 
     @classmethod
     def probe(cls) -> Availability:
         try:
-            count = cv2.cuda.getCudaEnabledDeviceCount()
+            count = CUDA.getCudaEnabledDeviceCount()
         except (AttributeError, cv2.error) as exc:
             return Availability("cuda", False, reason=f"CUDA probe failed: {str(exc).strip()}")
         if count == 0 and not re.search(r"NVIDIA CUDA:\s*YES", cv2.getBuildInformation()):
@@ -251,10 +246,10 @@ class CudaBackend(DeviceBackend):
 
     # ------------------------------------------------------------ residency
     def is_native(self, image: Any) -> bool:
-        return isinstance(image, cv2.cuda.GpuMat)
+        return isinstance(image, CUDA.GpuMat)
 
     def to_device(self, array: np.ndarray) -> Any:
-        image = cv2.cuda.GpuMat()
+        image = CUDA.GpuMat()
         image.upload(np.ascontiguousarray(array))
         return image
 
@@ -262,7 +257,7 @@ class CudaBackend(DeviceBackend):
         return image.download()
 
     def crop(self, image: Any, x: int, y: int, width: int, height: int) -> Any:
-        return cv2.cuda.GpuMat(image, (y, y + height), (x, x + width))
+        return CUDA.GpuMat(image, (y, y + height), (x, x + width))
 
     # ------------------------------------------------------------ the guard
     def supports(self, primitive: str, *images: Any, border: int | None = None, taps: int = 0) -> bool:
@@ -293,7 +288,7 @@ class CudaBackend(DeviceBackend):
         """``run(image)``, or ``run`` on each plane when the call lacks this channel count."""
         if CAPABILITIES[primitive].takes_channels(image.depth(), image.channels()):
             return run(image)
-        return cv2.cuda.merge([run(plane) for plane in cv2.cuda.split(image)])
+        return CUDA.merge([run(plane) for plane in CUDA.split(image)])
 
     def _filter(self, key: Hashable, create: Callable[[], Any]) -> Any:
         """The cached ``cv2.cuda`` object for ``key`` (LRU, :data:`FILTER_ENTRIES` entries)."""
@@ -316,25 +311,25 @@ class CudaBackend(DeviceBackend):
         return out if direct else out.convertTo(target, alpha=1.0, beta=delta)
 
     # ------------------------------------------------------------ primitives
-    def convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0, beta: float = 0.0) -> Any:
+    def convert(self, image: Any, dtype: DType, alpha: float = 1.0, beta: float = 0.0) -> Any:
         return image.convertTo(_depth(dtype), alpha=alpha, beta=beta)
 
     def split(self, image: Any) -> list[Any]:
         if not self.supports("split", image):
             return self.fallback("split", image)
-        return list(cv2.cuda.split(image))
+        return list(CUDA.split(image))
 
     def merge(self, planes: Sequence[Any]) -> Any:
         planes = list(planes)
         if not (1 <= len(planes) <= 4 and self.supports("merge", *planes) and len({p.depth() for p in planes}) == 1):
             return self.fallback("merge", planes)
-        return cv2.cuda.merge(planes)
+        return CUDA.merge(planes)
 
     def pad(self, image: Any, top: int, bottom: int, left: int, right: int, border: int,
             value: float = 0.0) -> Any:
         if not self.supports("pad", image, border=border):
             return self.fallback("pad", image, top, bottom, left, right, border, value)
-        return cv2.cuda.copyMakeBorder(image, top, bottom, left, right, border, value=(value,) * 4)
+        return CUDA.copyMakeBorder(image, top, bottom, left, right, border, value=(value,) * 4)
 
     def gaussian(self, image: Any, ksize: tuple[int, int], sigma: float, border: int) -> Any:
         if self.supports("gaussian", image, border=border) and (sigma > 0 or min(ksize) > 0):
@@ -342,7 +337,7 @@ class CudaBackend(DeviceBackend):
             size = tuple(k if k > 0 else auto_gaussian_ksize(sigma, depth) for k in ksize)  # as cv2 sizes it
             if self.supports("gaussian", image, border=border, taps=max(size)) and all(k % 2 for k in size):
                 return self._separable("gaussian", image, ("gaussian", size, sigma, border),
-                                       lambda t, d: cv2.cuda.createGaussianFilter(t, d, size, sigma, sigma, border,
+                                       lambda t, d: CUDA.createGaussianFilter(t, d, size, sigma, sigma, border,
                                                                                   border),
                                        image.depth(), 0.0)
         return self.fallback("gaussian", image, ksize, sigma, border)
@@ -356,7 +351,7 @@ class CudaBackend(DeviceBackend):
         size = tuple(ksize)
         return self._planes("box", image, lambda img: self._filter(
             ("box", img.type(), size, border),
-            lambda: cv2.cuda.createBoxFilter(img.type(), -1, size, (-1, -1), border)).apply(img))
+            lambda: CUDA.createBoxFilter(img.type(), -1, size, (-1, -1), border)).apply(img))
 
     def filter2d(self, image: Any, kernel: np.ndarray, border: int, delta: float = 0.0,
                  ddepth: int = -1) -> Any:
@@ -370,7 +365,7 @@ class CudaBackend(DeviceBackend):
         work = image.clone() if direct or depth == cv2.CV_32F else image.convertTo(cv2.CV_32F)
         out = self._planes("filter2d", work, lambda img: self._filter(
             ("linear", img.type(), border, *_kernel_key(kernel)),
-            lambda: cv2.cuda.createLinearFilter(img.type(), -1, kernel, (-1, -1), border)).apply(img))
+            lambda: CUDA.createLinearFilter(img.type(), -1, kernel, (-1, -1), border)).apply(img))
         return out if direct else out.convertTo(target, alpha=1.0, beta=delta)
 
     def sep_filter2d(self, image: Any, kernel_x: np.ndarray, kernel_y: np.ndarray, border: int,
@@ -379,7 +374,7 @@ class CudaBackend(DeviceBackend):
             return self.fallback("sep_filter2d", image, kernel_x, kernel_y, border, delta, ddepth)
         return self._separable("sep_filter2d", image,
                                ("separable", border, *_kernel_key(kernel_x), *_kernel_key(kernel_y)),
-                               lambda t, d: cv2.cuda.createSeparableLinearFilter(t, d, kernel_x, kernel_y, (-1, -1),
+                               lambda t, d: CUDA.createSeparableLinearFilter(t, d, kernel_x, kernel_y, (-1, -1),
                                                                                  border, border),
                                image.depth() if ddepth < 0 else ddepth, delta)
 
@@ -387,26 +382,26 @@ class CudaBackend(DeviceBackend):
         if not self.supports("sobel", image, border=border, taps=ksize):
             return self.fallback("sobel", image, ddepth, dx, dy, ksize, border)
         return self._separable("sobel", image, ("sobel", dx, dy, ksize, border),
-                               lambda t, d: cv2.cuda.createSobelFilter(t, d, dx, dy, ksize, 1.0, border, border),
+                               lambda t, d: CUDA.createSobelFilter(t, d, dx, dy, ksize, 1.0, border, border),
                                image.depth() if ddepth < 0 else ddepth, 0.0)
 
     def magnitude(self, x: Any, y: Any) -> Any:
         if not self.supports("magnitude", x, y) or x.type() != y.type():
             return self.fallback("magnitude", x, y)
         # keywords pick the (x, y) overload; positionally the (xy, magnitude) one would match
-        return cv2.cuda.magnitude(x=x.reshape(1), y=y.reshape(1)).reshape(x.channels())
+        return CUDA.magnitude(x=x.reshape(1), y=y.reshape(1)).reshape(x.channels())
 
-    def abs_convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0) -> Any:
+    def abs_convert(self, image: Any, dtype: DType, alpha: float = 1.0) -> Any:
         # cuda::abs takes 16S as well as 32F: the int16 derivatives of uint8 images stay on the device
         if not self.supports("abs_convert", image):
             return self.fallback("abs_convert", image, dtype, alpha)
-        return cv2.cuda.abs(image).convertTo(_depth(dtype), alpha=alpha, beta=0.0)
+        return CUDA.abs(image).convertTo(_depth(dtype), alpha=alpha, beta=0.0)
 
     def clip(self, image: Any, low: float, high: float) -> Any:
         if not self.supports("clip", image):
             return self.fallback("clip", image, low, high)
-        below_high = cv2.cuda.threshold(image, high, high, cv2.THRESH_TRUNC)[1]
-        negated = cv2.cuda.threshold(below_high.convertTo(cv2.CV_32F, alpha=-1.0), -low, -low, cv2.THRESH_TRUNC)[1]
+        below_high = CUDA.threshold(image, high, high, cv2.THRESH_TRUNC)[1]
+        negated = CUDA.threshold(below_high.convertTo(cv2.CV_32F, alpha=-1.0), -low, -low, cv2.THRESH_TRUNC)[1]
         return negated.convertTo(cv2.CV_32F, alpha=-1.0)
 
     def lut(self, image: Any, table: np.ndarray) -> Any:
@@ -418,7 +413,7 @@ class CudaBackend(DeviceBackend):
             return self.fallback("lut", image, table)
         shape = (1, 256, 3) if per_channel else (1, 256)
         return self._filter(("lut", *_kernel_key(table)),
-                            lambda: cv2.cuda.createLookUpTable(table.reshape(shape))).transform(image)
+                            lambda: CUDA.createLookUpTable(table.reshape(shape))).transform(image)
 
     def transform(self, image: Any, matrix: np.ndarray) -> Any:
         return self.fallback("transform", image, matrix)  # cv2.cuda has no per-pixel matrix transform
@@ -426,32 +421,32 @@ class CudaBackend(DeviceBackend):
     def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
         if not self.supports("threshold", image):
             return self.fallback("threshold", image, thresh, maxval, kind)
-        return cv2.cuda.threshold(image, thresh, maxval, kind)[1]
+        return CUDA.threshold(image, thresh, maxval, kind)[1]
 
     def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
         depth = cv2.CV_8U if levels == 256 else cv2.CV_16U
         if not self.supports("calc_hist", image) or image.depth() != depth:
             return self.fallback("calc_hist", image, channels, levels, host_result=True)
-        planes = [image] if channels == 1 else cv2.cuda.split(image)
-        rows = [cv2.cuda.histEven(plane, levels, 0, levels).download().reshape(-1) for plane in planes]
+        planes = [image] if channels == 1 else CUDA.split(image)
+        rows = [CUDA.histEven(plane, levels, 0, levels).download().reshape(-1) for plane in planes]
         return np.stack(rows).astype(np.int64)
 
     def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
         if not self.supports("min_max", image):
             return self.fallback("min_max", image, channels, host_result=True)
-        planes = [image] if channels == 1 else cv2.cuda.split(image)
-        return [tuple(float(v) for v in cv2.cuda.minMax(plane)) for plane in planes]  # type: ignore[misc]
+        planes = [image] if channels == 1 else CUDA.split(image)
+        return [tuple(float(v) for v in CUDA.minMax(plane)) for plane in planes]  # type: ignore[misc]
 
     def equalize_hist(self, image: Any) -> Any:
         if not self.supports("equalize_hist", image):
             return self.fallback("equalize_hist", image)
-        return cv2.cuda.equalizeHist(image)
+        return CUDA.equalizeHist(image)
 
     def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
         if self.supports("clahe", image):
-            clahe = self._filter(("clahe", clip_limit, tiles), lambda: cv2.cuda.createCLAHE(clip_limit, tiles))
+            clahe = self._filter(("clahe", clip_limit, tiles), lambda: CUDA.createCLAHE(clip_limit, tiles))
             try:  # the default stream, as every other primitive: the result is complete on return
-                return clahe.apply(image, cv2.cuda.Stream_Null())
+                return clahe.apply(image, CUDA.Stream_Null())
             except cv2.error:  # a build whose cuda::CLAHE takes CV_8UC1 only (16-bit came later)
                 pass
         return self.fallback("clahe", image, clip_limit, tiles)
@@ -468,14 +463,14 @@ class CudaBackend(DeviceBackend):
             return self.fallback("median", image, ksize)
         reach = ksize // 2
         width, height = image.size()
-        padded = cv2.cuda.copyMakeBorder(image, reach, reach, reach, reach, cv2.BORDER_REPLICATE)
-        out = self._filter(("median", ksize), lambda: cv2.cuda.createMedianFilter(cv2.CV_8UC1, ksize)).apply(padded)
+        padded = CUDA.copyMakeBorder(image, reach, reach, reach, reach, cv2.BORDER_REPLICATE)
+        out = self._filter(("median", ksize), lambda: CUDA.createMedianFilter(cv2.CV_8UC1, ksize)).apply(padded)
         return self.crop(out, reach, reach, width, height)
 
     def bilateral(self, image: Any, diameter: int, sigma_color: float, sigma_space: float, border: int) -> Any:
         if not self.supports("bilateral", image, border=border):
             return self.fallback("bilateral", image, diameter, sigma_color, sigma_space, border)
-        return cv2.cuda.bilateralFilter(image, diameter, sigma_color, sigma_space, borderMode=border)
+        return CUDA.bilateralFilter(image, diameter, sigma_color, sigma_space, borderMode=border)
 
     def morphology(self, image: Any, op: int, kernel: np.ndarray, iterations: int, border: int) -> Any:
         """cuda morphology, which pads with reflect101 whatever cv2's border would be.
@@ -497,9 +492,9 @@ class CudaBackend(DeviceBackend):
         compose: dict[int, Callable[[Any], Any]] = {
             cv2.MORPH_ERODE: erode, cv2.MORPH_DILATE: dilate,
             cv2.MORPH_OPEN: lambda img: dilate(erode(img)), cv2.MORPH_CLOSE: lambda img: erode(dilate(img)),
-            cv2.MORPH_GRADIENT: lambda img: cv2.cuda.subtract(dilate(img), erode(img)),
-            cv2.MORPH_TOPHAT: lambda img: cv2.cuda.subtract(img, dilate(erode(img))),
-            cv2.MORPH_BLACKHAT: lambda img: cv2.cuda.subtract(erode(dilate(img)), img),
+            cv2.MORPH_GRADIENT: lambda img: CUDA.subtract(dilate(img), erode(img)),
+            cv2.MORPH_TOPHAT: lambda img: CUDA.subtract(img, dilate(erode(img))),
+            cv2.MORPH_BLACKHAT: lambda img: CUDA.subtract(erode(dilate(img)), img),
         }
         return compose[op](image)
 
@@ -511,11 +506,11 @@ class CudaBackend(DeviceBackend):
     def _morph(self, image: Any, op: int, kernel: np.ndarray, iterations: int) -> Any:
         key = ("morphology", op, _kernel_key(kernel), iterations)
         return self._planes("morphology", image, lambda img: self._filter(
-            (*key, img.type()), lambda: cv2.cuda.createMorphologyFilter(op, img.type(), kernel,
+            (*key, img.type()), lambda: CUDA.createMorphologyFilter(op, img.type(), kernel,
                                                                          iterations=iterations)).apply(img))
 
     def _arithmetic(self, name: str, call: Callable[[Any, Any, int], Any], a: Any, b: Any,
-                    dtype: np.dtype | None, exact_depths: frozenset[int] = _NO_64F) -> Any | None:
+                    dtype: DType | None, exact_depths: frozenset[int] = _NO_64F) -> Any | None:
         """``call(a, b, work depth)`` on the device, in the output depth; None where it cannot run.
 
         cudaarithm wants operands of one type and has no narrowing outputs (32F to 8U, ...),
@@ -528,38 +523,39 @@ class CudaBackend(DeviceBackend):
         target = a.depth() if dtype is None else _depth(dtype)
         if a.type() == b.type() and target in exact_depths and (target == a.depth() or target == cv2.CV_32F):
             return call(a, b, target)
-        out = call(*(m if m.depth() == cv2.CV_32F else m.convertTo(cv2.CV_32F) for m in (a, b)), cv2.CV_32F)
+        x, y = (m if m.depth() == cv2.CV_32F else m.convertTo(cv2.CV_32F) for m in (a, b))
+        out = call(x, y, cv2.CV_32F)
         return out if target == cv2.CV_32F else out.convertTo(target)
 
-    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
-        out = self._arithmetic("multiply", lambda x, y, d: cv2.cuda.multiply(x, y, scale=scale, dtype=d), a, b, dtype)
+    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: DType | None = None) -> Any:
+        out = self._arithmetic("multiply", lambda x, y, d: CUDA.multiply(x, y, scale=scale, dtype=d), a, b, dtype)
         return self.fallback("multiply", a, b, scale, dtype) if out is None else out
 
-    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
+    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: DType | None = None) -> Any:
         """``a * scale / b``; integer results through float32, as cuda::divide truncates them at scale 1.
 
         Where ``b`` is 0, cuda::divide gives 0 for every depth (``cv2.divide`` gives 0 for
         integers, IEEE inf/nan for floats): callers keep divisors away from 0.
         """
-        out = self._arithmetic("divide", lambda x, y, d: cv2.cuda.divide(x, y, scale=scale, dtype=d), a, b, dtype,
+        out = self._arithmetic("divide", lambda x, y, d: CUDA.divide(x, y, scale=scale, dtype=d), a, b, dtype,
                                exact_depths=frozenset({cv2.CV_32F}))
         return self.fallback("divide", a, b, scale, dtype) if out is None else out
 
     def add_weighted(self, a: Any, wa: float, b: Any, wb: float, gamma: float = 0.0,
-                     dtype: np.dtype | None = None) -> Any:
+                     dtype: DType | None = None) -> Any:
         out = self._arithmetic("add_weighted",
-                               lambda x, y, d: cv2.cuda.addWeighted(x, wa, y, wb, gamma, dtype=d), a, b, dtype)
+                               lambda x, y, d: CUDA.addWeighted(x, wa, y, wb, gamma, dtype=d), a, b, dtype)
         return self.fallback("add_weighted", a, wa, b, wb, gamma, dtype) if out is None else out
 
     def bitwise_not(self, image: Any) -> Any:
         if not self.supports("bitwise_not", image):
             return self.fallback("bitwise_not", image)
-        return cv2.cuda.bitwise_not(image)
+        return CUDA.bitwise_not(image)
 
     def flip(self, image: Any, code: int) -> Any:
         if not self.supports("flip", image):
             return self.fallback("flip", image, code)
-        return self._planes("flip", image, lambda img: cv2.cuda.flip(img, code))
+        return self._planes("flip", image, lambda img: CUDA.flip(img, code))
 
     def resize(self, image: Any, size: tuple[int, int], interpolation: int) -> Any:
         if not self.supports("resize", image):
@@ -567,53 +563,53 @@ class CudaBackend(DeviceBackend):
         (src_w, src_h), (dst_w, dst_h) = image.size(), tuple(size)
         if interpolation == cv2.INTER_AREA and src_w > dst_w and src_h > dst_h and _cuda("resize") is not None:
             return self._planes("resize", image,
-                                lambda img: cv2.cuda.resize(img, (dst_w, dst_h), interpolation=cv2.INTER_AREA))
+                                lambda img: CUDA.resize(img, (dst_w, dst_h), interpolation=cv2.INTER_AREA))
         if interpolation not in (cv2.INTER_NEAREST, cv2.INTER_LINEAR):
             return self.fallback("resize", image, size, interpolation)
         map_x, map_y = (self.cached(("cuda-resize", interpolation, (src_w, src_h), (dst_w, dst_h), axis),
-                                    lambda axis=axis: _resize_map(interpolation, (src_w, src_h), (dst_w, dst_h), axis))
+                                    partial(_resize_map, interpolation, (src_w, src_h), (dst_w, dst_h), axis))
                         for axis in (0, 1))
-        return self._planes("resize", image, lambda img: cv2.cuda.remap(
+        return self._planes("resize", image, lambda img: CUDA.remap(
             img, map_x, map_y, interpolation, borderMode=cv2.BORDER_REPLICATE))
 
     def cvt_color(self, image: Any, code: int) -> Any:
         if _cuda("cvtColor") is not None and self.is_native(image):
             try:
-                return cv2.cuda.cvtColor(image, code)
+                return CUDA.cvtColor(image, code)
             except cv2.error:  # a code or depth this build's cv::cuda::cvtColor does not implement
                 pass
         return self.fallback("cvt_color", image, code)
 
     def remap(self, image: Any, map_x: Any, map_y: Any, interpolation: int, border: int,
               value: float = 0.0) -> Any:
-        maps = [m if self.is_native(m) else np.asarray(m) for m in (map_x, map_y)]
+        maps: list[Any] = [m if self.is_native(m) else np.asarray(m) for m in (map_x, map_y)]
         if (not self.supports("remap", image, border=border) or interpolation != cv2.INTER_LINEAR
                 or any(m.type() != cv2.CV_32FC1 if self.is_native(m) else m.dtype != np.float32 or m.ndim != 2
                        for m in maps)):
             return self.fallback("remap", image, map_x, map_y, interpolation, border, value)
         device_maps = [m if self.is_native(m) else self.upload(m) for m in maps]  # moved per call, like images
-        return self._planes("remap", image, lambda img: cv2.cuda.remap(
+        return self._planes("remap", image, lambda img: CUDA.remap(
             img, *device_maps, interpolation, borderMode=border, borderValue=(value,) * 4))
 
     def sqrt(self, image: Any) -> Any:
         if not self.supports("sqrt", image):
             return self.fallback("sqrt", image)
-        return cv2.cuda.sqrt(image)
+        return CUDA.sqrt(image)
 
     def minimum(self, a: Any, b: Any) -> Any:
         if not self.supports("minimum", a, b) or a.type() != b.type() or a.size() != b.size():
             return self.fallback("minimum", a, b)
-        return cv2.cuda.min(a, b)
+        return CUDA.min(a, b)
 
     def maximum(self, a: Any, b: Any) -> Any:
         if not self.supports("maximum", a, b) or a.type() != b.type() or a.size() != b.size():
             return self.fallback("maximum", a, b)
-        return cv2.cuda.max(a, b)
+        return CUDA.max(a, b)
 
     def compare(self, a: Any, b: Any, op: int) -> Any:
         if not self.supports("compare", a, b) or a.type() != b.type() or a.size() != b.size():
             return self.fallback("compare", a, b, op)
-        return cv2.cuda.compare(a, b, op)
+        return CUDA.compare(a, b, op)
 
     def select(self, mask: Any, yes: Any, no: Any) -> Any:
         if (not self.supports("select", yes, no) or not self.is_native(mask) or mask.depth() != cv2.CV_8U
@@ -626,13 +622,15 @@ class CudaBackend(DeviceBackend):
 
     def concat(self, images: Sequence[Any], axis: int) -> Any:
         images = list(images)
-        sizes = [image.size() if self.is_native(image) else None for image in images]
         shared = 1 if axis == 1 else 0  # hconcat keeps the height (size()[1]), vconcat the width
-        if None in sizes or len({image.type() for image in images}) != 1 or len({s[shared] for s in sizes}) != 1:
+        if not all(map(self.is_native, images)) or len({image.type() for image in images}) != 1:
+            return self.fallback("concat", images, axis)
+        sizes: list[tuple[int, int]] = [image.size() for image in images]
+        if len({s[shared] for s in sizes}) != 1:
             return self.fallback("concat", images, axis)
         total = sum(s[1 - shared] for s in sizes)
         width, height = (total, sizes[0][1]) if axis == 1 else (sizes[0][0], total)
-        out = cv2.cuda.GpuMat(height, width, images[0].type())
+        out = CUDA.GpuMat(height, width, images[0].type())
         x = y = 0
         for image, (w, h) in zip(images, sizes, strict=True):
             image.copyTo(dst=self.crop(out, x, y, w, h))
