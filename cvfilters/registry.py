@@ -108,10 +108,12 @@ class Filter:
         """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
         return spec if self.output_spec is None else self.output_spec(params, spec)
 
-    def __call__(self, image: Any, /, *, backend: str = "auto", **params: Any) -> Any:
-        from .pipeline import Pipeline
+    def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: str | None = None,
+                 layout: str = "hwc", **params: Any) -> Any:
+        from .pipeline import apply
 
-        return Pipeline([(self, params)])(image, backend=backend)
+        return apply(image, self, backend=backend, channel_order=channel_order, layout=layout,  # type: ignore[arg-type]
+                     **params)
 
     def info(self) -> dict[str, Any]:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""

@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 
 from .. import masks
+from ..boundary import ImageValue
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
@@ -92,7 +93,8 @@ def masked(ctx: Context, img: Any, *, mask: str, filter: str, feather: float, fe
 
 
 # ---------------------------------------------------------------------------- blend
-def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+def _source(image: str | ImageValue | None, color: tuple[float, ...],
+            spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
     """Host ``(colour (H, W, C), alpha (H, W))`` of the blend source, float32 0..1, straight colour.
 
     A source image of another size is resized premultiplied (no dark fringe at soft edges).
@@ -104,7 +106,7 @@ def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tup
         values, alpha = split_color(color, colors, bgra=spec.channels == 4)
         col = np.broadcast_to(np.asarray(values, np.float32), (spec.height, spec.width, colors))
         return np.ascontiguousarray(col), np.full((spec.height, spec.width), alpha, np.float32)
-    src = io.read(image)
+    src = image.bgr() if isinstance(image, ImageValue) else io.read(image)
     values = src.astype(np.float32) / np.float32(1.0 if src.dtype.kind == "f" else np.iinfo(src.dtype).max)
     if values.ndim == 2:
         col, alpha = values[:, :, None], np.ones(values.shape, np.float32)
@@ -198,9 +200,9 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
     summary="Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask.",
     alpha="all",
     params=[
-        FileParam("source", "path", None, unit="file",
-                  help="the image blended over this one (@file; stretched to this image's size, resampled "
-                       "premultiplied); none: the solid `color`"),
+        FileParam("source", "path", None, unit="file", image=True,
+                  help="the image blended over this one (@file, or an array / PIL image from Python; stretched to "
+                       "this image's size, resampled premultiplied); none: the solid `color`"),
         Param("color", "color", (0.0, 0.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
               help="solid source colour when no source is given: one value for every channel (alpha too on BGRA), "
                    "[gray, alpha], [B,G,R] or [B,G,R,A]"),
@@ -212,8 +214,8 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
         *_mask_params(required=False),
     ],
 )
-def blend(ctx: Context, img: Any, *, source: str | None, color: tuple[float, ...], mode: str, opacity: float,
-          mask: str | None, feather: float, feather_method: str, invert: bool) -> Any:
+def blend(ctx: Context, img: Any, *, source: str | ImageValue | None, color: tuple[float, ...], mode: str,
+          opacity: float, mask: str | None, feather: float, feather_method: str, invert: bool) -> Any:
     """W3C Compositing and Blending, source-over with a separable blend mode.
 
     The source (``source`` image, else ``color``) has straight colour ``Cs`` and alpha
@@ -242,7 +244,8 @@ def blend(ctx: Context, img: Any, *, source: str | None, color: tuple[float, ...
     """
     be, spec = ctx.be, ctx.spec
     colors = color_channels(spec)
-    src_key = ("blend-src", None if source is None else masks.file_stamp(source), None if source else color,
+    stamp = source.key() if isinstance(source, ImageValue) else None if source is None else masks.file_stamp(source)
+    src_key = ("blend-src", stamp, None if source is not None else color,
                spec.size, colors)
     alpha_key = (src_key, opacity, _weight_key(mask, feather, feather_method, invert, spec))
 

@@ -42,6 +42,7 @@ import cv2
 import numpy as np
 
 from .. import registry
+from ..boundary import ImageValue
 from ..context import Context
 from ..errors import CvfError, ParameterError
 from ..histograms import (
@@ -171,16 +172,23 @@ def load_histogram(path: str | os.PathLike[str]) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- references of match_histogram
-def _file_key(path: str) -> tuple[str, int, int]:
+def _file_key(path: str | ImageValue) -> tuple[Any, ...]:
+    if isinstance(path, ImageValue):
+        return (path, path.order)
     resolved = Path(path).expanduser().resolve()
     stat = resolved.stat()
     return str(resolved), stat.st_mtime_ns, stat.st_size
 
 
 @lru_cache(maxsize=8)
-def _load_reference(key: tuple[str, int, int]) -> np.ndarray:
-    """A reference image (any dtype and channels) or histogram file (float64 (C, K)), cached per file version."""
+def _load_reference(key: tuple[Any, ...]) -> np.ndarray:
+    """A reference image (any dtype and channels) or histogram file (float64 (C, K)), cached per file version.
+
+    An image given from Python (:class:`~cvfilters.boundary.ImageValue`) is its BGR(A) array.
+    """
     path = key[0]
+    if isinstance(path, ImageValue):
+        return path.bgr()
     if Path(path).suffix.lower() in HISTOGRAM_SUFFIXES:
         return load_histogram(path)
     from ..io import read
@@ -188,7 +196,7 @@ def _load_reference(key: tuple[str, int, int]) -> np.ndarray:
     return read(path)
 
 
-def _reference(path: str) -> np.ndarray:
+def _reference(path: str | ImageValue) -> np.ndarray:
     """Load a reference, raising ``ValueError`` with a one-line reason."""
     try:
         key = _file_key(path)
@@ -201,9 +209,9 @@ def _reference(path: str) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def _reference_counts_cached(key: tuple[str, int, int], channels: int, space: str) -> np.ndarray:
+def _reference_counts_cached(key: tuple[Any, ...], channels: int, space: str) -> np.ndarray:
     data = _load_reference(key)
-    if Path(key[0]).suffix.lower() in HISTOGRAM_SUFFIXES:
+    if _is_histogram_file(key[0]):
         return data
     count = 1 if data.ndim == 2 else data.shape[2]
     if channels == 1:
@@ -217,12 +225,16 @@ def _reference_counts_cached(key: tuple[str, int, int], channels: int, space: st
     return counts
 
 
+def _is_histogram_file(reference: str | ImageValue) -> bool:
+    return isinstance(reference, str) and reference.lower().endswith(HISTOGRAM_SUFFIXES)
+
+
 def _check_match(params: dict[str, Any]) -> str | None:
     try:
         data = _reference(params["reference"])
     except ValueError as exc:
         return f"reference={exc}"
-    if params["reference"].lower().endswith(HISTOGRAM_SUFFIXES) and params["space"] != "per_channel" \
+    if _is_histogram_file(params["reference"]) and params["space"] != "per_channel" \
             and data.shape[0] != 1:
         return (f"reference={params['reference']} holds {data.shape[0]} channels; space={params['space']} "
                 "matches one (save it with space=" + params["space"] + ")")
@@ -288,9 +300,10 @@ def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) 
     category="histogram",
     summary="Match the histogram of a reference image or saved histogram (CDF-to-LUT).",
     params=[
-        Param("reference", "path", None, required=True, example="fixtures/chelsea.jpg",
-              help="reference image (any format cvfilters reads), or a histogram file (.npy/.json written by "
-                   "cvfilters.filters.histogram.save_histogram); @file on the command line"),
+        Param("reference", "path", None, required=True, example="fixtures/chelsea.jpg", image=True,
+              help="reference image (any format cvfilters reads, or an array / PIL image from Python), or a "
+                   "histogram file (.npy/.json written by cvfilters.filters.histogram.save_histogram); @file on "
+                   "the command line"),
         Param("space", "choice", "per_channel", choices=SPACE_CHOICES,
               help="per_channel (default) matches B, G and R to the reference's B, G and R, carrying its colour "
                    "cast; ycrcb (Y), lab (L*) or hsv (V) match only the luma channel, colour kept. "
@@ -298,7 +311,7 @@ def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) 
     ],
     check=_check_match,
 )
-def match_histogram(ctx: Context, img: Any, *, reference: str, space: str) -> Any:
+def match_histogram(ctx: Context, img: Any, *, reference: str | ImageValue, space: str) -> Any:
     """Map each level to the reference level with the same cumulative share of pixels.
 
     ``T(v) = interp(Fs(v), Fr(r), r)``, rounded: ``Fs`` is the image's cumulative
