@@ -204,8 +204,7 @@ def _to_pil(array: np.ndarray) -> Any:
                                 "pass a numpy array to get it as one")
     if channels == 1 and array.ndim == 3:
         array = array[..., 0]
-    return Image.fromarray(np.ascontiguousarray(array), mode=mode) if mode in ("I;16",) \
-        else Image.fromarray(np.ascontiguousarray(array))
+    return Image.fromarray(np.ascontiguousarray(array))  # Pillow picks ``mode`` from the dtype and shape
 
 
 def _first_line(exc: BaseException) -> str:
