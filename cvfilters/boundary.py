@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 import cv2
 import numpy as np
@@ -47,6 +48,25 @@ INT16_OFFSET, INT16_SCALE = 32768.0, 65535.0
 DTYPE_NOTE = ("Python: float64 runs as float32 and returns float64; int16 runs as float32 f = (v + 32768) / 65535 "
               "and returns int16; PIL images (L, LA, RGB, RGBA, I;16, F) return PIL images")
 _F32, _F64, _I16 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int16)
+
+
+class SupportsArray(Protocol):
+    """An array-like numpy can view: ``__array__`` (xarray, pandas, most tensors)."""
+
+    def __array__(self) -> Any: ...
+
+
+class SupportsDLPack(Protocol):
+    """A tensor that exports DLPack (torch, cupy and jax on the host, numpy)."""
+
+    def __dlpack__(self) -> Any: ...
+
+
+# What the typed API takes besides ndarrays and PIL images; the result of these is an ndarray.
+ArrayLike: TypeAlias = "SupportsArray | SupportsDLPack"
+_T = TypeVar("_T")
+# Many images for Pipeline.map: not Iterable, which an ndarray batch would match too.
+Many: TypeAlias = Sequence[_T] | Iterator[_T]
 
 
 @dataclass(frozen=True)
@@ -260,5 +280,5 @@ class ImageValue:
     __repr__ = __str__
 
 
-__all__ = ["DTYPE_NOTE", "Entry", "ImageValue", "LAYOUTS", "Layout", "as_array", "enter", "host_bgr", "is_device",
-           "is_pil", "leave", "swap_native", "swap_rb"]
+__all__ = ["DTYPE_NOTE", "LAYOUTS", "ArrayLike", "Entry", "ImageValue", "Layout", "Many", "SupportsArray",
+           "SupportsDLPack", "as_array", "enter", "host_bgr", "is_device", "is_pil", "leave", "swap_native", "swap_rb"]

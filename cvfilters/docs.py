@@ -39,10 +39,12 @@ from collections.abc import Sequence
 from os import PathLike
 from typing import Any, Literal, overload
 
+from cv2 import UMat
+from cv2.cuda import GpuMat
 from numpy.typing import NDArray
 from PIL.Image import Image
 
-from .boundary import Layout
+from .boundary import ArrayLike, Layout
 from .defaults import ChannelOrder
 from .registry import Filter
 
@@ -58,7 +60,8 @@ def __dir__() -> list[str]: ...
 '''
 _STUB_TYPES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "point": "_Point", "color": "_Color",
                "kernel": "_Kernel", "path": "_Path"}
-_IMAGE_TYPES = ("NDArray[Any]", "Image", "Any")
+_IMAGE_TYPES = (("Image", "Image"), ("UMat", "UMat"), ("GpuMat", "GpuMat"),
+                ("NDArray[Any] | ArrayLike", "NDArray[Any]"))
 
 
 def _stub_type(param: Any) -> str:
@@ -76,10 +79,10 @@ def fx_stub() -> str:
     lines = [FX_STUB_HEADER]
     for flt in sorted(filters(), key=lambda f: f.name):
         params = [f"    {p.name}: {_stub_type(p)}" + ("," if p.required else " = ...,") for p in flt.params]
-        for image_type in _IMAGE_TYPES:
+        for image_type, result in _IMAGE_TYPES:
             lines += ["@overload", f"def {flt.name}(",
                       f"    image: {image_type}, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,",
-                      "    layout: Layout = ...,", *params, f") -> {image_type}:", f"    {_docstring(flt.summary)}", ""]
+                      "    layout: Layout = ...,", *params, f") -> {result}:", f"    {_docstring(flt.summary)}", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

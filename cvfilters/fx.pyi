@@ -4,10 +4,12 @@ from collections.abc import Sequence
 from os import PathLike
 from typing import Any, Literal, overload
 
+from cv2 import UMat
+from cv2.cuda import GpuMat
 from numpy.typing import NDArray
 from PIL.Image import Image
 
-from .boundary import Layout
+from .boundary import ArrayLike, Layout
 from .defaults import ChannelOrder
 from .registry import Filter
 
@@ -23,17 +25,6 @@ def __dir__() -> list[str]: ...
 
 @overload
 def adaptive_threshold(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    method: Literal['gaussian', 'mean'] = ...,
-    block_size: int = ...,
-    c: float = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
-
-@overload
-def adaptive_threshold(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     method: Literal['gaussian', 'mean'] = ...,
@@ -45,28 +36,39 @@ def adaptive_threshold(
 
 @overload
 def adaptive_threshold(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     method: Literal['gaussian', 'mean'] = ...,
     block_size: int = ...,
     c: float = ...,
     invert: bool = ...,
-) -> Any:
+) -> UMat:
+    """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
+
+@overload
+def adaptive_threshold(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    method: Literal['gaussian', 'mean'] = ...,
+    block_size: int = ...,
+    c: float = ...,
+    invert: bool = ...,
+) -> GpuMat:
+    """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
+
+@overload
+def adaptive_threshold(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    method: Literal['gaussian', 'mean'] = ...,
+    block_size: int = ...,
+    c: float = ...,
+    invert: bool = ...,
+) -> NDArray[Any]:
     """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
 
 @overload
 def affine(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
-
-@overload
-def affine(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
@@ -78,26 +80,39 @@ def affine(
 
 @overload
 def affine(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
+
+@overload
+def affine(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    matrix: _Kernel = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
+
+@overload
+def affine(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    matrix: _Kernel = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
 
 @overload
 def auto_contrast(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-) -> NDArray[Any]:
-    """Stretch all channels together between low and high percentiles (Auto Contrast)."""
-
-@overload
-def auto_contrast(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     low: float = ...,
@@ -107,25 +122,33 @@ def auto_contrast(
 
 @overload
 def auto_contrast(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     low: float = ...,
     high: float = ...,
-) -> Any:
+) -> UMat:
+    """Stretch all channels together between low and high percentiles (Auto Contrast)."""
+
+@overload
+def auto_contrast(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    low: float = ...,
+    high: float = ...,
+) -> GpuMat:
+    """Stretch all channels together between low and high percentiles (Auto Contrast)."""
+
+@overload
+def auto_contrast(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    low: float = ...,
+    high: float = ...,
+) -> NDArray[Any]:
     """Stretch all channels together between low and high percentiles (Auto Contrast)."""
 
 @overload
 def auto_levels(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-    linked: bool = ...,
-) -> NDArray[Any]:
-    """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
-
-@overload
-def auto_levels(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     low: float = ...,
@@ -136,27 +159,36 @@ def auto_levels(
 
 @overload
 def auto_levels(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     low: float = ...,
     high: float = ...,
     linked: bool = ...,
-) -> Any:
+) -> UMat:
+    """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
+
+@overload
+def auto_levels(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    low: float = ...,
+    high: float = ...,
+    linked: bool = ...,
+) -> GpuMat:
+    """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
+
+@overload
+def auto_levels(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    low: float = ...,
+    high: float = ...,
+    linked: bool = ...,
+) -> NDArray[Any]:
     """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
 
 @overload
 def bilateral(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    d: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
-
-@overload
-def bilateral(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     d: int = ...,
@@ -168,27 +200,39 @@ def bilateral(
 
 @overload
 def bilateral(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     d: int = ...,
     sigma_color: float = ...,
     sigma_space: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
+
+@overload
+def bilateral(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    d: int = ...,
+    sigma_color: float = ...,
+    sigma_space: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
+
+@overload
+def bilateral(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    d: int = ...,
+    sigma_color: float = ...,
+    sigma_space: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
 
 @overload
 def black_hat(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Black hat: closing minus image (dark details smaller than the element)."""
-
-@overload
-def black_hat(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
@@ -199,31 +243,36 @@ def black_hat(
 
 @overload
 def black_hat(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Any:
+) -> UMat:
+    """Black hat: closing minus image (dark details smaller than the element)."""
+
+@overload
+def black_hat(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> GpuMat:
+    """Black hat: closing minus image (dark details smaller than the element)."""
+
+@overload
+def black_hat(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> NDArray[Any]:
     """Black hat: closing minus image (dark details smaller than the element)."""
 
 @overload
 def blend(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    source: _ImageArg | None = ...,
-    color: _Color = ...,
-    mode: Literal['normal', 'multiply', 'screen', 'overlay', 'soft_light', 'darken', 'lighten', 'difference', 'add'] = ...,
-    opacity: float = ...,
-    mask: _Path | None = ...,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
-
-@overload
-def blend(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     source: _ImageArg | None = ...,
@@ -239,7 +288,7 @@ def blend(
 
 @overload
 def blend(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     source: _ImageArg | None = ...,
     color: _Color = ...,
@@ -249,20 +298,41 @@ def blend(
     feather: float = ...,
     feather_method: Literal['gaussian', 'distance'] = ...,
     invert: bool = ...,
-) -> Any:
+) -> UMat:
+    """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
+
+@overload
+def blend(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    source: _ImageArg | None = ...,
+    color: _Color = ...,
+    mode: Literal['normal', 'multiply', 'screen', 'overlay', 'soft_light', 'darken', 'lighten', 'difference', 'add'] = ...,
+    opacity: float = ...,
+    mask: _Path | None = ...,
+    feather: float = ...,
+    feather_method: Literal['gaussian', 'distance'] = ...,
+    invert: bool = ...,
+) -> GpuMat:
+    """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
+
+@overload
+def blend(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    source: _ImageArg | None = ...,
+    color: _Color = ...,
+    mode: Literal['normal', 'multiply', 'screen', 'overlay', 'soft_light', 'darken', 'lighten', 'difference', 'add'] = ...,
+    opacity: float = ...,
+    mask: _Path | None = ...,
+    feather: float = ...,
+    feather_method: Literal['gaussian', 'distance'] = ...,
+    invert: bool = ...,
+) -> NDArray[Any]:
     """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
 
 @overload
 def box_blur(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Box blur: the mean over a size x size square."""
-
-@overload
-def box_blur(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
@@ -272,24 +342,33 @@ def box_blur(
 
 @overload
 def box_blur(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Box blur: the mean over a size x size square."""
+
+@overload
+def box_blur(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Box blur: the mean over a size x size square."""
+
+@overload
+def box_blur(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Box blur: the mean over a size x size square."""
 
 @overload
 def brightness_contrast(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    brightness: float = ...,
-    contrast: float = ...,
-) -> NDArray[Any]:
-    """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
-
-@overload
-def brightness_contrast(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     brightness: float = ...,
@@ -299,28 +378,33 @@ def brightness_contrast(
 
 @overload
 def brightness_contrast(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     brightness: float = ...,
     contrast: float = ...,
-) -> Any:
+) -> UMat:
+    """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
+
+@overload
+def brightness_contrast(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    brightness: float = ...,
+    contrast: float = ...,
+) -> GpuMat:
+    """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
+
+@overload
+def brightness_contrast(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    brightness: float = ...,
+    contrast: float = ...,
+) -> NDArray[Any]:
     """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
 
 @overload
 def bulge(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
-
-@overload
-def bulge(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
@@ -334,7 +418,7 @@ def bulge(
 
 @overload
 def bulge(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -342,32 +426,37 @@ def bulge(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
+
+@overload
+def bulge(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    scale: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
+
+@overload
+def bulge(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    scale: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
 
 @overload
 def cartoon(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    edges: Literal['adaptive', 'laplacian', 'none'] = ...,
-    edge_blur: int = ...,
-    block: int = ...,
-    sensitivity: float = ...,
-    thickness: int = ...,
-    passes: int = ...,
-    scale: float = ...,
-    diameter: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    quantize: Literal['kmeans', 'posterize', 'none'] = ...,
-    colors: int = ...,
-    levels: int = ...,
-    seed: int = ...,
-) -> NDArray[Any]:
-    """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
-
-@overload
-def cartoon(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     edges: Literal['adaptive', 'laplacian', 'none'] = ...,
@@ -389,7 +478,7 @@ def cartoon(
 
 @overload
 def cartoon(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     edges: Literal['adaptive', 'laplacian', 'none'] = ...,
     edge_blur: int = ...,
@@ -405,21 +494,53 @@ def cartoon(
     colors: int = ...,
     levels: int = ...,
     seed: int = ...,
-) -> Any:
+) -> UMat:
+    """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
+
+@overload
+def cartoon(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    edges: Literal['adaptive', 'laplacian', 'none'] = ...,
+    edge_blur: int = ...,
+    block: int = ...,
+    sensitivity: float = ...,
+    thickness: int = ...,
+    passes: int = ...,
+    scale: float = ...,
+    diameter: int = ...,
+    sigma_color: float = ...,
+    sigma_space: float = ...,
+    quantize: Literal['kmeans', 'posterize', 'none'] = ...,
+    colors: int = ...,
+    levels: int = ...,
+    seed: int = ...,
+) -> GpuMat:
+    """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
+
+@overload
+def cartoon(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    edges: Literal['adaptive', 'laplacian', 'none'] = ...,
+    edge_blur: int = ...,
+    block: int = ...,
+    sensitivity: float = ...,
+    thickness: int = ...,
+    passes: int = ...,
+    scale: float = ...,
+    diameter: int = ...,
+    sigma_color: float = ...,
+    sigma_space: float = ...,
+    quantize: Literal['kmeans', 'posterize', 'none'] = ...,
+    colors: int = ...,
+    levels: int = ...,
+    seed: int = ...,
+) -> NDArray[Any]:
     """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
 
 @overload
 def clahe(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    clip_limit: float = ...,
-    tiles: int = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> NDArray[Any]:
-    """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
-
-@overload
-def clahe(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     clip_limit: float = ...,
@@ -430,26 +551,36 @@ def clahe(
 
 @overload
 def clahe(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     clip_limit: float = ...,
     tiles: int = ...,
     space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> Any:
+) -> UMat:
+    """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
+
+@overload
+def clahe(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    clip_limit: float = ...,
+    tiles: int = ...,
+    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
+) -> GpuMat:
+    """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
+
+@overload
+def clahe(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    clip_limit: float = ...,
+    tiles: int = ...,
+    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
+) -> NDArray[Any]:
     """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
 
 @overload
 def close(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Closing: dilate then erode (fills dark gaps smaller than the element)."""
-
-@overload
-def close(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
@@ -460,25 +591,36 @@ def close(
 
 @overload
 def close(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Any:
+) -> UMat:
+    """Closing: dilate then erode (fills dark gaps smaller than the element)."""
+
+@overload
+def close(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> GpuMat:
+    """Closing: dilate then erode (fills dark gaps smaller than the element)."""
+
+@overload
+def close(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> NDArray[Any]:
     """Closing: dilate then erode (fills dark gaps smaller than the element)."""
 
 @overload
 def color_matrix(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    order: Literal['rgb', 'bgr'] = ...,
-) -> NDArray[Any]:
-    """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
-
-@overload
-def color_matrix(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
@@ -488,29 +630,33 @@ def color_matrix(
 
 @overload
 def color_matrix(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
     order: Literal['rgb', 'bgr'] = ...,
-) -> Any:
+) -> UMat:
+    """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
+
+@overload
+def color_matrix(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    matrix: _Kernel = ...,
+    order: Literal['rgb', 'bgr'] = ...,
+) -> GpuMat:
+    """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
+
+@overload
+def color_matrix(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    matrix: _Kernel = ...,
+    order: Literal['rgb', 'bgr'] = ...,
+) -> NDArray[Any]:
     """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
 
 @overload
 def convolve(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    kernel: _Kernel,
-    mode: Literal['correlate', 'convolve'] = ...,
-    normalize: bool = ...,
-    bias: float = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Correlate or convolve with any 2-D kernel, plus bias and scale."""
-
-@overload
-def convolve(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     kernel: _Kernel,
@@ -525,7 +671,7 @@ def convolve(
 
 @overload
 def convolve(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     kernel: _Kernel,
     mode: Literal['correlate', 'convolve'] = ...,
@@ -534,20 +680,39 @@ def convolve(
     scale: float = ...,
     absolute: bool = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Correlate or convolve with any 2-D kernel, plus bias and scale."""
+
+@overload
+def convolve(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    kernel: _Kernel,
+    mode: Literal['correlate', 'convolve'] = ...,
+    normalize: bool = ...,
+    bias: float = ...,
+    scale: float = ...,
+    absolute: bool = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Correlate or convolve with any 2-D kernel, plus bias and scale."""
+
+@overload
+def convolve(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    kernel: _Kernel,
+    mode: Literal['correlate', 'convolve'] = ...,
+    normalize: bool = ...,
+    bias: float = ...,
+    scale: float = ...,
+    absolute: bool = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Correlate or convolve with any 2-D kernel, plus bias and scale."""
 
 @overload
 def crosshatch(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spacing: float = ...,
-    line_width: float = ...,
-) -> NDArray[Any]:
-    """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
-
-@overload
-def crosshatch(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     spacing: float = ...,
@@ -557,24 +722,33 @@ def crosshatch(
 
 @overload
 def crosshatch(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     spacing: float = ...,
     line_width: float = ...,
-) -> Any:
+) -> UMat:
+    """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
+
+@overload
+def crosshatch(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    spacing: float = ...,
+    line_width: float = ...,
+) -> GpuMat:
+    """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
+
+@overload
+def crosshatch(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    spacing: float = ...,
+    line_width: float = ...,
+) -> NDArray[Any]:
     """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
 
 @overload
 def detail_enhance(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> NDArray[Any]:
-    """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
-
-@overload
-def detail_enhance(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
@@ -584,25 +758,33 @@ def detail_enhance(
 
 @overload
 def detail_enhance(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-) -> Any:
+) -> UMat:
+    """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
+
+@overload
+def detail_enhance(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+) -> GpuMat:
+    """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
+
+@overload
+def detail_enhance(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+) -> NDArray[Any]:
     """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
 
 @overload
 def dilate(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
-
-@overload
-def dilate(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
@@ -613,26 +795,36 @@ def dilate(
 
 @overload
 def dilate(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Any:
+) -> UMat:
+    """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
+
+@overload
+def dilate(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> GpuMat:
+    """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
+
+@overload
+def dilate(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> NDArray[Any]:
     """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
 
 @overload
 def edge_preserving(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    flags: Literal['recursive', 'normconv'] = ...,
-) -> NDArray[Any]:
-    """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
-
-@overload
-def edge_preserving(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
@@ -643,25 +835,36 @@ def edge_preserving(
 
 @overload
 def edge_preserving(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
     flags: Literal['recursive', 'normconv'] = ...,
-) -> Any:
+) -> UMat:
+    """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
+
+@overload
+def edge_preserving(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+    flags: Literal['recursive', 'normconv'] = ...,
+) -> GpuMat:
+    """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
+
+@overload
+def edge_preserving(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+    flags: Literal['recursive', 'normconv'] = ...,
+) -> NDArray[Any]:
     """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
 
 @overload
 def edges(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
-
-@overload
-def edges(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
@@ -671,25 +874,33 @@ def edges(
 
 @overload
 def edges(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
+
+@overload
+def edges(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    intensity: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
+
+@overload
+def edges(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    intensity: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
 
 @overload
 def emboss(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    angle: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
-
-@overload
-def emboss(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
@@ -700,24 +911,36 @@ def emboss(
 
 @overload
 def emboss(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
     angle: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
+
+@overload
+def emboss(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    intensity: float = ...,
+    angle: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
+
+@overload
+def emboss(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    intensity: float = ...,
+    angle: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
 
 @overload
 def equalize(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> NDArray[Any]:
-    """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
-
-@overload
-def equalize(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
@@ -726,24 +949,30 @@ def equalize(
 
 @overload
 def equalize(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> Any:
+) -> UMat:
+    """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
+
+@overload
+def equalize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
+) -> GpuMat:
+    """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
+
+@overload
+def equalize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
+) -> NDArray[Any]:
     """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
 
 @overload
 def erode(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
-
-@overload
-def erode(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
@@ -754,24 +983,36 @@ def erode(
 
 @overload
 def erode(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Any:
+) -> UMat:
+    """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
+
+@overload
+def erode(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> GpuMat:
+    """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
+
+@overload
+def erode(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> NDArray[Any]:
     """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
 
 @overload
 def exposure(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ev: float = ...,
-) -> NDArray[Any]:
-    """Exposure in stops: out = in * 2 ^ ev."""
-
-@overload
-def exposure(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     ev: float = ...,
@@ -780,31 +1021,30 @@ def exposure(
 
 @overload
 def exposure(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     ev: float = ...,
-) -> Any:
+) -> UMat:
+    """Exposure in stops: out = in * 2 ^ ev."""
+
+@overload
+def exposure(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    ev: float = ...,
+) -> GpuMat:
+    """Exposure in stops: out = in * 2 ^ ev."""
+
+@overload
+def exposure(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    ev: float = ...,
+) -> NDArray[Any]:
     """Exposure in stops: out = in * 2 ^ ev."""
 
 @overload
 def feather(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['edges', 'radial', 'brighten'] = ...,
-    radius: float = ...,
-    shape: Literal['rect', 'ellipse'] = ...,
-    center: _Point = ...,
-    inner: float = ...,
-    outer: float = ...,
-    falloff: Literal['linear', 'smoothstep'] = ...,
-    fill: Literal['color', 'transparent'] = ...,
-    color: _Color = ...,
-    size: float = ...,
-) -> NDArray[Any]:
-    """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
-
-@overload
-def feather(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mode: Literal['edges', 'radial', 'brighten'] = ...,
@@ -822,7 +1062,7 @@ def feather(
 
 @overload
 def feather(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mode: Literal['edges', 'radial', 'brighten'] = ...,
     radius: float = ...,
@@ -834,20 +1074,45 @@ def feather(
     fill: Literal['color', 'transparent'] = ...,
     color: _Color = ...,
     size: float = ...,
-) -> Any:
+) -> UMat:
+    """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
+
+@overload
+def feather(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    mode: Literal['edges', 'radial', 'brighten'] = ...,
+    radius: float = ...,
+    shape: Literal['rect', 'ellipse'] = ...,
+    center: _Point = ...,
+    inner: float = ...,
+    outer: float = ...,
+    falloff: Literal['linear', 'smoothstep'] = ...,
+    fill: Literal['color', 'transparent'] = ...,
+    color: _Color = ...,
+    size: float = ...,
+) -> GpuMat:
+    """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
+
+@overload
+def feather(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    mode: Literal['edges', 'radial', 'brighten'] = ...,
+    radius: float = ...,
+    shape: Literal['rect', 'ellipse'] = ...,
+    center: _Point = ...,
+    inner: float = ...,
+    outer: float = ...,
+    falloff: Literal['linear', 'smoothstep'] = ...,
+    fill: Literal['color', 'transparent'] = ...,
+    color: _Color = ...,
+    size: float = ...,
+) -> NDArray[Any]:
     """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
 
 @overload
 def feather_mask(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    method: Literal['gaussian', 'distance'] = ...,
-) -> NDArray[Any]:
-    """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
-
-@overload
-def feather_mask(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
@@ -857,23 +1122,33 @@ def feather_mask(
 
 @overload
 def feather_mask(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     method: Literal['gaussian', 'distance'] = ...,
-) -> Any:
+) -> UMat:
+    """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
+
+@overload
+def feather_mask(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    method: Literal['gaussian', 'distance'] = ...,
+) -> GpuMat:
+    """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
+
+@overload
+def feather_mask(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    method: Literal['gaussian', 'distance'] = ...,
+) -> NDArray[Any]:
     """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
 
 @overload
 def flip(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    axis: Literal['horizontal', 'vertical', 'both'] = ...,
-) -> NDArray[Any]:
-    """Mirror the image horizontally, vertically or both."""
-
-@overload
-def flip(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     axis: Literal['horizontal', 'vertical', 'both'] = ...,
@@ -882,22 +1157,30 @@ def flip(
 
 @overload
 def flip(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     axis: Literal['horizontal', 'vertical', 'both'] = ...,
-) -> Any:
+) -> UMat:
+    """Mirror the image horizontally, vertically or both."""
+
+@overload
+def flip(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    axis: Literal['horizontal', 'vertical', 'both'] = ...,
+) -> GpuMat:
+    """Mirror the image horizontally, vertically or both."""
+
+@overload
+def flip(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    axis: Literal['horizontal', 'vertical', 'both'] = ...,
+) -> NDArray[Any]:
     """Mirror the image horizontally, vertically or both."""
 
 @overload
 def gamma(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    gamma: float = ...,
-) -> NDArray[Any]:
-    """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
-
-@overload
-def gamma(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     gamma: float = ...,
@@ -906,24 +1189,30 @@ def gamma(
 
 @overload
 def gamma(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     gamma: float = ...,
-) -> Any:
+) -> UMat:
+    """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
+
+@overload
+def gamma(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    gamma: float = ...,
+) -> GpuMat:
+    """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
+
+@overload
+def gamma(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    gamma: float = ...,
+) -> NDArray[Any]:
     """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
 
 @overload
 def gaussian_blur(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma: float = ...,
-    ksize: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Gaussian blur with standard deviation sigma (px)."""
-
-@overload
-def gaussian_blur(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma: float = ...,
@@ -934,23 +1223,36 @@ def gaussian_blur(
 
 @overload
 def gaussian_blur(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma: float = ...,
     ksize: int = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Gaussian blur with standard deviation sigma (px)."""
+
+@overload
+def gaussian_blur(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma: float = ...,
+    ksize: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Gaussian blur with standard deviation sigma (px)."""
+
+@overload
+def gaussian_blur(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma: float = ...,
+    ksize: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Gaussian blur with standard deviation sigma (px)."""
 
 @overload
 def grayscale(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> NDArray[Any]:
-    """Luma (BT.601) grey, kept in the image's channel count."""
-
-@overload
-def grayscale(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
 ) -> Image:
@@ -958,21 +1260,27 @@ def grayscale(
 
 @overload
 def grayscale(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-) -> Any:
+) -> UMat:
+    """Luma (BT.601) grey, kept in the image's channel count."""
+
+@overload
+def grayscale(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+) -> GpuMat:
+    """Luma (BT.601) grey, kept in the image's channel count."""
+
+@overload
+def grayscale(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+) -> NDArray[Any]:
     """Luma (BT.601) grey, kept in the image's channel count."""
 
 @overload
 def halftone(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> NDArray[Any]:
-    """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
-
-@overload
-def halftone(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
@@ -981,23 +1289,30 @@ def halftone(
 
 @overload
 def halftone(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
-) -> Any:
+) -> UMat:
+    """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
+
+@overload
+def halftone(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+) -> GpuMat:
+    """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
+
+@overload
+def halftone(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+) -> NDArray[Any]:
     """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
 
 @overload
 def high_pass(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
-
-@overload
-def high_pass(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
@@ -1007,26 +1322,33 @@ def high_pass(
 
 @overload
 def high_pass(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
+
+@overload
+def high_pass(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
+
+@overload
+def high_pass(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
 
 @overload
 def histogram_overlay(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    position: _Point = ...,
-    size: _Point = ...,
-    opacity: float = ...,
-    log: bool = ...,
-) -> NDArray[Any]:
-    """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
-
-@overload
-def histogram_overlay(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     position: _Point = ...,
@@ -1038,25 +1360,39 @@ def histogram_overlay(
 
 @overload
 def histogram_overlay(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     position: _Point = ...,
     size: _Point = ...,
     opacity: float = ...,
     log: bool = ...,
-) -> Any:
+) -> UMat:
+    """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
+
+@overload
+def histogram_overlay(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    position: _Point = ...,
+    size: _Point = ...,
+    opacity: float = ...,
+    log: bool = ...,
+) -> GpuMat:
+    """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
+
+@overload
+def histogram_overlay(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    position: _Point = ...,
+    size: _Point = ...,
+    opacity: float = ...,
+    log: bool = ...,
+) -> NDArray[Any]:
     """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
 
 @overload
 def hue_shift(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    degrees: float = ...,
-) -> NDArray[Any]:
-    """Rotate hues around the gray axis, keeping luma."""
-
-@overload
-def hue_shift(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     degrees: float = ...,
@@ -1065,21 +1401,30 @@ def hue_shift(
 
 @overload
 def hue_shift(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     degrees: float = ...,
-) -> Any:
+) -> UMat:
+    """Rotate hues around the gray axis, keeping luma."""
+
+@overload
+def hue_shift(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    degrees: float = ...,
+) -> GpuMat:
+    """Rotate hues around the gray axis, keeping luma."""
+
+@overload
+def hue_shift(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    degrees: float = ...,
+) -> NDArray[Any]:
     """Rotate hues around the gray axis, keeping luma."""
 
 @overload
 def invert(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> NDArray[Any]:
-    """Negative: full scale minus each channel."""
-
-@overload
-def invert(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
 ) -> Image:
@@ -1087,22 +1432,27 @@ def invert(
 
 @overload
 def invert(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-) -> Any:
+) -> UMat:
+    """Negative: full scale minus each channel."""
+
+@overload
+def invert(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+) -> GpuMat:
+    """Negative: full scale minus each channel."""
+
+@overload
+def invert(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+) -> NDArray[Any]:
     """Negative: full scale minus each channel."""
 
 @overload
 def kuwahara(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
-
-@overload
-def kuwahara(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: int = ...,
@@ -1112,27 +1462,33 @@ def kuwahara(
 
 @overload
 def kuwahara(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: int = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
+
+@overload
+def kuwahara(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
+
+@overload
+def kuwahara(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
 
 @overload
 def laplacian(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ksize: int = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    bias: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Laplacian (sum of second derivatives), absolute or signed."""
-
-@overload
-def laplacian(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     ksize: int = ...,
@@ -1145,31 +1501,42 @@ def laplacian(
 
 @overload
 def laplacian(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     ksize: int = ...,
     scale: float = ...,
     absolute: bool = ...,
     bias: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Laplacian (sum of second derivatives), absolute or signed."""
+
+@overload
+def laplacian(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    ksize: int = ...,
+    scale: float = ...,
+    absolute: bool = ...,
+    bias: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Laplacian (sum of second derivatives), absolute or signed."""
+
+@overload
+def laplacian(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    ksize: int = ...,
+    scale: float = ...,
+    absolute: bool = ...,
+    bias: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Laplacian (sum of second derivatives), absolute or signed."""
 
 @overload
 def levels(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    in_black: float = ...,
-    in_white: float = ...,
-    gamma: float = ...,
-    out_black: float = ...,
-    out_white: float = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> NDArray[Any]:
-    """Input/output levels with a midtone gamma, on all channels or one."""
-
-@overload
-def levels(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     in_black: float = ...,
@@ -1183,7 +1550,7 @@ def levels(
 
 @overload
 def levels(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     in_black: float = ...,
     in_white: float = ...,
@@ -1191,20 +1558,37 @@ def levels(
     out_black: float = ...,
     out_white: float = ...,
     channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> Any:
+) -> UMat:
+    """Input/output levels with a midtone gamma, on all channels or one."""
+
+@overload
+def levels(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    in_black: float = ...,
+    in_white: float = ...,
+    gamma: float = ...,
+    out_black: float = ...,
+    out_white: float = ...,
+    channel: Literal['all', 'b', 'g', 'r'] = ...,
+) -> GpuMat:
+    """Input/output levels with a midtone gamma, on all channels or one."""
+
+@overload
+def levels(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    in_black: float = ...,
+    in_white: float = ...,
+    gamma: float = ...,
+    out_black: float = ...,
+    out_white: float = ...,
+    channel: Literal['all', 'b', 'g', 'r'] = ...,
+) -> NDArray[Any]:
     """Input/output levels with a midtone gamma, on all channels or one."""
 
 @overload
 def lut(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    file: _Path,
-    scale: Literal['auto', '1', '255', '65535'] = ...,
-) -> NDArray[Any]:
-    """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
-
-@overload
-def lut(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     file: _Path,
@@ -1214,27 +1598,33 @@ def lut(
 
 @overload
 def lut(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     file: _Path,
     scale: Literal['auto', '1', '255', '65535'] = ...,
-) -> Any:
+) -> UMat:
+    """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
+
+@overload
+def lut(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    file: _Path,
+    scale: Literal['auto', '1', '255', '65535'] = ...,
+) -> GpuMat:
+    """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
+
+@overload
+def lut(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    file: _Path,
+    scale: Literal['auto', '1', '255', '65535'] = ...,
+) -> NDArray[Any]:
     """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
 
 @overload
 def masked(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mask: _Path,
-    filter: str,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Apply a filter or sub-pipeline only inside a (feathered) mask."""
-
-@overload
-def masked(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mask: _Path,
@@ -1247,27 +1637,42 @@ def masked(
 
 @overload
 def masked(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mask: _Path,
     filter: str,
     feather: float = ...,
     feather_method: Literal['gaussian', 'distance'] = ...,
     invert: bool = ...,
-) -> Any:
+) -> UMat:
+    """Apply a filter or sub-pipeline only inside a (feathered) mask."""
+
+@overload
+def masked(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    mask: _Path,
+    filter: str,
+    feather: float = ...,
+    feather_method: Literal['gaussian', 'distance'] = ...,
+    invert: bool = ...,
+) -> GpuMat:
+    """Apply a filter or sub-pipeline only inside a (feathered) mask."""
+
+@overload
+def masked(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    mask: _Path,
+    filter: str,
+    feather: float = ...,
+    feather_method: Literal['gaussian', 'distance'] = ...,
+    invert: bool = ...,
+) -> NDArray[Any]:
     """Apply a filter or sub-pipeline only inside a (feathered) mask."""
 
 @overload
 def match_histogram(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    reference: _ImageArg,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> NDArray[Any]:
-    """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
-
-@overload
-def match_histogram(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     reference: _ImageArg,
@@ -1277,25 +1682,33 @@ def match_histogram(
 
 @overload
 def match_histogram(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     reference: _ImageArg,
     space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> Any:
+) -> UMat:
+    """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
+
+@overload
+def match_histogram(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    reference: _ImageArg,
+    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
+) -> GpuMat:
+    """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
+
+@overload
+def match_histogram(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    reference: _ImageArg,
+    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
+) -> NDArray[Any]:
     """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
 
 @overload
 def mean_shift(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spatial_radius: float = ...,
-    color_radius: float = ...,
-    max_level: int = ...,
-) -> NDArray[Any]:
-    """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
-
-@overload
-def mean_shift(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     spatial_radius: float = ...,
@@ -1306,24 +1719,36 @@ def mean_shift(
 
 @overload
 def mean_shift(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     spatial_radius: float = ...,
     color_radius: float = ...,
     max_level: int = ...,
-) -> Any:
+) -> UMat:
+    """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
+
+@overload
+def mean_shift(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    spatial_radius: float = ...,
+    color_radius: float = ...,
+    max_level: int = ...,
+) -> GpuMat:
+    """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
+
+@overload
+def mean_shift(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    spatial_radius: float = ...,
+    color_radius: float = ...,
+    max_level: int = ...,
+) -> NDArray[Any]:
     """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
 
 @overload
 def median_blur(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> NDArray[Any]:
-    """Median filter: the middle value of each size x size window, per channel."""
-
-@overload
-def median_blur(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
@@ -1332,24 +1757,30 @@ def median_blur(
 
 @overload
 def median_blur(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
-) -> Any:
+) -> UMat:
+    """Median filter: the middle value of each size x size window, per channel."""
+
+@overload
+def median_blur(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+) -> GpuMat:
+    """Median filter: the middle value of each size x size window, per channel."""
+
+@overload
+def median_blur(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+) -> NDArray[Any]:
     """Median filter: the middle value of each size x size window, per channel."""
 
 @overload
 def morph_gradient(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Morphological gradient: dilation minus erosion (outlines)."""
-
-@overload
-def morph_gradient(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
@@ -1360,26 +1791,36 @@ def morph_gradient(
 
 @overload
 def morph_gradient(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Any:
+) -> UMat:
+    """Morphological gradient: dilation minus erosion (outlines)."""
+
+@overload
+def morph_gradient(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> GpuMat:
+    """Morphological gradient: dilation minus erosion (outlines)."""
+
+@overload
+def morph_gradient(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> NDArray[Any]:
     """Morphological gradient: dilation minus erosion (outlines)."""
 
 @overload
 def motion_blur(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    length: float = ...,
-    angle: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Motion blur: average along a straight line of a given length and angle."""
-
-@overload
-def motion_blur(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     length: float = ...,
@@ -1390,24 +1831,36 @@ def motion_blur(
 
 @overload
 def motion_blur(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     length: float = ...,
     angle: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Motion blur: average along a straight line of a given length and angle."""
+
+@overload
+def motion_blur(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    length: float = ...,
+    angle: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Motion blur: average along a straight line of a given length and angle."""
+
+@overload
+def motion_blur(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    length: float = ...,
+    angle: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Motion blur: average along a straight line of a given length and angle."""
 
 @overload
 def normalize(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    linked: bool = ...,
-) -> NDArray[Any]:
-    """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
-
-@overload
-def normalize(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     linked: bool = ...,
@@ -1416,23 +1869,30 @@ def normalize(
 
 @overload
 def normalize(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     linked: bool = ...,
-) -> Any:
+) -> UMat:
+    """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
+
+@overload
+def normalize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    linked: bool = ...,
+) -> GpuMat:
+    """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
+
+@overload
+def normalize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    linked: bool = ...,
+) -> NDArray[Any]:
     """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
 
 @overload
 def oil_paint(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    dyn_ratio: int = ...,
-) -> NDArray[Any]:
-    """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
-
-@overload
-def oil_paint(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
@@ -1442,25 +1902,33 @@ def oil_paint(
 
 @overload
 def oil_paint(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
     dyn_ratio: int = ...,
-) -> Any:
+) -> UMat:
+    """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
+
+@overload
+def oil_paint(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+    dyn_ratio: int = ...,
+) -> GpuMat:
+    """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
+
+@overload
+def oil_paint(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+    dyn_ratio: int = ...,
+) -> NDArray[Any]:
     """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
 
 @overload
 def open(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Opening: erode then dilate (removes bright specks smaller than the element)."""
-
-@overload
-def open(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
@@ -1471,27 +1939,36 @@ def open(
 
 @overload
 def open(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Any:
+) -> UMat:
+    """Opening: erode then dilate (removes bright specks smaller than the element)."""
+
+@overload
+def open(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> GpuMat:
+    """Opening: erode then dilate (removes bright specks smaller than the element)."""
+
+@overload
+def open(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> NDArray[Any]:
     """Opening: erode then dilate (removes bright specks smaller than the element)."""
 
 @overload
 def perspective(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
-
-@overload
-def perspective(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
@@ -1503,30 +1980,39 @@ def perspective(
 
 @overload
 def perspective(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
+
+@overload
+def perspective(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    matrix: _Kernel = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
+
+@overload
+def perspective(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    matrix: _Kernel = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
 
 @overload
 def pinch(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
-
-@overload
-def pinch(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
@@ -1540,7 +2026,7 @@ def pinch(
 
 @overload
 def pinch(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -1548,19 +2034,37 @@ def pinch(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
+
+@overload
+def pinch(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    scale: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
+
+@overload
+def pinch(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    scale: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
 
 @overload
 def pixellate(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> NDArray[Any]:
-    """Pixellate: each size x size cell takes its average colour."""
-
-@overload
-def pixellate(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
@@ -1569,22 +2073,30 @@ def pixellate(
 
 @overload
 def pixellate(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
-) -> Any:
+) -> UMat:
+    """Pixellate: each size x size cell takes its average colour."""
+
+@overload
+def pixellate(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+) -> GpuMat:
+    """Pixellate: each size x size cell takes its average colour."""
+
+@overload
+def pixellate(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: int = ...,
+) -> NDArray[Any]:
     """Pixellate: each size x size cell takes its average colour."""
 
 @overload
 def posterize(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    levels: int = ...,
-) -> NDArray[Any]:
-    """Reduce each channel to a number of evenly spaced levels."""
-
-@overload
-def posterize(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     levels: int = ...,
@@ -1593,24 +2105,30 @@ def posterize(
 
 @overload
 def posterize(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     levels: int = ...,
-) -> Any:
+) -> UMat:
+    """Reduce each channel to a number of evenly spaced levels."""
+
+@overload
+def posterize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    levels: int = ...,
+) -> GpuMat:
+    """Reduce each channel to a number of evenly spaced levels."""
+
+@overload
+def posterize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    levels: int = ...,
+) -> NDArray[Any]:
     """Reduce each channel to a number of evenly spaced levels."""
 
 @overload
 def prewitt(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
-
-@overload
-def prewitt(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     direction: Literal['magnitude', 'x', 'y'] = ...,
@@ -1621,27 +2139,36 @@ def prewitt(
 
 @overload
 def prewitt(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     direction: Literal['magnitude', 'x', 'y'] = ...,
     scale: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
+
+@overload
+def prewitt(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    direction: Literal['magnitude', 'x', 'y'] = ...,
+    scale: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
+
+@overload
+def prewitt(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    direction: Literal['magnitude', 'x', 'y'] = ...,
+    scale: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
 
 @overload
 def quantize(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    k: int = ...,
-    attempts: int = ...,
-    seed: int = ...,
-    space: Literal['bgr', 'lab'] = ...,
-) -> NDArray[Any]:
-    """k-means colour quantization to k colours (palette available via quantize_palette)."""
-
-@overload
-def quantize(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     k: int = ...,
@@ -1653,29 +2180,39 @@ def quantize(
 
 @overload
 def quantize(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     k: int = ...,
     attempts: int = ...,
     seed: int = ...,
     space: Literal['bgr', 'lab'] = ...,
-) -> Any:
+) -> UMat:
+    """k-means colour quantization to k colours (palette available via quantize_palette)."""
+
+@overload
+def quantize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    k: int = ...,
+    attempts: int = ...,
+    seed: int = ...,
+    space: Literal['bgr', 'lab'] = ...,
+) -> GpuMat:
+    """k-means colour quantization to k colours (palette available via quantize_palette)."""
+
+@overload
+def quantize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    k: int = ...,
+    attempts: int = ...,
+    seed: int = ...,
+    space: Literal['bgr', 'lab'] = ...,
+) -> NDArray[Any]:
     """k-means colour quantization to k colours (palette available via quantize_palette)."""
 
 @overload
 def rotate(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    angle: float = ...,
-    expand: bool = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Rotate counter-clockwise by an angle in degrees about the image centre."""
-
-@overload
-def rotate(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     angle: float = ...,
@@ -1688,26 +2225,42 @@ def rotate(
 
 @overload
 def rotate(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     angle: float = ...,
     expand: bool = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Rotate counter-clockwise by an angle in degrees about the image centre."""
+
+@overload
+def rotate(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    angle: float = ...,
+    expand: bool = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Rotate counter-clockwise by an angle in degrees about the image centre."""
+
+@overload
+def rotate(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    angle: float = ...,
+    expand: bool = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Rotate counter-clockwise by an angle in degrees about the image centre."""
 
 @overload
 def saturation(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-) -> NDArray[Any]:
-    """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
-
-@overload
-def saturation(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
@@ -1716,24 +2269,30 @@ def saturation(
 
 @overload
 def saturation(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
-) -> Any:
+) -> UMat:
+    """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
+
+@overload
+def saturation(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+) -> GpuMat:
+    """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
+
+@overload
+def saturation(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+) -> NDArray[Any]:
     """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
 
 @overload
 def scharr(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
-
-@overload
-def scharr(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     direction: Literal['magnitude', 'x', 'y'] = ...,
@@ -1744,24 +2303,36 @@ def scharr(
 
 @overload
 def scharr(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     direction: Literal['magnitude', 'x', 'y'] = ...,
     scale: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
+
+@overload
+def scharr(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    direction: Literal['magnitude', 'x', 'y'] = ...,
+    scale: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
+
+@overload
+def scharr(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    direction: Literal['magnitude', 'x', 'y'] = ...,
+    scale: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
 
 @overload
 def sepia(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-) -> NDArray[Any]:
-    """Sepia tone: the classic sepia matrix mixed with the original."""
-
-@overload
-def sepia(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
@@ -1770,23 +2341,30 @@ def sepia(
 
 @overload
 def sepia(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
-) -> Any:
+) -> UMat:
+    """Sepia tone: the classic sepia matrix mixed with the original."""
+
+@overload
+def sepia(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    intensity: float = ...,
+) -> GpuMat:
+    """Sepia tone: the classic sepia matrix mixed with the original."""
+
+@overload
+def sepia(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    intensity: float = ...,
+) -> NDArray[Any]:
     """Sepia tone: the classic sepia matrix mixed with the original."""
 
 @overload
 def sharpen(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
-
-@overload
-def sharpen(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
@@ -1796,28 +2374,33 @@ def sharpen(
 
 @overload
 def sharpen(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
+
+@overload
+def sharpen(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
+
+@overload
+def sharpen(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
 
 @overload
 def sketch(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['gray', 'color'] = ...,
-    blur: float = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    strength: float = ...,
-    shading: float = ...,
-) -> NDArray[Any]:
-    """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
-
-@overload
-def sketch(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mode: Literal['gray', 'color'] = ...,
@@ -1831,7 +2414,7 @@ def sketch(
 
 @overload
 def sketch(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mode: Literal['gray', 'color'] = ...,
     blur: float = ...,
@@ -1839,22 +2422,37 @@ def sketch(
     sigma_r: float = ...,
     strength: float = ...,
     shading: float = ...,
-) -> Any:
+) -> UMat:
+    """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
+
+@overload
+def sketch(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    mode: Literal['gray', 'color'] = ...,
+    blur: float = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+    strength: float = ...,
+    shading: float = ...,
+) -> GpuMat:
+    """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
+
+@overload
+def sketch(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    mode: Literal['gray', 'color'] = ...,
+    blur: float = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+    strength: float = ...,
+    shading: float = ...,
+) -> NDArray[Any]:
     """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
 
 @overload
 def smooth_toon(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    blur: float = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-) -> NDArray[Any]:
-    """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
-
-@overload
-def smooth_toon(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     blur: float = ...,
@@ -1866,30 +2464,39 @@ def smooth_toon(
 
 @overload
 def smooth_toon(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     blur: float = ...,
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
-) -> Any:
+) -> UMat:
+    """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
+
+@overload
+def smooth_toon(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    blur: float = ...,
+    threshold: float = ...,
+    levels: int = ...,
+    source: Literal['luminance', 'red'] = ...,
+) -> GpuMat:
+    """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
+
+@overload
+def smooth_toon(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    blur: float = ...,
+    threshold: float = ...,
+    levels: int = ...,
+    source: Literal['luminance', 'red'] = ...,
+) -> NDArray[Any]:
     """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
 
 @overload
 def sobel(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    dx: int = ...,
-    dy: int = ...,
-    ksize: int = ...,
-    magnitude: bool = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Sobel derivative (absolute value) or gradient magnitude."""
-
-@overload
-def sobel(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     dx: int = ...,
@@ -1903,7 +2510,7 @@ def sobel(
 
 @overload
 def sobel(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     dx: int = ...,
     dy: int = ...,
@@ -1911,19 +2518,37 @@ def sobel(
     magnitude: bool = ...,
     scale: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Sobel derivative (absolute value) or gradient magnitude."""
+
+@overload
+def sobel(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    dx: int = ...,
+    dy: int = ...,
+    ksize: int = ...,
+    magnitude: bool = ...,
+    scale: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Sobel derivative (absolute value) or gradient magnitude."""
+
+@overload
+def sobel(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    dx: int = ...,
+    dy: int = ...,
+    ksize: int = ...,
+    magnitude: bool = ...,
+    scale: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Sobel derivative (absolute value) or gradient magnitude."""
 
 @overload
 def solarize(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-) -> NDArray[Any]:
-    """Invert the values at or above a threshold (Sabattier effect)."""
-
-@overload
-def solarize(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     threshold: float = ...,
@@ -1932,27 +2557,30 @@ def solarize(
 
 @overload
 def solarize(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     threshold: float = ...,
-) -> Any:
+) -> UMat:
+    """Invert the values at or above a threshold (Sabattier effect)."""
+
+@overload
+def solarize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    threshold: float = ...,
+) -> GpuMat:
+    """Invert the values at or above a threshold (Sabattier effect)."""
+
+@overload
+def solarize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    threshold: float = ...,
+) -> NDArray[Any]:
     """Invert the values at or above a threshold (Sabattier effect)."""
 
 @overload
 def sphere(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    refractive_index: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
-
-@overload
-def sphere(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
@@ -1966,7 +2594,7 @@ def sphere(
 
 @overload
 def sphere(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -1974,23 +2602,37 @@ def sphere(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
+
+@overload
+def sphere(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    refractive_index: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
+
+@overload
+def sphere(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    refractive_index: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
 
 @overload
 def stretch(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    strength: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Stretch: magnify the middle of the image along both axes, GPUImage style."""
-
-@overload
-def stretch(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
@@ -2003,27 +2645,42 @@ def stretch(
 
 @overload
 def stretch(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     strength: float = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Stretch: magnify the middle of the image along both axes, GPUImage style."""
+
+@overload
+def stretch(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    strength: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Stretch: magnify the middle of the image along both axes, GPUImage style."""
+
+@overload
+def stretch(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    strength: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Stretch: magnify the middle of the image along both axes, GPUImage style."""
 
 @overload
 def stylization(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> NDArray[Any]:
-    """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
-
-@overload
-def stylization(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
@@ -2033,29 +2690,33 @@ def stylization(
 
 @overload
 def stylization(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-) -> Any:
+) -> UMat:
+    """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
+
+@overload
+def stylization(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+) -> GpuMat:
+    """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
+
+@overload
+def stylization(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    sigma_s: float = ...,
+    sigma_r: float = ...,
+) -> NDArray[Any]:
     """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
 
 @overload
 def swirl(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    strength: float = ...,
-    rotation: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Swirl: turn the image around a centre, most near it, fading out at the radius."""
-
-@overload
-def swirl(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
@@ -2070,7 +2731,7 @@ def swirl(
 
 @overload
 def swirl(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -2079,20 +2740,39 @@ def swirl(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Any:
+) -> UMat:
+    """Swirl: turn the image around a centre, most near it, fading out at the radius."""
+
+@overload
+def swirl(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    strength: float = ...,
+    rotation: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Swirl: turn the image around a centre, most near it, fading out at the radius."""
+
+@overload
+def swirl(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    strength: float = ...,
+    rotation: float = ...,
+    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
     """Swirl: turn the image around a centre, most near it, fading out at the radius."""
 
 @overload
 def threshold(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    value: float = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Binary threshold per channel at a fraction of full scale."""
-
-@overload
-def threshold(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     value: float = ...,
@@ -2102,23 +2782,33 @@ def threshold(
 
 @overload
 def threshold(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     value: float = ...,
     invert: bool = ...,
-) -> Any:
+) -> UMat:
+    """Binary threshold per channel at a fraction of full scale."""
+
+@overload
+def threshold(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    value: float = ...,
+    invert: bool = ...,
+) -> GpuMat:
+    """Binary threshold per channel at a fraction of full scale."""
+
+@overload
+def threshold(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    value: float = ...,
+    invert: bool = ...,
+) -> NDArray[Any]:
     """Binary threshold per channel at a fraction of full scale."""
 
 @overload
 def threshold_otsu(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Black and white at Otsu's automatic threshold of the luminance."""
-
-@overload
-def threshold_otsu(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     invert: bool = ...,
@@ -2127,26 +2817,30 @@ def threshold_otsu(
 
 @overload
 def threshold_otsu(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     invert: bool = ...,
-) -> Any:
+) -> UMat:
+    """Black and white at Otsu's automatic threshold of the luminance."""
+
+@overload
+def threshold_otsu(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    invert: bool = ...,
+) -> GpuMat:
+    """Black and white at Otsu's automatic threshold of the luminance."""
+
+@overload
+def threshold_otsu(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    invert: bool = ...,
+) -> NDArray[Any]:
     """Black and white at Otsu's automatic threshold of the luminance."""
 
 @overload
 def tilt_shift(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: float = ...,
-    band: float = ...,
-    falloff: float = ...,
-    sigma: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
-
-@overload
-def tilt_shift(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: float = ...,
@@ -2159,27 +2853,42 @@ def tilt_shift(
 
 @overload
 def tilt_shift(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: float = ...,
     band: float = ...,
     falloff: float = ...,
     sigma: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
+
+@overload
+def tilt_shift(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: float = ...,
+    band: float = ...,
+    falloff: float = ...,
+    sigma: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
+
+@overload
+def tilt_shift(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: float = ...,
+    band: float = ...,
+    falloff: float = ...,
+    sigma: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
 
 @overload
 def tone_curve(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    points: _Kernel = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> NDArray[Any]:
-    """Tone curve through control points (monotone cubic), on all channels or one."""
-
-@overload
-def tone_curve(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     points: _Kernel = ...,
@@ -2189,25 +2898,33 @@ def tone_curve(
 
 @overload
 def tone_curve(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     points: _Kernel = ...,
     channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> Any:
+) -> UMat:
+    """Tone curve through control points (monotone cubic), on all channels or one."""
+
+@overload
+def tone_curve(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    points: _Kernel = ...,
+    channel: Literal['all', 'b', 'g', 'r'] = ...,
+) -> GpuMat:
+    """Tone curve through control points (monotone cubic), on all channels or one."""
+
+@overload
+def tone_curve(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    points: _Kernel = ...,
+    channel: Literal['all', 'b', 'g', 'r'] = ...,
+) -> NDArray[Any]:
     """Tone curve through control points (monotone cubic), on all channels or one."""
 
 @overload
 def toon(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-) -> NDArray[Any]:
-    """GPUImage toon: black Sobel outlines over posterized colour."""
-
-@overload
-def toon(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     threshold: float = ...,
@@ -2218,26 +2935,36 @@ def toon(
 
 @overload
 def toon(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
-) -> Any:
+) -> UMat:
+    """GPUImage toon: black Sobel outlines over posterized colour."""
+
+@overload
+def toon(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    threshold: float = ...,
+    levels: int = ...,
+    source: Literal['luminance', 'red'] = ...,
+) -> GpuMat:
+    """GPUImage toon: black Sobel outlines over posterized colour."""
+
+@overload
+def toon(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    threshold: float = ...,
+    levels: int = ...,
+    source: Literal['luminance', 'red'] = ...,
+) -> NDArray[Any]:
     """GPUImage toon: black Sobel outlines over posterized colour."""
 
 @overload
 def top_hat(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Top hat: image minus its opening (bright details smaller than the element)."""
-
-@overload
-def top_hat(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
@@ -2248,27 +2975,36 @@ def top_hat(
 
 @overload
 def top_hat(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Any:
+) -> UMat:
+    """Top hat: image minus its opening (bright details smaller than the element)."""
+
+@overload
+def top_hat(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> GpuMat:
+    """Top hat: image minus its opening (bright details smaller than the element)."""
+
+@overload
+def top_hat(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shape: Literal['ellipse', 'rect', 'cross'] = ...,
+    size: int = ...,
+    iterations: int = ...,
+) -> NDArray[Any]:
     """Top hat: image minus its opening (bright details smaller than the element)."""
 
 @overload
 def unsharp_mask(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    amount: float = ...,
-    threshold: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
-
-@overload
-def unsharp_mask(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
@@ -2280,27 +3016,39 @@ def unsharp_mask(
 
 @overload
 def unsharp_mask(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     amount: float = ...,
     threshold: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Any:
+) -> UMat:
+    """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
+
+@overload
+def unsharp_mask(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    amount: float = ...,
+    threshold: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> GpuMat:
+    """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
+
+@overload
+def unsharp_mask(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    amount: float = ...,
+    threshold: float = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+) -> NDArray[Any]:
     """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
 
 @overload
 def vignette(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    intensity: float = ...,
-) -> NDArray[Any]:
-    """Darken towards the corners with a radial falloff."""
-
-@overload
-def vignette(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
@@ -2311,32 +3059,36 @@ def vignette(
 
 @overload
 def vignette(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
     intensity: float = ...,
-) -> Any:
+) -> UMat:
+    """Darken towards the corners with a radial falloff."""
+
+@overload
+def vignette(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    intensity: float = ...,
+) -> GpuMat:
+    """Darken towards the corners with a radial falloff."""
+
+@overload
+def vignette(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    intensity: float = ...,
+) -> NDArray[Any]:
     """Darken towards the corners with a radial falloff."""
 
 @overload
 def vignette_effect(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    style: Literal['core_image', 'gpuimage'] = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    falloff: float = ...,
-    intensity: float = ...,
-    color: _Color = ...,
-    start: float = ...,
-    end: float = ...,
-    aspect_correct: bool = ...,
-) -> NDArray[Any]:
-    """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
-
-@overload
-def vignette_effect(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     style: Literal['core_image', 'gpuimage'] = ...,
@@ -2353,7 +3105,7 @@ def vignette_effect(
 
 @overload
 def vignette_effect(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     style: Literal['core_image', 'gpuimage'] = ...,
     center: _Point = ...,
@@ -2364,17 +3116,40 @@ def vignette_effect(
     start: float = ...,
     end: float = ...,
     aspect_correct: bool = ...,
-) -> Any:
+) -> UMat:
     """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
 
 @overload
-def zoom_blur(
-    image: NDArray[Any], /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+def vignette_effect(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
+    style: Literal['core_image', 'gpuimage'] = ...,
     center: _Point = ...,
-    amount: float = ...,
+    radius: float = ...,
+    falloff: float = ...,
+    intensity: float = ...,
+    color: _Color = ...,
+    start: float = ...,
+    end: float = ...,
+    aspect_correct: bool = ...,
+) -> GpuMat:
+    """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
+
+@overload
+def vignette_effect(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    style: Literal['core_image', 'gpuimage'] = ...,
+    center: _Point = ...,
+    radius: float = ...,
+    falloff: float = ...,
+    intensity: float = ...,
+    color: _Color = ...,
+    start: float = ...,
+    end: float = ...,
+    aspect_correct: bool = ...,
 ) -> NDArray[Any]:
-    """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""
+    """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
 
 @overload
 def zoom_blur(
@@ -2387,9 +3162,27 @@ def zoom_blur(
 
 @overload
 def zoom_blur(
-    image: Any, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     amount: float = ...,
-) -> Any:
+) -> UMat:
+    """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""
+
+@overload
+def zoom_blur(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    amount: float = ...,
+) -> GpuMat:
+    """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""
+
+@overload
+def zoom_blur(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    center: _Point = ...,
+    amount: float = ...,
+) -> NDArray[Any]:
     """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""

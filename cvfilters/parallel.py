@@ -1,9 +1,10 @@
 """Many images through one pipeline: ``Pipeline.map``.
 
 The plan is compiled once (fused tables and maps built once, masks and maps cached on
-the backend on first use), then images run on a pool of threads: OpenCV releases the
-GIL while it computes, so threads overlap the pixel work without the start-up and
-copying costs of processes. Results come back in input order.
+the backend on first use, by the first image, which runs alone), then the other images
+run on a pool of threads: OpenCV releases the GIL while it computes, so threads overlap
+the pixel work without the start-up and copying costs of processes. Results come back
+in input order.
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ def map_images(pipe: Pipeline, images: Any, *, workers: int | None, backend: str
     if count <= 1:
         results = [one(item) for item in items]
     else:
-        with ThreadPoolExecutor(count, thread_name_prefix="cvfilters-map") as pool:
-            results = list(pool.map(one, items))
+        # The first image runs alone so that the masks, maps and tables of this size are
+        # built once, not by every thread that would miss the cache at the same moment.
+        first = one(items[0])
+        with ThreadPoolExecutor(min(count, len(items) - 1), thread_name_prefix="cvfilters-map") as pool:
+            results = [first, *pool.map(one, items[1:])]
     if batch is None:
         return results
     if not results:

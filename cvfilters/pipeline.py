@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from . import boundary, parallel, registry
 from .backends import Backend, Counters, get_backend, native_backend, select
-from .boundary import Layout
+from .boundary import ArrayLike, Layout, Many
 from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
 from .defaults import ChannelOrder, resolve_channel_order, running_in
 from .errors import InvalidImageError, SpecError
@@ -246,14 +246,17 @@ class Pipeline:
         return self._compiled[1]
 
     @overload
-    def __call__(self, image: NDArray[Any], *, backend: str = "auto", channel_order: ChannelOrder | None = None,
-                 layout: Layout = "hwc") -> NDArray[Any]: ...
-    @overload
     def __call__(self, image: PILImage, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
                  layout: Layout = "hwc") -> PILImage: ...
     @overload
-    def __call__(self, image: Any, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
-                 layout: Layout = "hwc") -> Any: ...
+    def __call__(self, image: cv2.UMat, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc") -> cv2.UMat: ...
+    @overload
+    def __call__(self, image: cv2.cuda.GpuMat, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc") -> cv2.cuda.GpuMat: ...
+    @overload
+    def __call__(self, image: NDArray[Any] | ArrayLike, *, backend: str = "auto",
+                 channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> NDArray[Any]: ...
 
     def __call__(self, image: Any, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
                  layout: Layout = "hwc") -> Any:
@@ -310,17 +313,20 @@ class Pipeline:
         return out, report
 
     @overload
-    def map(self, images: NDArray[Any], *, workers: int | None = None, backend: str = "auto",
+    def map(self, images: NDArray[Any] | ArrayLike, *, workers: int | None = None, backend: str = "auto",
             channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> NDArray[Any]: ...
     @overload
-    def map(self, images: Iterable[NDArray[Any]], *, workers: int | None = None, backend: str = "auto",
-            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[NDArray[Any]]: ...
-    @overload
-    def map(self, images: Iterable[PILImage], *, workers: int | None = None, backend: str = "auto",
+    def map(self, images: Many[PILImage], *, workers: int | None = None, backend: str = "auto",
             channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[PILImage]: ...
     @overload
-    def map(self, images: Iterable[Any], *, workers: int | None = None, backend: str = "auto",
-            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[Any]: ...
+    def map(self, images: Many[cv2.UMat], *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[cv2.UMat]: ...
+    @overload
+    def map(self, images: Many[cv2.cuda.GpuMat], *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[cv2.cuda.GpuMat]: ...
+    @overload
+    def map(self, images: Many[NDArray[Any] | ArrayLike], *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[NDArray[Any]]: ...
 
     def map(self, images: Any, *, workers: int | None = None, backend: str = "auto",
             channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> Any:
@@ -348,14 +354,17 @@ class Pipeline:
 
 
 @overload
-def apply(image: NDArray[Any], filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> NDArray[Any]: ...
-@overload
 def apply(image: PILImage, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
           channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> PILImage: ...
 @overload
-def apply(image: Any, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> Any: ...
+def apply(image: cv2.UMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> cv2.UMat: ...
+@overload
+def apply(image: cv2.cuda.GpuMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> cv2.cuda.GpuMat: ...
+@overload
+def apply(image: NDArray[Any] | ArrayLike, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> NDArray[Any]: ...
 
 
 def apply(image: Any, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
