@@ -213,6 +213,9 @@ def info(
         default = "required" if param["required"] else f"default {json.dumps(param['default'])}"
         typer.echo(f"  {param['name']} ({param['type']}{unit}, {default}{', ' + allowed if allowed else ''})")
         typer.echo(f"      {param['help']}")
+    from cvfilters.boundary import DTYPE_NOTE
+
+    typer.echo(f"\nimages: uint8, uint16, float32 (0..1); 1, 3 or 4 channels. {DTYPE_NOTE}.")
 
 
 @app.command()

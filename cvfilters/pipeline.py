@@ -339,7 +339,9 @@ class Pipeline:
             (N, H, W) / (N, H, W, C) array (``layout="chw"``: (N, C, H, W)).
         workers : int, optional
             Threads running images at once (OpenCV releases the GIL while it computes):
-            None uses one per CPU core, 1 runs serially in the calling thread.
+            None uses one per CPU core (serially for batches under a megapixel in all),
+            1 runs serially in the calling thread. While threads run, OpenCV's own pool
+            is set to one thread (:mod:`cvfilters.parallel`).
         backend, channel_order, layout
             As for :meth:`run`, for every image.
 

@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,10 @@ from .context import ImageSpec
 from .errors import ParameterError, UnknownFilterError
 from .params import Param
 from .policies import ALPHA_POLICIES, apply_alpha_policy
+
+if TYPE_CHECKING:
+    from .boundary import Layout
+    from .defaults import ChannelOrder
 
 CATEGORIES = ("blur", "convolve", "color", "warp", "stylize", "feather", "histogram", "cartoon")
 FilterFn = Callable[..., Any]
@@ -108,12 +112,11 @@ class Filter:
         """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
         return spec if self.output_spec is None else self.output_spec(params, spec)
 
-    def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: str | None = None,
-                 layout: str = "hwc", **params: Any) -> Any:
+    def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc", **params: Any) -> Any:
         from .pipeline import apply
 
-        return apply(image, self, backend=backend, channel_order=channel_order, layout=layout,  # type: ignore[arg-type]
-                     **params)
+        return apply(image, self, backend=backend, channel_order=channel_order, layout=layout, **params)
 
     def info(self) -> dict[str, Any]:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""

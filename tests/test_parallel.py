@@ -204,3 +204,20 @@ def test_a_cache_lock_held_at_fork_time_is_free_in_the_child() -> None:
         release.set()
         holder.join(timeout=10)
     assert got == pytest.approx([_child_work(i) for i in range(2)], abs=1e-9)
+
+
+def test_map_restores_opencvs_thread_count() -> None:
+    before = cv2.getNumThreads()
+    seen: list[int] = []
+
+    @cvf.register(category="color", summary="Records OpenCV's thread count (test).")
+    def test_map_threads(ctx: Any, img: Any) -> Any:
+        seen.append(cv2.getNumThreads())
+        return img
+
+    try:
+        cvf.Pipeline.parse("test_map_threads").map(images(6), workers=3)
+    finally:
+        registry.unregister("test_map_threads")
+    assert cv2.getNumThreads() == before
+    assert seen[0] == before and set(seen[1:]) == {1}  # the first image alone, the others one thread each

@@ -241,3 +241,27 @@ def test_other_path_parameters_still_refuse_arrays() -> None:
     with pytest.raises(ParameterError, match="lut: file") as info:
         cvf.apply(photo(), "lut", file=np.zeros((256, 3), np.uint8))
     assert "\n" not in str(info.value)
+
+
+def test_readme_python_section_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Python\n"):text.index("### Your own filters")]
+    code = "\n".join(re.findall(r"```python\n(.*?)```", section, re.S))
+    assert "channel_order=\"rgb\"" in code and "Image.open" in code and ".map(" in code
+    for name in ("out.png", "look.yaml"):
+        code = code.replace(f'"{name}"', repr(str(tmp_path / name)))
+    monkeypatch.chdir(ROOT)
+    try:
+        exec(compile(code, "README.md", "exec"), {})
+    finally:
+        cvf.set_defaults(channel_order="bgr")
+    assert (tmp_path / "out.png").is_file()
+
+
+def test_cli_info_states_how_python_dtypes_run() -> None:
+    proc = subprocess.run([sys.executable, "-m", "cvfilters", "info", "invert"], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "float64 runs as float32" in proc.stdout and "(v + 32768) / 65535" in proc.stdout
