@@ -431,7 +431,7 @@ def spec_of(image: Any) -> ImageSpec:
         raise InvalidImageError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
     if spec is None or spec.channels not in SUPPORTED_CHANNELS:
         shape = getattr(image, "shape", "?")
-        raise InvalidImageError(f"image shape {shape} is not H x W or H x W x C with C in 1, 3, 4")
+        raise InvalidImageError(f"image shape {shape} is not H x W or H x W x C with C in 1, 2 (gray + alpha), 3, 4")
     if spec.dtype not in SUPPORTED_DTYPES:
         raise InvalidImageError(f"image dtype {spec.dtype} is not supported (use uint8, uint16 or float32)")
     if spec.height == 0 or spec.width == 0:

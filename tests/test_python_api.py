@@ -78,6 +78,12 @@ def test_gray_alpha_arrays_become_bt601_gray_after_a_colour_filter() -> None:
     assert np.abs(out[..., 0] - (0.299 * r + 0.587 * gg + 0.114 * b)).max() <= 1.5  # two roundings, float32 maths
 
 
+def test_write_takes_a_pil_image(tmp_path: Path) -> None:
+    rgb = rgb_photo()
+    cvf.write(tmp_path / "pil.png", Image.fromarray(rgb))
+    assert np.array_equal(cv2.imread(str(tmp_path / "pil.png")), rgb[..., ::-1])
+
+
 def test_unsupported_pil_mode_is_one_line() -> None:
     with pytest.raises(InvalidImageError, match=r"PIL mode P is not supported .*convert\('RGB'\)") as info:
         cvf.apply(Image.new("P", (4, 4)), "invert")
