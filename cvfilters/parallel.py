@@ -10,6 +10,13 @@ While the threads run, OpenCV's own thread pool is set to one thread (and restor
 when the last ``map`` in the process ends): one image per core beats every image
 split over all cores and the two kinds of thread fighting for them (bench/map.py:
 2.0x instead of 1.4x a serial loop for a Gaussian blur of 256 x 256 images on 2 cores).
+
+Thread safety, cache by cache: the backends' mask/map cache (``Backend.cached``) is
+locked; run counters and ``cv2.cuda`` filter objects (which hold scratch buffers) are
+per thread; the ``lru_cache`` tables, kernels, references and cubes are thread-safe by
+construction; fused table and map caches, parsed sub-pipelines and a pipeline's
+compiled plan are plain dicts and attributes whose worst race is building the same
+value twice (each value depends only on its key). Locks are :class:`ForkSafeLock`.
 """
 
 from __future__ import annotations
