@@ -52,6 +52,7 @@ import cv2
 import numpy as np
 
 from .context import Context, ImageSpec, dtype_max
+from .defaults import ChannelOrder
 from .errors import ParameterError
 from .params import Param
 
@@ -406,7 +407,8 @@ def masked_composite(ctx: Context, image: Any, steps: Sequence[Any], key: Hashab
 
 # ---------------------------------------------------------------------------- apply_masked
 def apply_masked(image: Any, pipeline: Any, mask: MaskSource, *, feather: float = 0.0,
-                 feather_method: str = "gaussian", invert: bool = False, backend: str = "auto") -> Any:
+                 feather_method: str = "gaussian", invert: bool = False, backend: str = "auto",
+                 channel_order: ChannelOrder | None = None) -> Any:
     """Apply a filter or pipeline only inside a (feathered) mask.
 
     ``out = filtered * w + image * (1 - w)`` with ``w`` the mask, inverted if asked and
@@ -428,6 +430,8 @@ def apply_masked(image: Any, pipeline: Any, mask: MaskSource, *, feather: float 
     invert : bool
         Apply the filter outside the mask instead.
     backend : {"auto", "cpu", "opencl", "cuda"}
+    channel_order : {"bgr", "rgb"}, optional
+        The order of ``image``'s colour channels (see :func:`cvfilters.apply`).
 
     Returns
     -------
@@ -464,7 +468,7 @@ def apply_masked(image: Any, pipeline: Any, mask: MaskSource, *, feather: float 
                                                    method=feather_method, invert=invert))
 
     flt = Filter("masked", "feather", "Apply a pipeline inside a mask.", (), run, "all")
-    return Pipeline([Step(flt, {})])(image, backend=backend)
+    return Pipeline([Step(flt, {})])(image, backend=backend, channel_order=channel_order)
 
 
 # ---------------------------------------------------------------------------- parameters

@@ -128,6 +128,12 @@ def test_a_channel_named_in_a_parameter_is_that_colour_in_either_order() -> None
     assert (out[..., 0] > rgb[..., 0]).any()
 
 
+def test_apply_masked_takes_the_order() -> None:
+    rgb = rgb_photo()
+    got = cvf.apply_masked(rgb, "sepia", "ellipse:0.5,0.5,0.3,0.3", feather=3, channel_order="rgb")
+    assert np.array_equal(swapped(got), cvf.apply_masked(swapped(rgb), "sepia", "ellipse:0.5,0.5,0.3,0.3", feather=3))
+
+
 def test_gray_images_are_untouched_by_the_order() -> None:
     gray = photo(24, 32, 1)
     assert np.array_equal(cvf.apply(gray, "sepia", channel_order="rgb"), cvf.apply(gray, "sepia"))
