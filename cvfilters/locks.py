@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from types import TracebackType
 
 _LOCKS: weakref.WeakSet[ForkSafeLock] = weakref.WeakSet()
 
@@ -32,12 +31,8 @@ class ForkSafeLock:
         self._lock.acquire()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
-                 traceback: TracebackType | None) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._lock.release()
-
-    def locked(self) -> bool:
-        return self._lock.locked()
 
     def _renew(self) -> None:
         self._lock = threading.Lock()
