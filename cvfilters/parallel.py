@@ -7,9 +7,9 @@ the pixel work without the start-up and copying costs of processes. Results come
 in input order.
 
 While the threads run, OpenCV's own thread pool is set to one thread (and restored
-when the last ``map`` in the process ends): one image per core beats every image
-split over all cores and the two kinds of thread fighting for them (bench/map.py:
-2.0x instead of 1.4x a serial loop for a Gaussian blur of 256 x 256 images on 2 cores).
+when the last ``map`` in the process ends): one image per core instead of every image
+split over all cores, with two kinds of thread fighting for them (bench/map.py measures
+both ways against a serial loop; bench/MAP.md has the numbers and their noise).
 
 Thread safety, cache by cache: the backends' mask/map cache (``Backend.cached``) is
 locked; run counters and ``cv2.cuda`` filter objects (which hold scratch buffers) are
