@@ -377,5 +377,8 @@ def _num(value: float | None) -> str:
 
 
 def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) and value.isprintable() else repr(value)
+    """``value`` for a one-line message: arrays by shape and dtype, other reprs on one line and cut at ``limit``."""
+    if isinstance(value, np.ndarray):
+        return f"<array {'x'.join(str(n) for n in value.shape)} {value.dtype}>"
+    text = value if isinstance(value, str) and value.isprintable() else " ".join(repr(value).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -279,3 +279,16 @@ def test_fx_functions_show_their_parameters() -> None:
         pytest.skip("Filter objects get generated signatures with the architecture issue (#13)")
     assert {"sigma", "ksize", "border", "channel_order"} <= set(signature.parameters)
     assert "sigma" in (cvf.fx.gaussian_blur.__doc__ or "")
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("gaussian_blur", {"sigma": np.zeros((3, 3))}),
+    ("vignette", {"center": np.zeros((3, 3))}),
+    ("convolve", {"kernel": np.zeros((3, 3, 3))}),
+    ("blend", {"color": np.zeros((5, 5))}),
+])
+def test_array_values_of_other_parameters_are_named_by_shape_in_one_line(name: str, params: dict[str, Any]) -> None:
+    with pytest.raises(ParameterError) as info:
+        cvf.apply(photo(), name, **params)
+    message = str(info.value)
+    assert "\n" not in message and "<array " in message and "array([" not in message, message
