@@ -221,3 +221,15 @@ def test_map_restores_opencvs_thread_count() -> None:
         registry.unregister("test_map_threads")
     assert cv2.getNumThreads() == before
     assert seen[0] == before and set(seen[1:]) == {1}  # the first image alone, the others one thread each
+
+
+def test_map_benchmark_runs_in_a_tiny_mode() -> None:
+    import subprocess
+    import sys
+
+    from .conftest import FIXTURES
+
+    proc = subprocess.run([sys.executable, str(FIXTURES.parent / "bench" / "map.py"), "--images", "4", "--size", "32",
+                           "--rounds", "1"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "| pipeline | serial loop" in proc.stdout and "Target: map >= 1.5x" in proc.stdout
