@@ -8,6 +8,8 @@ forked work runs under a timeout.
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +25,7 @@ from cvfilters import registry
 from cvfilters.backends import get_backend
 from cvfilters.errors import InvalidImageError, UsageError
 
-from .conftest import photo
+from .conftest import FIXTURES, photo
 
 # Steps that cache something: a fused LUT run, a vignette mask, a warp map, a blend overlay, a k-means palette.
 CACHING = ("brightness_contrast:contrast=1.2 | gamma:gamma=0.8 | vignette:radius=0.8 | swirl:strength=2 "
@@ -224,11 +226,6 @@ def test_map_restores_opencvs_thread_count() -> None:
 
 
 def test_map_benchmark_runs_in_a_tiny_mode() -> None:
-    import subprocess
-    import sys
-
-    from .conftest import FIXTURES
-
     proc = subprocess.run([sys.executable, str(FIXTURES.parent / "bench" / "map.py"), "--images", "4", "--size", "32",
                            "--rounds", "1"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
