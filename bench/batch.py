@@ -1,10 +1,14 @@
 """Batch throughput: cvfilters apply vs a bare cv2 process pool, ImageMagick and libvips.
 
-Usage: ``python bench/batch.py [--images 64] [--rounds 3]``. Generates 2 MP JPEGs under
-``bench/work/``, runs ``gaussian_blur:sigma=3`` (JPEG quality 90 out) with each tool,
-and prints images/s (best of ``rounds``, tools interleaved per round) and the peak
-resident memory of the largest process. ImageMagick (``mogrify``) and libvips
-(``vips``) are used when installed (Debian: imagemagick, libvips-tools).
+Usage: ``python bench/batch.py [--images 64] [--rounds 3] [--sizes 1,4,16,64]``. Generates
+2 MP JPEGs under ``bench/work/``, runs ``gaussian_blur:sigma=3`` (JPEG quality 90 out) with
+each tool, and prints images/s (best of ``rounds``, tools interleaved per round) and the
+peak resident memory of the largest process. ImageMagick (``mogrify``) and libvips
+(``vips``) are used when installed (Debian: imagemagick, libvips-tools). Every time is
+the whole command's wall clock, start-up included.
+
+``--sizes``: for batches of each size, the default worker choice against ``--jobs 1``
+and ``--jobs 2``, interleaved; target: the default within 10% of the better of the two.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ def tools(inputs: Path) -> dict[str, str]:
                                     "--quality 90 --overwrite --jobs 1",
         "cvfilters apply --jobs 2": f"{py} -m cvfilters apply {inputs} -o {out} -f gaussian_blur:sigma=3 "
                                     "--quality 90 --overwrite --jobs 2",
+        "cvfilters apply (default jobs)": f"{py} -m cvfilters apply {inputs} -o {out} -f gaussian_blur:sigma=3 "
+                                          "--quality 90 --overwrite",
     }
     if shutil.which("vips"):
         each = 'vips gaussblur "$0" "$1/$(basename "$0")[Q=90]" 3'
@@ -85,13 +91,54 @@ def measure(command: str) -> tuple[float, float]:
     return float(seconds), int(peak_kb) / 1024
 
 
+def subset(inputs: Path, count: int) -> Path:
+    """A folder of links to the first ``count`` inputs."""
+    folder = WORK / f"in{count}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for source in sorted(inputs.glob("*.jpg"))[:count]:
+        (folder / source.name).symlink_to(source)
+    return folder
+
+
+def worker_choice(inputs: Path, sizes: list[int], rounds: int) -> None:
+    """Default --jobs against --jobs 1 and --jobs 2 per batch size, best of ``rounds`` interleaved."""
+    out, py = WORK / "out", sys.executable
+    command = f"{py} -m cvfilters apply {{src}} -o {out} -f gaussian_blur:sigma=3 --quality 90 --overwrite"
+    variants = {"default": "", "--jobs 1": " --jobs 1", "--jobs 2": " --jobs 2"}
+    folders = {size: subset(inputs, size) for size in sizes}
+    best: dict[tuple[int, str], float] = {}
+    for round_ in range(rounds):
+        for size in sizes:
+            names = list(variants)
+            names = names[round_ % 3:] + names[: round_ % 3]
+            for name in names:
+                seconds, _ = measure(command.format(src=folders[size]) + variants[name])
+                best[size, name] = min(best.get((size, name), seconds), seconds)
+    print(f"\nworker choice: 2 MP JPEGs, gaussian sigma 3; best of {rounds}, interleaved; {os.cpu_count()} cores\n")
+    print("| files | default (s) | --jobs 1 (s) | --jobs 2 (s) | default vs best | target <= 1.10 |")
+    print("|---|---|---|---|---|---|")
+    for size in sizes:
+        default, one, two = (best[size, name] for name in variants)
+        ratio = default / min(one, two)
+        verdict = "PASS" if ratio <= 1.1 else "MISS"
+        print(f"| {size} | {default:.2f} | {one:.2f} | {two:.2f} | {ratio:.2f} | {verdict} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--images", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sizes", default="", help="comma-separated batch sizes for the worker-choice table")
+    parser.add_argument("--skip-tools", action="store_true", help="only the worker-choice table")
     args = parser.parse_args()
-    inputs = make_inputs(args.images)
-    commands = tools(inputs)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    inputs = make_inputs(max([args.images, *sizes]))
+    if sizes:
+        worker_choice(inputs, sizes, args.rounds)
+    if args.skip_tools:
+        return
+    commands = tools(inputs if args.images == max([args.images, *sizes]) else subset(inputs, args.images))
     best: dict[str, tuple[float, float]] = {}
     for _ in range(args.rounds):
         for name, command in commands.items():

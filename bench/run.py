@@ -6,8 +6,9 @@ Usage::
 
 Sections: overhead (cvf.apply vs raw cv2), chains (fused vs unfused vs hand-written
 cv2), peers (scikit-image, Pillow, pyvips, ImageMagick), backends (cpu vs opencl vs
-cuda), memory (peak RSS of a 24 MP chain). Without ``--quick`` the full suite takes
-about 10-15 minutes on 2 cores; ``--quick`` (pinned sizes and rounds) under 3.
+cuda), memory (peak RSS of a 24 MP chain), startup (whole commands vs a bare cv2
+script). Without ``--quick`` the full suite takes about 10-15 minutes on 2 cores;
+``--quick`` (pinned sizes and rounds) under 3.
 
 Results are kept in ``bench/results.json``: ``--only`` replaces those sections and keeps
 the others, then both Markdown outputs are rendered from it. When ``opencl`` is
@@ -31,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-SECTIONS = ("overhead", "chains", "peers", "backends", "memory")
+SECTIONS = ("overhead", "chains", "peers", "backends", "memory", "startup")
 BACKENDS = ("cpu", "opencl", "cuda")
 
 
@@ -105,9 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     import overhead
     import peers
     import report
+    import startup
     from common import MODES, machine_info
 
-    modules = {"overhead": overhead, "chains": chains, "peers": peers, "backends": devices, "memory": memory}
+    modules = {"overhead": overhead, "chains": chains, "peers": peers, "backends": devices, "memory": memory,
+               "startup": startup}
     cfg = dataclasses.replace(MODES[args.mode], backends=args.backend_list)
     machine = machine_info()
     results_path = args.out / "results.json"

@@ -1,6 +1,5 @@
 """The ``cvfilters`` command-line interface (installed as the package ``cvfilters.cli``)."""
 
-from . import plots, preview  # noqa: F401  (register their commands on the app)
-from .app import app, main
+from .app import app, main  # plots and preview register their commands when main() needs them
 
 __all__ = ["app", "main"]

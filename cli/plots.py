@@ -217,10 +217,9 @@ def write_before_after_plot(path: str | os.PathLike[str], before: np.ndarray | s
                                 overwrite=overwrite)
 
 
-@app.command("histogram")
+@app.command("histogram", short_help="Plot the B, G, R and luminance histograms of images.")
 def histogram_command(
-    inputs: Annotated[list[Path], typer.Argument(metavar="INPUT [INPUT2]",
-                                                 help="An image, or two (before and after) overlaid.")],
+    inputs: Annotated[list[Path], typer.Argument(metavar="INPUT [INPUT2]", hidden=True)],
     output: Annotated[Path, typer.Option("-o", "--output", help="Plot file: .png, .svg, .pdf or .jpg.")],
     log: Annotated[bool, typer.Option("--log", help="Logarithmic count axis.")] = False,
     bins: Annotated[int, typer.Option(min=2, max=65536, help="Bins over the full range (256: one per 8-bit level).")
@@ -230,7 +229,10 @@ def histogram_command(
     title: Annotated[str | None, typer.Option(help="Plot title (default: the file names).")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing plot file (never an input).")] = False,
 ) -> None:
-    """Plot the histograms of an image: B, G, R and luminance curves (two images: before and after)."""
+    """Plot the histograms of an image: B, G, R and luminance curves (two images: before and after).
+
+    INPUT [INPUT2]: an image, or two (before and after) overlaid.
+    """
     from cvfilters.errors import OverwriteInputError, UsageError
 
     require_matplotlib()

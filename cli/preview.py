@@ -392,9 +392,9 @@ def _script() -> Iterator[IO[str] | None]:
         yield script
 
 
-@app.command("preview")
+@app.command("preview", short_help="Try a pipeline live in a window, with sliders.")
 def preview_command(
-    image: Annotated[Path, typer.Argument(metavar="IMAGE", help="The image to preview.")],
+    image: Annotated[Path, typer.Argument(metavar="IMAGE", hidden=True)],
     specs: Annotated[list[str] | None, typer.Option("-f", "--filter", metavar="SPEC",
                                                     help="name or name:key=value,...; repeat or join with |")] = None,
     pipeline_file: Annotated[Path | None, typer.Option("-p", "--pipeline", help="YAML/JSON pipeline file.")] = None,
@@ -405,6 +405,8 @@ def preview_command(
     large: Annotated[bool, typer.Option("--allow-large", help="Let trackbars reach very slow values.")] = False,
 ) -> None:
     """Show a pipeline on an image in a window, with a trackbar per numeric or choice parameter.
+
+    IMAGE: the image to preview.
 
     Keys: space before/after, s save (full size, name printed), p print the spec and a
     pipeline file, q or Esc quit. Images over 1.5 MP are previewed on a smaller copy.
@@ -428,9 +430,9 @@ def preview_command(
 
 
 # ---------------------------------------------------------------- sweep
-@app.command("sweep")
+@app.command("sweep", short_help="Contact sheet of a filter over parameter ranges.")
 def sweep_command(
-    image: Annotated[Path, typer.Argument(metavar="IMAGE", help="The image to filter.")],
+    image: Annotated[Path, typer.Argument(metavar="IMAGE", hidden=True)],
     specs: Annotated[list[str], typer.Option("-f", "--filter", metavar="SPEC",
                                              help="A spec with one or two ranges PARAM=A..B/N; repeat or join with |")],
     output: Annotated[Path, typer.Option("-o", "--output", help="The contact sheet (any image format).")],
@@ -442,6 +444,8 @@ def sweep_command(
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
 ) -> None:
     """Render a contact sheet of a filter over one or two parameter ranges, each tile labelled with its values.
+
+    IMAGE: the image to filter.
 
     'vignette:intensity=0..2/6' gives one row of 6 tiles (0, 0.4 ... 2); a second range,
     'gaussian_blur:sigma=1..8/4,ksize=3..9/4', gives a grid. Other parameters are given as usual.

@@ -27,7 +27,6 @@ from .errors import CvfError, OverwriteInputError
 from .limits import check_memory
 from .params import allow_large
 from .pipeline import Pipeline
-from .video import process_video
 
 
 @dataclass(frozen=True)
@@ -191,6 +190,8 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
                 if not options.overwrite:
                     return Outcome(task, "skipped", f"{task.target}: exists, skipped (--overwrite replaces it)")
             if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+                from .video import process_video
+
                 video = process_video(task.source, task.target, pipeline, backend=options.backend,
                                       frames=options.frames, overwrite=options.overwrite, progress=progress)
                 audio = "kept" if video.audio else "none"
@@ -248,9 +249,13 @@ def run(tasks: Iterable[Task], options: Options, *, executor: Executor | None = 
         raise
 
 
-def timed(outcomes: Iterable[Outcome], summary: Summary) -> Iterator[Outcome]:
-    """Pass outcomes through while counting them and timing the whole run into ``summary``."""
-    start = time.perf_counter()
+def timed(outcomes: Iterable[Outcome], summary: Summary, *, start: float | None = None) -> Iterator[Outcome]:
+    """Pass outcomes through while counting them and timing the run into ``summary``.
+
+    ``start`` is a :func:`time.perf_counter` reading to time from (the CLI passes its
+    process start); by default the first outcome's request.
+    """
+    start = time.perf_counter() if start is None else start
     for outcome in outcomes:
         summary.add(outcome)
         summary.seconds = time.perf_counter() - start

@@ -345,10 +345,16 @@ def _pillow_header(data: bytes) -> tuple[tuple[int, int], bytes | None] | None:
         warnings.simplefilter("ignore")
         saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
         try:
-            Image.init()  # registers every plugin, once; formats an older Pillow lacks (AVIF) are skipped
-            with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS if name in Image.OPEN]) as header:
-                return header.size, header.info.get("icc_profile")
-        except Exception:  # Pillow raises many types on bad headers; OpenCV decides below
+            # preinit registers the common plugins (BMP, GIF, JPEG, PPM, PNG); init all of them, once, only
+            # when those cannot parse it (importing every plugin costs more than a small apply).
+            for register_plugins in (Image.preinit, Image.init):
+                register_plugins()  # formats an older Pillow lacks (AVIF) are skipped
+                try:
+                    with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS
+                                                            if name in Image.OPEN]) as header:
+                        return header.size, header.info.get("icc_profile")
+                except Exception:  # Pillow raises many types on bad headers; OpenCV decides below
+                    continue
             return None
         finally:
             Image.MAX_IMAGE_PIXELS = saved

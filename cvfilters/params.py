@@ -9,9 +9,11 @@ value back so pipelines round-trip losslessly.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -29,6 +31,11 @@ _FALSE = {"false", "no", "off", "0"}
 MAX_KERNEL_SIDE = 255
 KERNEL_SUFFIXES = (".txt", ".csv", ".npy", ".json")
 _ALLOW_LARGE: ContextVar[bool] = ContextVar("cvfilters_allow_large", default=False)
+COLOR_SYNTAX = ("RGB(A) order, as people write colours: a CSS name (red, navy, transparent), #rgb, #rgba, "
+                "#rrggbb or #rrggbbaa, rgb(255,0,0) or rgba(255,0,0,0.5) (0-255 or percentages, alpha 0-1), or "
+                "fractions of full scale: [v] (every channel), [gray, alpha], [r,g,b] or [r,g,b,a]")
+_HEX = re.compile(r"#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})")
+_RGB_FUNCTION = re.compile(r"(rgba?)\((.*)\)")
 
 
 @contextmanager
@@ -256,10 +263,38 @@ class Param:
         return point  # type: ignore[return-value]
 
     def _coerce_color(self, value: Any, filter_name: str) -> tuple[float, ...]:
-        items = self._sequence(value, filter_name)
+        """A colour as fractions of full scale in RGB(A) order (:data:`COLOR_SYNTAX`); filters convert to BGR."""
+        text = value.strip().lower() if isinstance(value, str) else ""
+        if text and not text.startswith("["):
+            items: list[Any] = list(self._color_text(text, value, filter_name))
+            if not all(0.0 <= v <= 1.0 for v in items):
+                raise self._fail(filter_name, value, "has a channel out of range (0-255 or 0%-100%; alpha 0-1)")
+        else:
+            items = self._sequence(value, filter_name)
         if not 1 <= len(items) <= 4:
-            raise self._fail(filter_name, value, "must have 1 to 4 numbers (gray, BGR or BGRA)")
+            raise self._fail(filter_name, value, "must have 1 to 4 numbers ([v], [gray, alpha], [r,g,b] or [r,g,b,a])")
         return tuple(self._element(v, filter_name) for v in items)
+
+    def _color_text(self, text: str, shown: str, filter_name: str) -> tuple[float, ...]:
+        if text.startswith("#"):
+            if not _HEX.fullmatch(text):
+                raise self._fail(filter_name, shown, "must be #rgb, #rgba, #rrggbb or #rrggbbaa hex digits")
+            digits = text[1:]
+            pairs = [c * 2 for c in digits] if len(digits) <= 4 else [digits[i:i + 2] for i in range(0, len(digits), 2)]
+            return tuple(int(p, 16) / 255 for p in pairs)
+        function = _RGB_FUNCTION.fullmatch(text)
+        if function:
+            parts = [p.strip() for p in function.group(2).replace("/", ",").split(",")]
+            if len(parts) not in (3, 4) or (function.group(1) == "rgba" and len(parts) != 4):
+                raise self._fail(filter_name, shown, "must be rgb(r, g, b) or rgba(r, g, b, a): r, g, b 0-255 or "
+                                 "percentages, a 0-1")
+            try:
+                rgb = [float(p[:-1]) / 100 if p.endswith("%") else float(p) / 255 for p in parts[:3]]
+                alpha = [float(p[:-1]) / 100 if p.endswith("%") else float(p) for p in parts[3:]]
+            except ValueError:
+                raise self._fail(filter_name, shown, "must hold numbers: rgb(255,0,0), rgba(255,0,0,0.5)") from None
+            return tuple(rgb + alpha)
+        return _css_color(text, shown, filter_name, self.name)
 
     def _element(self, value: Any, filter_name: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -338,6 +373,21 @@ class Param:
         if self.large is not None:
             info["large"] = self.large
         return info
+
+
+def _css_color(name: str, shown: str, filter_name: str, param: str) -> tuple[float, ...]:
+    """A CSS colour name (CSS3, from webcolors) as RGB(A) fractions; ``transparent`` is ``[0, 0, 0, 0]``."""
+    if name == "transparent":
+        return (0.0, 0.0, 0.0, 0.0)
+    import webcolors
+
+    try:
+        return tuple(v / 255 for v in webcolors.name_to_rgb(name, spec=webcolors.CSS3))
+    except ValueError:
+        close = difflib.get_close_matches(name, webcolors.names(webcolors.CSS3), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ParameterError(filter_name, param, f"={_short(shown)} is not a colour{hint}; colours are "
+                             "CSS names, #rrggbb[aa], rgb(...) or [r,g,b(,a)] fractions") from None
 
 
 def _confined(name: str, root: Path, filter_name: str, param: str) -> Path:

@@ -14,9 +14,10 @@ result has the input's type (ndarray, ``cv2.UMat`` or ``cv2.cuda.GpuMat``).
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
@@ -30,7 +31,7 @@ from .backends import Backend, Counters, get_backend, native_backend, select
 from .boundary import ArrayLike, Layout, Many
 from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
 from .defaults import ChannelOrder, resolve_channel_order, running_in
-from .errors import InvalidImageError, SpecError
+from .errors import InvalidImageError, SpecError, UsageError
 from .registry import Filter
 
 if TYPE_CHECKING:
@@ -135,31 +136,49 @@ class Pipeline:
 
     @classmethod
     def from_dict(cls, data: Any, *, base_dir: str | os.PathLike[str] | None = None,
-                  confine: bool = False) -> Pipeline:
+                  confine: bool = False, where: Callable[..., str] | None = None) -> Pipeline:
         """Build from the dict form of a pipeline file (``version`` and ``steps``).
 
         With ``confine``, file values must stay inside ``base_dir`` (see :meth:`load`).
+        ``where(step=None, key=None, param=None)`` returns the prefix that locates a
+        problem in the file (``look.yaml:4: ``); :meth:`load` passes one.
         """
+        at = where or (lambda **_: "")
         if not isinstance(data, Mapping):
-            raise SpecError("a pipeline file must hold a mapping with 'version' and 'steps'")
-        unknown = set(data) - {"version", "steps"}
-        if unknown:
-            raise SpecError(f"unknown key {sorted(unknown)[0]!r} in pipeline file (allowed: version, steps)")
+            raise SpecError(f"{at()}a pipeline file must hold a mapping with 'version' and 'steps'")
+        for key in data:
+            if key not in ("version", "steps"):
+                raise SpecError(f"{at(key=key)}unknown key {key!r}{_did_you_mean(key, ('version', 'steps'))} "
+                                "(allowed: version, steps)")
         version = data.get("version")
         if type(version) is not int or version != PIPELINE_VERSION:
-            raise SpecError(f"pipeline file version must be {PIPELINE_VERSION}, not {version!r}")
+            raise SpecError(f"{at(key='version')}pipeline file version must be {PIPELINE_VERSION}, not {version!r}")
         items = data.get("steps")
         if not isinstance(items, list) or not items:
-            raise SpecError("'steps' must be a non-empty list of {filter: NAME, params: {...}}")
+            raise SpecError(f"{at(key='steps')}'steps' must be a non-empty list of {{filter: NAME, params: {{...}}}}")
         steps = []
         for i, item in enumerate(items, 1):
-            if not isinstance(item, Mapping) or "filter" not in item or set(item) - {"filter", "params"}:
-                raise SpecError(f"step {i} must be a mapping with 'filter' and optional 'params' only")
+            if not isinstance(item, Mapping):
+                raise SpecError(f"{at(step=i)}step {i} must be a mapping with 'filter' and optional 'params'")
+            for key in item:
+                if key not in ("filter", "params"):
+                    raise SpecError(f"{at(step=i, key=key)}step {i}: unknown key {key!r}"
+                                    f"{_did_you_mean(key, ('filter', 'params'))}")
+            if "filter" not in item:
+                raise SpecError(f"{at(step=i)}step {i} needs a 'filter' key")
             params = item.get("params") or {}
             if not isinstance(params, Mapping):
-                raise SpecError(f"step {i}: 'params' must be a mapping")
-            flt = registry.get(str(item["filter"]))
-            steps.append(Step(flt, flt.resolve(params, base_dir=base_dir, confine=confine)))
+                raise SpecError(f"{at(step=i, key='params')}step {i}: 'params' must be a mapping")
+            try:
+                flt = registry.get(str(item["filter"]))
+                steps.append(Step(flt, flt.resolve(params, base_dir=base_dir, confine=confine)))
+            except UsageError as exc:
+                if not getattr(exc, "located", False):  # a pipeline file nested in this one located it already
+                    param = getattr(exc, "param", "") or None
+                    prefix = at(step=i, key="params" if param else "filter", param=param)
+                    exc.args = (f"{prefix}step {i}: {exc}",)
+                    exc.located = where is not None  # type: ignore[attr-defined]
+                raise
         return cls(steps)
 
     @classmethod
@@ -180,6 +199,7 @@ class Pipeline:
             text = path.read_text()
         except (OSError, UnicodeDecodeError) as exc:
             raise SpecError(f"{path}: cannot read pipeline file ({getattr(exc, 'strerror', None) or exc})") from None
+        node = None
         try:
             if path.suffix.lower() == ".json":
                 data = json.loads(text)
@@ -187,10 +207,11 @@ class Pipeline:
                 if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
                     raise SpecError(f"{path}: YAML aliases (*name) are not allowed in pipeline files")
                 data = yaml.safe_load(text)
+                node = yaml.compose(text, Loader=yaml.SafeLoader)
         except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise SpecError(f"{path}: not a valid pipeline file ({first})") from None
-        return cls.from_dict(data, base_dir=path.parent, confine=True)
+        return cls.from_dict(data, base_dir=path.parent, confine=True, where=_locator(path, node))
 
     # ------------------------------------------------------------ writing back
     def to_dict(self) -> dict[str, Any]:
@@ -488,6 +509,27 @@ def split_spec(text: str, sep: str) -> list[str]:
 def _parse_step(text: str, base_dir: str | os.PathLike[str] | None, confine: bool = False) -> Step:
     if not text:
         raise SpecError("empty filter step (two '|' in a row, or a trailing '|')")
+    try:
+        return _step_from_text(text, base_dir, confine)
+    except UsageError as exc:
+        hint = _missing_bar_hint(text)
+        if hint:
+            exc.args = (f"{exc}; {hint}",)
+        raise
+
+
+def _missing_bar_hint(text: str) -> str:
+    """A hint when a step's text holds a second filter after a space: ``sigma=3 pixellate`` lacks a ``|``."""
+    words = text.split()
+    for i, word in enumerate(words[1:], 1):
+        name = word.partition(":")[0]
+        if name and registry.is_filter_name(name):
+            fixed = " ".join(words[:i]) + " | " + " ".join(words[i:])
+            return f"steps are separated by '|': did you mean {fixed!r}?"
+    return ""
+
+
+def _step_from_text(text: str, base_dir: str | os.PathLike[str] | None, confine: bool) -> Step:
     name, _, rest = text.partition(":")
     flt = registry.get(name.strip())
     values: dict[str, Any] = {}
@@ -500,6 +542,46 @@ def _parse_step(text: str, base_dir: str | os.PathLike[str] | None, confine: boo
             raise SpecError(f"{flt.name}: {key} is given twice")
         values[key] = _unquote(value.strip())
     return Step(flt, flt.resolve(values, base_dir=base_dir, confine=confine))
+
+
+def _did_you_mean(word: Any, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(str(word).lower(), choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _locator(path: Path, root: Any) -> Callable[..., str]:
+    """``where(step, key, param)`` for :meth:`Pipeline.from_dict`: ``"look.yaml:4: "`` from YAML node marks.
+
+    The line is that of the most specific node found (the parameter's key, the step's
+    key, the step, the top-level key); a JSON file (no marks) gives ``"look.json: "``.
+    """
+    from yaml.nodes import MappingNode, SequenceNode
+
+    def child(node: Any, key: Any) -> tuple[Any, Any]:
+        if isinstance(node, MappingNode):
+            for k, v in node.value:
+                if k.value == key:
+                    return k, v
+        return None, None
+
+    def where(step: int | None = None, key: str | None = None, param: str | None = None) -> str:
+        mark_node = None
+        if root is not None:
+            mark_node = root
+            node = root
+            if step is not None:
+                _, items = child(root, "steps")
+                node = items.value[step - 1] if isinstance(items, SequenceNode) else None
+                mark_node = node or mark_node
+            if key is not None and node is not None:
+                key_node, value = child(node, key)
+                mark_node = key_node or mark_node
+                if param is not None and value is not None:
+                    mark_node = child(value, param)[0] or mark_node
+        line = f"{mark_node.start_mark.line + 1}:" if mark_node is not None else ""
+        return f"{path}:{line} "
+
+    return where
 
 
 def _unquote(value: str) -> str:

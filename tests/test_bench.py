@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
-SECTIONS = {"overhead", "chains", "peers", "backends", "memory"}
+SECTIONS = {"overhead", "chains", "peers", "backends", "memory", "startup"}
 
 
 def test_suite_runs_in_tiny_mode_and_rewrites_only_its_outputs(tmp_path: Path) -> None:

@@ -137,7 +137,9 @@ def test_masked_recursion_is_bounded(tmp_path: Path) -> None:
             {"filter": "masked", "params": {"mask": "rect:0,0,1,1", "filter": pipeline}}]}))
         return path
 
-    with pytest.raises(ParameterError, match="^masked: filter=@.*loop.yaml: the pipeline file includes itself"):
+    located = r"^(\S*loop.yaml:\d+: step 1: )?"  # the pipeline file's location, when it reports one
+    with pytest.raises(ParameterError, match=located + "masked: filter=@.*loop.yaml: the pipeline file includes "
+                                                       "itself"):
         Pipeline.load(write("loop.yaml", "@loop.yaml"))
     for level in range(masks.MAX_NESTING + 1):
         write(f"f{level}.yaml", f"@f{level + 1}.yaml" if level < masks.MAX_NESTING else "invert")
@@ -239,8 +241,8 @@ def test_blend_modes_match_w3c(backend: str, mode: str, tmp_path: Path) -> None:
     np.testing.assert_allclose(out, expected, atol=2e-6)
     # solid colour over a BGRA backdrop with varying alpha: the full source-over formula
     bgra = np.dstack([base, rng.random((12, 16, 1))]).astype(np.float32)
-    color = (0.9, 0.35, 0.1)
-    out = cvf.apply(bgra, "blend", color=list(color), mode=mode, opacity=0.6, backend=backend)
+    color = (0.9, 0.35, 0.1)  # B, G, R; colour parameters are written R, G, B
+    out = cvf.apply(bgra, "blend", color=list(color[::-1]), mode=mode, opacity=0.6, backend=backend)
     colour, alpha = w3c_source_over(bgra[..., :3].astype(np.float64), bgra[..., 3:].astype(np.float64),
                                     np.array(color)[None, None, :], 0.6, mode)
     np.testing.assert_allclose(out[..., 3], alpha[..., 0], atol=2e-6)

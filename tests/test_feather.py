@@ -269,8 +269,8 @@ def test_masks_from_files(tmp_path: Path) -> None:
 def test_vignette_effect_formulas(backend: str, style: str, params: dict) -> None:
     width, height = 40, 30
     image = np.full((height, width, 3), 0.6, np.float32)
-    color = (0.2, 0.4, 1.0)
-    out = cvf.apply(image, "vignette_effect", style=style, color=list(color), backend=backend, **params)
+    color = (0.2, 0.4, 1.0)  # B, G, R; colour parameters are written R, G, B
+    out = cvf.apply(image, "vignette_effect", style=style, color=list(color[::-1]), backend=backend, **params)
     center = params.get("center", (0.5, 0.5))
     for x, y in SAMPLES:
         if style == "core_image":
@@ -290,7 +290,7 @@ def test_vignette_effect_keeps_alpha_and_gray() -> None:
     bgra = photo(20, 30, 4, np.uint8)
     out = cvf.apply(bgra, "vignette_effect", style="gpuimage")
     np.testing.assert_array_equal(out[..., 3], bgra[..., 3])
-    gray = cvf.apply(np.full((20, 30), 1.0, np.float32), "vignette_effect", color=[0.0, 0.0, 1.0], radius=0.0,
+    gray = cvf.apply(np.full((20, 30), 1.0, np.float32), "vignette_effect", color=[1.0, 0.0, 0.0], radius=0.0,
                      falloff=0.0)
     np.testing.assert_allclose(gray, 0.299, atol=1e-6)  # the BT.601 luma of red
 

@@ -145,16 +145,16 @@ def test_rotate_expand_in_a_pipeline_updates_the_size(backend: str) -> None:
 
 def test_rotate_fills_uncovered_pixels() -> None:
     rotated = cvf.apply(photo(31, 31, 3, np.uint8), "rotate", angle=45, fill=[0.2, 0.4, 0.6], backend="cpu")
-    np.testing.assert_array_equal(rotated[0, 0], [51, 102, 153])
+    np.testing.assert_array_equal(rotated[0, 0], [153, 102, 51])  # fill is R, G, B; the image B, G, R
     bgra = cvf.apply(photo(31, 31, 4, np.uint16), "rotate", angle=45, backend="cpu")
     np.testing.assert_array_equal(bgra[0, 0], [0, 0, 0, 0])  # default: transparent black
     opaque = cvf.apply(photo(31, 31, 4, np.uint8), "rotate", angle=45, fill=[1.0, 0.0, 0.0], backend="cpu")
-    np.testing.assert_array_equal(opaque[0, 0], [255, 0, 0, 255])
+    np.testing.assert_array_equal(opaque[0, 0], [0, 0, 255, 255])
     translucent = cvf.apply(photo(31, 31, 4, np.uint8), "rotate", angle=45, fill=[0.2, 0.4, 0.6, 0.5],
                             backend="cpu")
-    np.testing.assert_array_equal(translucent[0, 0], [51, 102, 153, 128])  # straight colour, alpha 0.5
+    np.testing.assert_array_equal(translucent[0, 0], [153, 102, 51, 128])  # straight colour, alpha 0.5
     gray = cvf.apply(photo(31, 31, 1, np.float32), "rotate", angle=45, fill=[0.2, 0.4, 0.6], backend="cpu")
-    assert gray[0, 0] == pytest.approx(0.114 * 0.2 + 0.587 * 0.4 + 0.299 * 0.6, abs=1e-6)
+    assert gray[0, 0] == pytest.approx(0.299 * 0.2 + 0.587 * 0.4 + 0.114 * 0.6, abs=1e-6)
 
 
 def test_matrix_parameters_are_validated() -> None:
@@ -318,7 +318,7 @@ def test_sphere_outside_is_the_fill(backend: str) -> None:
     np.testing.assert_array_equal(out[0, 0], [0, 0, 0, 0])  # GPUImage: colour * 0
     center = out[20, 28]
     assert center[3] > 0
-    red = cvf.apply(photo(40, 56, 3, np.uint8), "sphere", fill=[0, 0, 1], backend=backend)
+    red = cvf.apply(photo(40, 56, 3, np.uint8), "sphere", fill="red", backend=backend)
     np.testing.assert_array_equal(red[0, -1], [0, 0, 255])
 
 

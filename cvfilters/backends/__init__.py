@@ -9,6 +9,7 @@ unavailable backend by name is an error, never a silent fallback.
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 from typing import Any
 
@@ -28,13 +29,31 @@ BACKEND_NAMES = ("auto", *BACKEND_CLASSES)
 AUTO_MIN_PIXELS = 512 * 512
 
 __all__ = ["BACKEND_NAMES", "BORDERS", "BORDER_HELP", "AUTO_MIN_PIXELS", "Availability", "Backend",
-           "Counters", "availability", "get_backend", "native_backend", "select"]
+           "Counters", "availability", "get_backend", "native_backend", "probe_soon", "select"]
 
 
-@cache
+_PROBED: dict[str, Availability] = {}
+_PROBE_LOCK = threading.Lock()
+
+
 def availability(name: str) -> Availability:
-    """Probe a backend once per process."""
-    return BACKEND_CLASSES[name].probe()
+    """Probe a backend once per process (a probe running on :func:`probe_soon`'s thread is waited for)."""
+    with _PROBE_LOCK:
+        if name not in _PROBED:
+            _PROBED[name] = BACKEND_CLASSES[name].probe()
+        return _PROBED[name]
+
+
+def probe_soon(names: tuple[str, ...] = ("cuda", "opencl")) -> None:
+    """Start probing ``names`` on a background thread, so that ``auto`` later finds the answers ready.
+
+    The CLI calls it at the start of ``apply --backend auto``: initialising an OpenCL
+    runtime takes tens of milliseconds (more on a loaded machine) and releases the GIL,
+    so it overlaps the imports and the reading of the first image. Not a daemon thread:
+    the interpreter waits for it rather than exit in the middle of a driver's start-up.
+    """
+    thread = threading.Thread(target=lambda: [availability(name) for name in names], name="cvfilters-probe")
+    thread.start()
 
 
 @cache

@@ -204,8 +204,8 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
                   help="the image blended over this one (@file, or an array / PIL image from Python; stretched to "
                        "this image's size, resampled premultiplied); none: the solid `color`"),
         Param("color", "color", (0.0, 0.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
-              help="solid source colour when no source is given: one value for every channel (alpha too on BGRA), "
-                   "[gray, alpha], [B,G,R] or [B,G,R,A]"),
+              help="solid source colour when no source is given (red, #ff8000, rgb(...), [r,g,b]); one value "
+                   "is every channel, alpha too on images with alpha"),
         Param("mode", "choice", "normal", choices=BLEND_MODES,
               help="W3C blend mode: normal, multiply, screen, overlay, soft_light, darken, lighten, difference, "
                    "add (linear dodge, clipped)"),

@@ -43,9 +43,11 @@ BT601_BGR = (0.114, 0.587, 0.299)  # luma weights of B, G, R (cv2.COLOR_BGR2GRAY
 def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple[tuple[float, ...], float]:
     """``(colour, alpha)`` of a colour parameter (fractions of full scale) for 1 or 3 colour channels.
 
-    One value is every channel: alpha too where ``bgra`` (``[0]`` is transparent black),
-    else opaque. Two values are gray and alpha, three BGR (opaque), four BGRA. One colour
-    channel takes the BT.601 luma.
+    Colour parameters hold RGB(A) values, as people write colours
+    (:data:`cvfilters.params.COLOR_SYNTAX`); this is where they become the image's BGR
+    order. One value is every channel: alpha too where ``bgra`` (``[0]`` is transparent
+    black), else opaque. Two values are gray and alpha, three RGB (opaque), four RGBA.
+    One colour channel takes the BT.601 luma.
     """
     values = tuple(float(v) for v in color)
     if len(values) == 1:
@@ -53,7 +55,7 @@ def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple
     elif len(values) == 2:
         bgr, alpha = (values[0],) * 3, values[1]
     else:
-        bgr, alpha = values[:3], values[3] if len(values) == 4 else 1.0
+        bgr, alpha = values[2::-1], values[3] if len(values) == 4 else 1.0
     if channels == 1:
         return (sum(w * c for w, c in zip(BT601_BGR, bgr, strict=True)),), alpha
     return bgr, alpha

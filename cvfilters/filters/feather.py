@@ -256,8 +256,9 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
               help="edges, radial: fade to `color`, or to transparent (adds an alpha channel to gray and BGR "
                    "images: the output is BGRA)"),
         Param("color", "color", (1.0, 1.0, 1.0), min=0.0, max=1.0, unit="fraction of full scale",
-              help="edges, radial with fill=color: the colour faded to: one value for every channel (alpha too "
-                   "on BGRA), [gray, alpha], [B,G,R] or [B,G,R,A]; on images without alpha, its alpha is an opacity"),
+              help="edges, radial with fill=color: the colour faded to (white, #ff8000, rgb(...), [r,g,b]); one "
+                   "value is every channel, alpha too on images with alpha; on images without alpha, its alpha "
+                   "is an opacity"),
         Param("size", "float", 0.5, min=0.01, max=10.0, unit="fraction of squared half-diagonal",
               help="brighten: the squared distance (over the squared half-diagonal) where full white is "
                    "added; larger values brighten less (the tutorial's mSize)"),
@@ -386,8 +387,8 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
               help="strength: 1 reaches the colour, negative values push away from it (brighten towards "
                    "black's opposite); gpuimage uses it too (1 = GPUImage)"),
         Param("color", "color", (0.0, 0.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
-              help="colour of the vignette: one value for every channel, [gray, alpha], [B,G,R] or [B,G,R,A] "
-                   "(an explicit alpha is an opacity)"),
+              help="colour of the vignette (black, navy, #402000, rgb(...), [r,g,b]); an explicit alpha is an "
+                   "opacity"),
         Param("start", "float", 0.3, min=0.0, max=2.0, unit="texture coordinates",
               help="gpuimage: distance from center where the vignette starts (GPUImage vignetteStart)"),
         Param("end", "float", 0.75, min=0.0, max=2.0, unit="texture coordinates",

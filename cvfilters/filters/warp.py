@@ -92,15 +92,15 @@ def warp_border_param(default: str = "constant") -> Param:
 
 def fill_param(default: tuple[float, ...] = (0.0,)) -> Param:
     return Param("fill", "color", default, min=0.0, max=1.0, unit="fraction of full scale",
-                 help="colour of border=constant: one value for every channel (alpha included: 0 is "
-                      "transparent black on BGRA), [gray, alpha], [B,G,R] (opaque) or [B,G,R,A]")
+                 help="colour of border=constant (black, #ff8000, rgb(...), [r,g,b]); one value is every channel, "
+                      "alpha included: [0] is transparent black on images with alpha")
 
 
 def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -> tuple[float, ...]:
     """Per-channel border values, in the scale of an image of ``spec``.
 
-    One number fills every channel; two are gray and alpha; three are BGR with opaque
-    alpha; four are BGRA. A gray image takes the BT.601 luma of a BGR fill. Inside the
+    One number fills every channel; two are gray and alpha; three are RGB with opaque
+    alpha; four are RGBA. A gray image takes the BT.601 luma of the fill. Inside the
     premultiply alpha policy the colour is multiplied by the fill's alpha.
     """
     colour, alpha = split_color(fill, 1 if spec.channels == 1 else 3, bgra=True)
