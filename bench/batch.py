@@ -23,7 +23,7 @@ from pathlib import Path
 import cv2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import test_image  # noqa: E402
+from common import test_image
 
 WORK = Path(__file__).resolve().parent / "work" / "batch"
 BARE_POOL = """

@@ -28,10 +28,10 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import test_image  # noqa: E402
+from common import test_image
 
-import cvfilters as cvf  # noqa: E402
-from cvfilters import parallel  # noqa: E402
+import cvfilters as cvf
+from cvfilters import parallel
 
 RECORD = Path(__file__).resolve().parent / "MAP.md"
 PIPELINES = ("gaussian_blur:sigma=2 | sepia | vignette", "gaussian_blur:sigma=3", "sepia", "bilateral")

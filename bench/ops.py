@@ -17,6 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+import cvfilters as cvf
 from cvfilters.filters.feather import vignette_factor
 
 Factory = Callable[[Any, tuple[int, ...]], Callable[[], Any]]
@@ -38,7 +39,9 @@ CARTOON_MATCHED = {"passes": 7, "quantize": "none", "sensitivity": 1.0, "thickne
 
 def vignette_mask(height: int, width: int, channels: int = 3) -> np.ndarray:
     """cvfilters' default vignette factor (float32), repeated over the channels."""
-    factor = vignette_factor(width, height, (0.5, 0.5), 1.0, 1.0)
+    flt = cvf.get_filter("vignette")
+    factor = vignette_factor(width, height, flt.param("center").default, flt.param("radius").default,
+                             flt.param("intensity").default)
     return np.ascontiguousarray(np.repeat(factor[:, :, None], channels, axis=2)) if channels > 1 else factor
 
 

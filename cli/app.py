@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -77,7 +75,7 @@ def _main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks f
 def apply(
     inputs: Annotated[list[str], typer.Argument(metavar="INPUT", hidden=True, show_default=False)],
     output: Annotated[str, typer.Option("-o", "--output", metavar="OUT",
-                                        help="Output file (one input) or directory.")],
+                                        help="Output file (one input) or directory; - writes standard output.")],
     specs: Annotated[list[str] | None, typer.Option(
         "-f", "--filter", metavar="SPEC", help="name or name:key=value,... (repeat, or join steps with |).")] = None,
     pipeline_file: Annotated[Path | None, typer.Option("-p", "--pipeline", metavar="FILE",
@@ -89,10 +87,16 @@ def apply(
         metavar="IDS", help="GPUs for data-parallel workers: all, or a list such as 0,1.")] = None,
     scheduler: Annotated[str | None, typer.Option(envvar="CVFILTERS_SCHEDULER", metavar="ADDRESS",
                                                   help="Dask scheduler address (tcp://host:8786).")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs (never the input).")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace existing outputs in a directory (never the input).")
+                         ] = False,
+    no_clobber: Annotated[bool, typer.Option("--no-clobber", help="Never replace an existing output file: "
+                                                                  "refuse (one named file) or skip.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would be read, written, skipped and run; "
+                                                            "write nothing.")] = False,
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="Descend into sub-directories.")] = False,
     fmt: Annotated[str | None, typer.Option("--format", metavar="EXT",
-                                            help="Extension of image outputs in a directory.")] = None,
+                                            help="Extension of image outputs in a directory, or of "
+                                                 "standard output.")] = None,
     suffix: Annotated[str, typer.Option(metavar="TEXT", help="Appended to output names (_blur: photo.jpg -> "
                                                              "photo_blur.jpg).")] = "",
     quality: Annotated[int | None, typer.Option(min=1, max=100, metavar="Q", help="JPEG/WebP quality, 1-100.")
@@ -100,7 +104,7 @@ def apply(
     max_pixels: Annotated[int | None, typer.Option(min=1, metavar="N", help="Refuse larger images (default 2^28).")
                           ] = None,
     frames: Annotated[str | None, typer.Option(metavar="START:STOP",
-                                               help="Video frame range (STOP exclusive).")] = None,
+                                               help="Video or animation frame range (STOP exclusive).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Print the plan: backend, steps, transfers, fallbacks.")
                        ] = False,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
@@ -116,14 +120,17 @@ def apply(
 ) -> None:
     """Run a pipeline on image and video files and write the results.
 
-    INPUT: image or video files, directories or globs. One input and OUT a file name:
-    it is written there; otherwise OUT is a directory and relative names are kept.
+    INPUT: image or video files, directories or globs; - reads standard input. One input
+    and OUT a file name: it is written there (replaced if it exists, unless --no-clobber);
+    otherwise OUT is a directory, relative names are kept and existing outputs are skipped
+    unless --overwrite.
     """
     if backend == "auto" and scheduler is None and _may_be_large(inputs):
         from cvfilters.backends import probe_soon
 
         probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
-    from cvfilters import batch, executors
+    from cvfilters import batch, executors, leftovers
+    from cvfilters.errors import UsageError
     from cvfilters.params import allow_large
 
     from .progress import Progress, process_start
@@ -131,12 +138,22 @@ def apply(
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
     check_backend(backend)
+    if overwrite and no_clobber:
+        raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    if scheduler and any(task.stdout_format or str(task.source) == "-" for task in tasks):
+        raise UsageError("- (standard input or output) cannot be used with --scheduler (remote workers)")
+    conflicts = [failure for failure in failures if failure.usage]
+    if conflicts:
+        for conflict in conflicts[:-1]:
+            _err(f"error: {conflict.message}")
+        raise UsageError(conflicts[-1].message)
+    replace_named = not no_clobber  # --compare and --histogram name files, replaced as -o FILE is
     if compare is not None:
-        _check_compare(compare, compare_mode, tasks, failures, overwrite)
+        _check_compare(compare, compare_mode, tasks, failures, replace_named)
     if histogram is not None:
-        from .plots import require_matplotlib
+        from cvfilters.plots import require_matplotlib
 
         require_matplotlib()
         _check_single_image("--histogram", histogram, tasks, failures)
@@ -146,6 +163,14 @@ def apply(
     if explain and len(tasks) > 1:
         where = f"a pool of {workers}" if workers > 1 else "this process (a pool pays for more work)"
         _err(f"batch: {len(tasks)} files, {'--jobs' if jobs else 'chosen from the work'}: {where}")
+    if no_clobber:
+        _refuse_clobbering(tasks, options)
+    if dry_run:
+        pipeline.fuse = fuse
+        _dry_run(tasks, failures, options, pipeline)
+        return
+    for folder in {task.target.parent for task in tasks if task.stdout_format is None}:
+        leftovers.remove_stale(folder)
     summary = batch.Summary(failed=len(failures))
     for failure in failures:
         _err(f"error: {failure.message}")
@@ -163,11 +188,50 @@ def apply(
         from cvfilters.sheets import write_before_after
 
         write_before_after(compare, tasks[0].source, tasks[0].target, mode=compare_mode, quality=quality,
-                           overwrite=overwrite)
+                           overwrite=replace_named)
     if histogram is not None and summary.done == 1:
-        from .plots import write_before_after_plot
+        from cvfilters.plots import write_before_after_plot
 
-        write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=overwrite)
+        write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
+
+
+def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
+    """--no-clobber: a named output file that exists is a usage error once its input is known to be
+    good (a bad input is reported as such); outputs in a directory are skipped as without it."""
+    from dataclasses import replace
+
+    from cvfilters import batch
+    from cvfilters.errors import UsageError
+
+    for task in tasks:
+        if task.replace and task.stdout_format is None and os.path.lexists(task.target):
+            outcome = batch.dry_run(replace(task, replace=False), options)
+            if outcome.status == "failed":
+                _err(f"error: {outcome.message}")
+                raise typer.Exit(1)
+            raise UsageError(f"{task.target}: exists; --no-clobber refuses to replace it")
+
+
+def _dry_run(tasks: list[Any], failures: list[Any], options: Any, pipeline: Any) -> None:
+    """Print on standard output what a run would read, write and skip, and the steps it would run
+    (errors go to standard error, as in a run)."""
+    from cvfilters import batch
+
+    counts = batch.Summary(failed=len(failures))
+    for failure in failures:
+        _err(f"error: {failure.message}")
+    for task in tasks:
+        outcome = batch.dry_run(task, options)
+        counts.add(outcome)
+        if outcome.status == "failed":
+            _err(f"error: {outcome.message}")
+        else:
+            typer.echo(outcome.message)
+    for index, step in enumerate(pipeline.compile(), 1):
+        typer.echo(f"step {index}: {step.to_spec()}")
+    typer.echo(f"dry run: would write {counts.done}, skip {counts.skipped}, fail {counts.failed}; nothing written")
+    if counts.failed:
+        raise typer.Exit(1)
 
 
 PROBE_MIN_BYTES = 64 * 1024  # a file this small is unlikely to reach auto's GPU threshold (512 x 512)
@@ -195,6 +259,8 @@ def _check_single_image(option: str, path: Path, tasks: list[Any], failures: lis
 
     if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
         raise UsageError(f"{option} needs exactly one input image (not a video, directory or glob)")
+    if "-" in (str(tasks[0].source), str(tasks[0].target)):
+        raise UsageError(f"{option} needs files, not standard input or output")
     if path.resolve() in (tasks[0].source.resolve(), tasks[0].target.resolve()):
         raise UsageError(f"{option} {path}: must differ from the input and the output")
 
@@ -286,78 +352,3 @@ def backends(as_json: Annotated[bool, typer.Option("--json", help="JSON list.")]
     for row in rows:
         state = "available" if row["available"] else "unavailable"
         typer.echo(f"{row['name']:<7} {state:<11}  {row['device'] if row['available'] else row['reason']}")
-
-
-# ---------------------------------------------------------------- entry point
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code (the console script calls this)."""
-    from cvfilters.errors import CvfError, UsageError
-
-    from .fast import FAST_COMMANDS, plain_call
-
-    args = sys.argv[1:] if argv is None else list(argv)
-    if not args or args[0] not in FAST_COMMANDS:
-        _register_all_commands()
-    command = typer.main.get_command(app)
-    try:
-        fast = plain_call(command, args)
-        if fast is not None:
-            callback, values = fast
-            callback(**values)
-            return 0
-        if _register_all_commands():
-            command = typer.main.get_command(app)
-        _plain_metavars(command)
-        code = command.main(args=args, prog_name="cvfilters", standalone_mode=False)
-        return code if isinstance(code, int) else 0
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        _err("interrupted")
-        return 130
-    except typer.TyperException as exc:  # typer's own click: bad options, missing arguments
-        _err(f"error: {exc.format_message()}")  # type: ignore[attr-defined]
-        return getattr(exc, "exit_code", 2)
-    except UsageError as exc:
-        _report(exc)
-        return 2
-    except CvfError as exc:
-        _report(exc)
-        return 1
-    except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
-    except Exception as exc:  # a bug: still one line unless --debug
-        if _state["debug"]:
-            raise
-        _err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
-        return 1
-
-
-def _register_all_commands() -> bool:
-    """Import the modules that add commands to ``app`` (histogram, preview, sweep); True if it was needed."""
-    if "cvfilters.cli.preview" in sys.modules and "cvfilters.cli.plots" in sys.modules:
-        return False
-    from . import plots, preview  # noqa: F401  (their commands register on import)
-
-    return True
-
-
-_METAVARS = {int: "N", float: "X", str: "TEXT", Path: "PATH"}
-
-
-def _plain_metavars(group: Any) -> None:
-    """Name option values in help as words (``--bins N``), not as Typer's type placeholders (``<int range>``)."""
-    for command in group.commands.values():
-        for param in command.params:
-            annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
-            element = getattr(annotation, "__args__", (annotation,))[0] if hasattr(annotation, "__origin__") \
-                else annotation
-            if param.param_type_name == "option" and param.metavar is None and element in _METAVARS:
-                param.metavar = _METAVARS[element]
-
-
-def _report(exc: Exception) -> None:
-    if _state["debug"]:
-        traceback.print_exception(exc)
-    _err(f"error: {exc}")

@@ -1,4 +1,4 @@
-"""The ``cvfilters preview`` and ``cvfilters sweep`` commands.
+"""The ``cvfilters preview`` command (``cvfilters sweep`` is in :mod:`cvfilters.cli.sweep`).
 
 ``preview`` opens an OpenCV highgui window with the filtered image and one trackbar
 per adjustable parameter of each step: int and float parameters over their declared
@@ -8,9 +8,6 @@ toggles before/after, ``s`` saves the filtered image at full size, ``p`` prints 
 current pipeline as a command line and as a pipeline file, ``q`` or Esc quits. The
 window title (and Qt's status bar) shows the spec and the frame time: filtering,
 download and ``imshow``. Images over 1.5 MP are previewed on a shrunken copy.
-
-``sweep`` renders a contact sheet of a filter over one or two parameter ranges
-(:mod:`cvfilters.sheets`).
 
 Test hook: when the environment variable ``CVFILTERS_PREVIEW_SCRIPT`` names a file,
 the preview reads it line by line as it grows, one command after each drawn frame:
@@ -27,8 +24,6 @@ import math
 import os
 import re
 import shlex
-import socket
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,9 +35,9 @@ import typer
 
 from .app import app
 from .common import build_pipeline, check_backend
+from .display import DISPLAY_HINT, require_display
 
 WINDOW = "cvfilters preview"
-DISPLAY_HINT = "preview needs a display (set DISPLAY or run under Xvfb)"
 PREVIEW_MAX_PIXELS = 1_500_000
 MAX_INT_POSITIONS = 1000
 SCRIPT_ENV = "CVFILTERS_PREVIEW_SCRIPT"
@@ -50,9 +45,8 @@ WAIT_MS = 15
 KEYS_HELP = "space: before/after  s: save  p: print spec  q/Esc: quit"
 _KEY_NAMES = {"space": 32, "esc": 27}
 _SET = re.compile(r"^set (?P<name>.+) (?P<position>\d+)$")
-_X_DISPLAY = re.compile(r"^(?P<host>[^:]*):(?P<number>\d+)(?:\.\d+)?$")
 
-__all__ = ["Slider", "preview_command", "require_display", "sliders_for", "sweep_command"]
+__all__ = ["Slider", "preview_command", "preview_copy", "sliders_for"]
 
 
 # ---------------------------------------------------------------- sliders
@@ -142,62 +136,14 @@ def _valid(param: Any, value: Any, filter_name: str) -> bool:
     return True
 
 
-# ---------------------------------------------------------------- display
-def require_display() -> None:
-    """Raise :class:`cvfilters.UsageError` (exit 2) when no window can be opened.
-
-    On Linux that is: no ``DISPLAY`` (or only ``WAYLAND_DISPLAY`` where OpenCV's Qt has no
-    Wayland plugin), or an X server that does not answer. Qt aborts the process when it
-    cannot connect, so this is checked before OpenCV opens a window.
-    """
-    from cvfilters.errors import UsageError
-
-    if not sys.platform.startswith("linux"):
-        return
-    display = os.environ.get("DISPLAY")
-    if display:
-        if not _x_server_answers(display):
-            raise UsageError(f"{DISPLAY_HINT}; cannot connect to DISPLAY={display}")
-    elif not (os.environ.get("WAYLAND_DISPLAY") and _highgui_speaks_wayland()):
-        raise UsageError(DISPLAY_HINT)
-
-
-def _x_server_answers(display: str) -> bool:
-    match = _X_DISPLAY.match(display)
-    if match is None:
-        return True  # a form this check does not know; let OpenCV try
-    number, host = int(match["number"]), match["host"]
-    if host in ("", "unix"):
-        addresses = [(socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"), (socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
-    else:
-        addresses = [(socket.AF_INET, (host, 6000 + number))]
-    for family, address in addresses:
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as connection:
-                connection.settimeout(2.0)
-                connection.connect(address)
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def _highgui_speaks_wayland() -> bool:
-    import cv2
-
-    platforms = Path(cv2.__file__).parent / "qt" / "plugins" / "platforms"
-    return not platforms.is_dir() or any("wayland" in plugin.name for plugin in platforms.iterdir())
-
-
 def preview_copy(image: np.ndarray, max_pixels: int = PREVIEW_MAX_PIXELS) -> np.ndarray:
     """``image``, or a copy shrunk (area average) to at most ``max_pixels``, aspect kept."""
-    import cv2
-
     height, width = image.shape[:2]
     if height * width <= max_pixels:
         return image
-    factor = math.sqrt(max_pixels / (height * width))
-    return cv2.resize(image, (max(1, int(width * factor)), max(1, int(height * factor))), interpolation=cv2.INTER_AREA)
+    from cvfilters.sheets.display import shrink_by  # cv2: not for --help
+
+    return shrink_by(image, math.sqrt(max_pixels / (height * width)), int)
 
 
 # ---------------------------------------------------------------- the window
@@ -427,77 +373,3 @@ def preview_command(
             import cv2
 
             cv2.destroyAllWindows()
-
-
-# ---------------------------------------------------------------- sweep
-@app.command("sweep", short_help="Contact sheet of a filter over parameter ranges.")
-def sweep_command(
-    image: Annotated[Path, typer.Argument(metavar="IMAGE", hidden=True)],
-    specs: Annotated[list[str], typer.Option("-f", "--filter", metavar="SPEC",
-                                             help="A spec with one or two ranges PARAM=A..B/N; repeat or join with |")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="The contact sheet (any image format).")],
-    tile: Annotated[int, typer.Option(min=32, max=4096, help="Longer side of each tile in pixels.")] = 256,
-    work: Annotated[int | None, typer.Option(min=16, help="Run the filters on a copy this long on its longer "
-                                                          "side (default: full size, as apply would).")] = None,
-    backend: Annotated[str, typer.Option(help="auto, cpu, opencl or cuda.")] = "auto",
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing sheet (never the input).")] = False,
-    large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
-) -> None:
-    """Render a contact sheet of a filter over one or two parameter ranges, each tile labelled with its values.
-
-    IMAGE: the image to filter.
-
-    'vignette:intensity=0..2/6' gives one row of 6 tiles (0, 0.4 ... 2); a second range,
-    'gaussian_blur:sigma=1..8/4,ksize=3..9/4', gives a grid. Other parameters are given as usual.
-    """
-    from cvfilters import io
-    from cvfilters.params import allow_large
-    from cvfilters.sheets import parse_sweep, sweep_sheet
-
-    with allow_large(large):
-        sweep = parse_sweep(specs)
-        check_backend(backend)
-        _check_sheet_path(output, image, overwrite)
-        source = _shrunk(io.read(image), work)
-        with _tile_progress(math.prod(sweep.shape)) as advance:
-            sheet = sweep_sheet(source, sweep, tile=tile, backend=backend, progress=advance)
-    io.write(output, sheet, overwrite=overwrite)
-
-
-def _check_sheet_path(output: Path, image: Path, overwrite: bool) -> None:
-    from cvfilters import io
-    from cvfilters.errors import ImageWriteError, UsageError
-
-    try:
-        io.output_dtype(output, np.uint8)
-    except ImageWriteError as exc:
-        raise UsageError(str(exc)) from None
-    if output.exists() and image.exists() and os.path.samefile(output, image):
-        raise UsageError(f"{output}: is the input file; cvfilters never overwrites its input")
-    if output.exists() and not overwrite:
-        raise UsageError(f"{output}: exists already (pass --overwrite to replace it)")
-
-
-def _shrunk(image: np.ndarray, work: int | None) -> np.ndarray:
-    import cv2
-
-    if work is None or max(image.shape[:2]) <= work:
-        return image
-    factor = work / max(image.shape[:2])
-    size = (max(1, round(image.shape[1] * factor)), max(1, round(image.shape[0] * factor)))
-    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-
-
-@contextlib.contextmanager
-def _tile_progress(total: int) -> Iterator[Any]:
-    """A transient rich bar on a terminal (``advance`` after each tile); nothing when piped."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    with Progress(TextColumn("rendering tiles"), BarColumn(), MofNCompleteColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("tiles", total=total)
-        yield lambda: bar.advance(task)

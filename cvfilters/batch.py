@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,8 +23,8 @@ from typing import Any
 
 import cv2
 
-from . import io
-from .errors import CvfError, OverwriteInputError
+from . import animation, io
+from .errors import CvfError, OverwriteInputError, UsageError
 from .limits import check_memory
 from .params import allow_large
 from .pipeline import Pipeline
@@ -31,10 +32,13 @@ from .pipeline import Pipeline
 
 @dataclass(frozen=True)
 class Task:
-    """One input file and the output path it is written to."""
+    """One input file and the output path it is written to; ``replace``: an existing target is
+    replaced (one input with an explicitly named output file, as ``cp`` does), not skipped."""
 
     source: Path
     target: Path
+    replace: bool = False
+    stdout_format: str | None = None  # the extension of the format written when the target is ``-``
 
 
 @dataclass(frozen=True)
@@ -54,13 +58,16 @@ class Options:
 
 @dataclass
 class Outcome:
-    """The result of one task: ``done``, ``skipped`` or ``failed``, with messages."""
+    """The result of one task: ``done``, ``skipped`` or ``failed``, with messages; ``usage``
+    marks a failure of the request itself (an output that would replace an input), which the
+    command line reports as a usage error."""
 
     task: Task
     status: str
     message: str = ""
     warnings: list[str] = field(default_factory=list)
     report: list[str] = field(default_factory=list)
+    usage: bool = False
 
 
 @dataclass
@@ -98,9 +105,18 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     Returns
     -------
     (tasks, failures)
-        Failures are inputs that match nothing, outputs that two inputs share, and
-        outputs that would replace one of the inputs (never allowed).
+        Failures are inputs that match nothing, outputs that two inputs share, and (marked
+        ``usage``) outputs that would replace one of the inputs (never allowed).
+        Standard input and output are ``-`` (one input, one output).
+
+    Raises
+    ------
+    UsageError
+        Several inputs, a directory or a glob, and ``output`` names a file (an image or
+        video extension, not an existing directory).
     """
+    if "-" in (output, *inputs):
+        return _plan_stream(inputs, output, extension)
     sources: list[tuple[Path, Path]] = []
     failures: list[Outcome] = []
     plain_files = 0
@@ -125,6 +141,10 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             sources.append((path, Path(path.name)))
     out = Path(output)
     single = len(inputs) == 1 and plain_files == 1 and not out.is_dir() and out.suffix != ""
+    if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and not out.is_dir():
+        what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
+        raise UsageError(f"-o {output}: names a file, but {what} need an output directory "
+                         "(give a folder name, or one input file)")
     tasks: list[Task] = []
     claimed: dict[Path, Path] = {}
     inputs_found = {Path(os.path.realpath(source)) for source, _ in sources}
@@ -134,15 +154,33 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
         if Path(os.path.realpath(target)) in inputs_found:
             failures.append(Outcome(Task(source, target), "failed",
                                     f"{source}: output {target} would replace an input file; cvfilters never "
-                                    "overwrites its inputs"))
+                                    "overwrites its inputs", usage=True))
             continue
         if key in claimed:
             failures.append(Outcome(Task(source, target), "failed",
                                     f"{source}: output {target} is also the output of {claimed[key]}"))
             continue
         claimed[key] = source
-        tasks.append(Task(source, target))
+        tasks.append(Task(source, target, replace=single))
     return tasks, failures
+
+
+def _plan_stream(inputs: Sequence[str], output: str, extension: str | None) -> tuple[list[Task], list[Outcome]]:
+    """``-`` as the input (standard input) or the output (standard output): one input, one output."""
+    if len(inputs) != 1:
+        raise UsageError("- (standard input or output) takes exactly one input")
+    source = Path(inputs[0])
+    if source.suffix.lower() in io.VIDEO_EXTENSIONS or Path(output).suffix.lower() in io.VIDEO_EXTENSIONS:
+        raise UsageError("- (standard input or output) takes images, not videos")
+    if output == "-":
+        ext = extension or (source.suffix.lower() if inputs[0] != "-" else None)
+        if ext not in io.IMAGE_EXTENSIONS:
+            raise UsageError("-o - (standard output) needs --format EXT (png, jpg, tif, ...)")
+        return [Task(source, Path("-"), replace=True, stdout_format=ext)], []
+    target = Path(output)
+    if Path(output).is_dir() or target.suffix.lower() not in io.IMAGE_EXTENSIONS:
+        raise UsageError(f"-o {output}: an input from standard input needs an output image file name")
+    return [Task(source, target, replace=True)], []
 
 
 def _renamed(relative: Path, extension: str | None, name_suffix: str) -> Path:
@@ -158,7 +196,7 @@ def _is_media(path: Path) -> bool:
 
 def _glob_base(pattern: str) -> Path:
     parts = Path(pattern).parts
-    fixed = [p for p in parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))]]
+    fixed = list(parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))])
     return Path(*fixed) if fixed else Path(".")
 
 
@@ -174,35 +212,37 @@ def _pipeline(frozen: str, large: bool, fuse: bool) -> Pipeline:
 
 
 def process(task: Task, options: Options, progress: Callable[[int, int], None] | None = None) -> Outcome:
-    """Read, filter and write one image or video; never raises for a problem with the file.
+    """Validate, read, filter and write one image, animation or video; never raises for a problem with the file.
 
-    ``progress(done, total)`` is called per frame of a video.
+    The input is validated (exists, readable, a decodable header within the pixel limit)
+    before an existing output is skipped, so a bad input is an error whatever exists at its
+    output path. ``progress(done, total)`` is called per frame of a video.
     """
     import json
 
     pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse)
+    replace = options.overwrite or task.replace
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if task.target.exists():
-                if _same_file(task.source, task.target):
-                    raise OverwriteInputError(task.target)
-                if not options.overwrite:
-                    return Outcome(task, "skipped", f"{task.target}: exists, skipped (--overwrite replaces it)")
             if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
-                from .video import process_video
+                from .video import check_readable, process_video
 
+                io.check_file(task.source)
+                if os.path.lexists(task.target) and not replace:
+                    check_readable(task.source)  # a bad input is an error, not a skip
+                skipped = _skip(task, replace)
+                if skipped is not None:
+                    return skipped
                 video = process_video(task.source, task.target, pipeline, backend=options.backend,
-                                      frames=options.frames, overwrite=options.overwrite, progress=progress)
+                                      frames=options.frames, overwrite=replace, progress=progress)
                 audio = "kept" if video.audio else "none"
                 report = [f"video: {video.frames} frames at {video.fps:g} fps, audio {audio}"]
             else:
-                image, metadata = io.read_with_metadata(task.source, max_pixels=options.max_pixels)
-                channels = 1 if image.ndim == 2 else image.shape[2]
-                check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
-                result, run_report = pipeline.run(image, backend=options.backend)
-                io.write(task.target, result, metadata=metadata, quality=options.quality, overwrite=options.overwrite)
-                report = run_report.lines()
+                done = _process_image(task, options, pipeline, replace)
+                if isinstance(done, Outcome):
+                    return done
+                report = done
         except CvfError as exc:
             return Outcome(task, "failed", str(exc))
         except cv2.error as exc:
@@ -212,6 +252,95 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     notes = [str(w.message) if str(w.message).startswith(str(task.source)) else f"{task.source}: {w.message}"
              for w in caught]
     return Outcome(task, "done", str(task.target), notes, report)
+
+
+def dry_run(task: Task, options: Options) -> Outcome:
+    """What :func:`process` would do with ``task``, writing nothing: the same validation and
+    skip decision; ``done`` means it would be written, with what was read in the message."""
+    replace = options.overwrite or task.replace
+    try:
+        if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+            from .video import check_readable
+
+            io.check_file(task.source)
+            check_readable(task.source)
+            what = "video"
+        else:
+            data = io.read_bytes(task.source)
+            header = io.check_header(data, task.source, io.max_pixels_limit(options.max_pixels))
+            if header is None:
+                image, _ = io.decode(data, task.source, max_pixels=options.max_pixels)
+                size, frames = (image.shape[1], image.shape[0]), 1
+            else:
+                size, frames = header.size, header.frames
+            what = f"{size[0]}x{size[1]}" + (f", {frames} frames" if frames > 1 else "")
+        skipped = _skip(task, replace)
+    except CvfError as exc:
+        return Outcome(task, "failed", str(exc))
+    if skipped is not None:
+        return skipped
+    target = "standard output" if task.stdout_format else str(task.target)
+    verb = "replace" if task.stdout_format is None and os.path.lexists(task.target) else "write"
+    return Outcome(task, "done", f"read {task.source} ({what}) -> {verb} {target}")
+
+
+def _layout_of(header: Any) -> tuple[int, int]:
+    """(channels at most, bytes per sample) of a decoded frame, from the Pillow mode (for the memory estimate)."""
+    channels = 1 if header.mode in ("1", "L", "I", "I;16", "F") else 4
+    return channels, 4 if header.mode in ("I", "F") else 2 if header.mode.startswith("I;16") else 1
+
+
+def _skip(task: Task, replace: bool) -> Outcome | None:
+    """The skipped outcome where the target exists and may not be replaced; an error if it is the input."""
+    if task.stdout_format is None and os.path.lexists(task.target):
+        if _same_file(task.source, task.target):
+            raise OverwriteInputError(task.target)
+        if not replace:
+            return Outcome(task, "skipped", f"{task.target}: exists, skipped (--overwrite replaces it)")
+    return None
+
+
+def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
+    """One still or multi-frame image: the report lines of the run, or the skipped outcome."""
+    data = io.read_bytes(task.source)
+    limit = io.max_pixels_limit(options.max_pixels)
+    header = io.check_header(data, task.source, limit)
+    if header is None and task.stdout_format is None and os.path.lexists(task.target) and not replace:
+        io.decode(data, task.source, max_pixels=limit)  # a header only OpenCV parses: validate by decoding
+    skipped = _skip(task, replace)
+    if skipped is not None:
+        return skipped
+    ext = task.stdout_format or task.target.suffix.lower()
+    if animation.is_multiframe(header) and header is not None:
+        channels, itemsize = _layout_of(header)
+        check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers,
+                     frames=header.frames)
+        reports: list[Any] = []
+
+        def step(frame: Any) -> Any:
+            result, run_report = pipeline.run(frame, backend=options.backend)
+            reports[:1] = [run_report]  # the report of one frame stands for all
+            return result
+
+        frames = animation.decode(data, task.source, header, options.frames, step)
+        del data
+        encoded = animation.encode(frames, ext, task.target, quality=options.quality,
+                                   metadata=io.Metadata(icc=header.icc))
+        report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]  # as run on each frame
+    else:
+        image, metadata = io.decode(data, task.source, max_pixels=limit)
+        del data
+        channels = 1 if image.ndim == 2 else image.shape[2]
+        check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
+        result, run_report = pipeline.run(image, backend=options.backend)
+        encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality)
+        report = run_report.lines()
+    if task.stdout_format is not None:
+        sys.stdout.buffer.write(encoded)
+        sys.stdout.buffer.flush()
+    else:
+        io.write_bytes(task.target, encoded, overwrite=replace)
+    return report
 
 
 def _same_file(a: Path, b: Path) -> bool:

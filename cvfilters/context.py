@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .pixels import full_scale
+
 if TYPE_CHECKING:
     from .backends.base import Backend
 
@@ -45,20 +47,10 @@ class ImageSpec:
     @property
     def max_value(self) -> float:
         """The value of full intensity: 255, 65535, or 1.0 for float32."""
-        return dtype_max(self.dtype)
-
-    @property
-    def has_alpha(self) -> bool:
-        return self.channels == 4
+        return full_scale(self.dtype)
 
     def with_(self, **changes: Any) -> ImageSpec:
         return replace(self, **changes)
-
-
-def dtype_max(dtype: np.dtype | type) -> float:
-    """Full-scale value of a supported dtype (float images are 0..1)."""
-    dtype = np.dtype(dtype)
-    return float(np.iinfo(dtype).max) if dtype.kind in "ui" else 1.0
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ def describe_filter(flt: Filter) -> str:
     lines = [f"{flt.name} ({flt.category}, alpha: {flt.alpha})",
              textwrap.fill(flt.summary, WIDTH, initial_indent="  ", subsequent_indent="  "), ""]
     lines += ["  " + line if line else "" for line in plain_text(flt.description).splitlines()]
+    if flt.identity:
+        lines += ["", textwrap.fill(f"identity at its defaults: {plain_text(flt.identity)}", WIDTH,
+                                    initial_indent="  ", subsequent_indent="  ")]
     lines.append("\nparameters:" if flt.params else "\nparameters: none")
     for param in data["params"]:
         unit = f" {param['unit']}" if param["unit"] else ""
@@ -86,7 +89,7 @@ from cv2.cuda import GpuMat
 from numpy.typing import NDArray
 from PIL.Image import Image
 
-from .boundary import ArrayLike, Layout
+from .arrays import ArrayLike, Layout
 from .defaults import ChannelOrder
 from .registry import Filter
 

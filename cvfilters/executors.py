@@ -19,9 +19,8 @@ from typing import Any
 
 import cv2
 
+from . import lifeline
 from .errors import UsageError
-
-SCHEDULER_ENV = "CVFILTERS_SCHEDULER"
 
 
 def device_ids(spec: str, backend: str) -> list[int]:
@@ -59,6 +58,7 @@ def _device_count(backend: str) -> int:
 
 
 def _init_worker(devices: Any, backend: str) -> None:
+    lifeline.arm_worker()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     cv2.setNumThreads(1)
     if devices is None:
@@ -75,20 +75,22 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
 
     Device workers are started with ``spawn``: a forked child would inherit the
     parent's CUDA or OpenCL context, which neither runtime supports. Other workers
-    fork from a forkserver.
+    fork from a forkserver. Every worker, and the forkserver, ends when this process
+    does, however it ends (:mod:`cvfilters.lifeline`).
     """
+    os.environ[lifeline.PARENT_ENV] = str(os.getpid())
     if devices:
-        context = multiprocessing.get_context("spawn")
-        queue = context.Manager().Queue()
+        spawn = multiprocessing.get_context("spawn")
+        queue = spawn.Manager().Queue()
         for device in devices:
             queue.put(device)
-        return ProcessPoolExecutor(len(devices), mp_context=context, initializer=_init_worker,
+        return ProcessPoolExecutor(len(devices), mp_context=spawn, initializer=_init_worker,
                                    initargs=(queue, backend))
     # A forkserver: workers fork from a clean process that imported cvfilters once. Forking
     # this process instead deadlocks once OpenCV's own thread pool has started here (any
     # parallel cv2 call does that), and with other Python threads (a Dask client, a GUI).
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["cvfilters.batch"])
+    context.set_forkserver_preload(["cvfilters.lifeline", "cvfilters.batch"])
     return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(None, backend))
 
 

@@ -20,19 +20,29 @@ Each fused group is itself a :class:`~cvfilters.registry.Filter` (named
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import cv2
 import numpy as np
 
+from .backends import BORDERS
 from .context import Context, ImageSpec
-from .registry import Filter
+from .registry import Filter, register
+from .sampling import INTERPOLATIONS, OUTSIDE, remap
+from .steps import Step, run_steps
+from .types import Image
 
+_H = TypeVar("_H")
 _INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
-_INTERPOLATION_RANK = {"nearest": 0, "linear": 1, "cubic": 2, "lanczos": 3}
-# Out-of-range coordinates of an inner map become this, far outside every image, so the
-# outer constant border is sampled there.
-_OUTSIDE = -1.0e6
+# Interpolations from the least to the most accurate: a fused warp samples with the best of its steps'.
+_INTERPOLATION_RANK = tuple(INTERPOLATIONS).index
+
+
+def _given(value: _H | None) -> _H:
+    """A fusion hook (or what it returned) that the step's fusion kind (:func:`kind_of`) promises."""
+    if value is None:
+        raise TypeError("a fused step lacks what its fusion kind needs")
+    return value
 
 
 def kind_of(flt: Filter) -> str | None:
@@ -46,12 +56,10 @@ def kind_of(flt: Filter) -> str | None:
     return None
 
 
-def compile_steps(steps: Sequence[Any]) -> list[Any]:
+def compile_steps(steps: Sequence[Step]) -> list[Step]:
     """Group runs of two or more consecutive fusable steps of one kind into fused steps."""
-    from .pipeline import Step
-
-    plan: list[Any] = []
-    run: list[Any] = []
+    plan: list[Step] = []
+    run: list[Step] = []
 
     def flush() -> None:
         if len(run) >= 2 and _warp_borders_compose(run):
@@ -72,23 +80,20 @@ def compile_steps(steps: Sequence[Any]) -> list[Any]:
     return plan
 
 
-def fused_filter(kind: str | None, steps: tuple[Any, ...]) -> Filter:
+def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     """A filter running ``steps`` (all of one fusion kind) as one operation."""
     name = "fused[" + " | ".join(step.to_spec() for step in steps) + "]"
     build = {"table": _table_runner, "matrix": _matrix_runner, "warp": _warp_runner}[kind or ""]
     alpha = "premultiply" if any(step.filter.alpha == "premultiply" for step in steps) else steps[0].filter.alpha
-    output_spec = _chained_spec(steps) if kind == "warp" else None
-    return Filter(name, steps[0].filter.category, f"{len(steps)} steps fused into one", (), build(steps),
-                  alpha, name, output_spec=output_spec)
+    changes_spec = kind == "warp" or any(step.filter.output_spec is not None for step in steps)
+    output_spec = _chained_spec(steps) if changes_spec else None
+    return register(name, category=steps[0].filter.category, summary=f"{len(steps)} steps fused into one",
+                    alpha=alpha, output_spec=output_spec, description=name, listed=False)(build(steps))
 
 
-def _one_by_one(steps: Sequence[Any], ctx: Context, img: Any) -> Any:
+def _one_by_one(steps: Sequence[Step], ctx: Context, img: Image) -> Image:
     """The steps' own bodies in order (the alpha policy was applied by the fused filter)."""
-    spec = ctx.spec
-    for step in steps:
-        img = step.filter.fn(Context(ctx.be, spec), img, **step.params)
-        spec = step.filter.result_spec(step.params, spec)
-    return img
+    return run_steps(ctx, img, steps, bare=True)[0]
 
 
 # ---------------------------------------------------------------- lookup tables
@@ -106,15 +111,15 @@ def compose_tables(tables: Sequence[np.ndarray]) -> np.ndarray:
     return result
 
 
-def _table_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
+def _table_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     cache: dict[ImageSpec, np.ndarray] = {}
 
-    def run(ctx: Context, img: Any) -> Any:
+    def run(ctx: Context, img: Image) -> Image:
         if ctx.spec.dtype not in _INTEGER:
             return _one_by_one(steps, ctx, img)
         if ctx.spec not in cache:
             cache[ctx.spec] = np.ascontiguousarray(
-                compose_tables([step.filter.table(step.params, ctx.spec) for step in steps]))
+                compose_tables([_given(_given(step.filter.table)(step.params, ctx.spec)) for step in steps]))
         return ctx.be.lut(img, cache[ctx.spec])
 
     return run
@@ -130,10 +135,10 @@ def compose_matrices(matrices: Sequence[np.ndarray]) -> np.ndarray:
     return result
 
 
-def _matrix_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
-    matrix = compose_matrices([step.filter.matrix(step.params, None) for step in steps])
+def _matrix_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
+    matrix = compose_matrices([_given(step.filter.matrix)(step.params, None) for step in steps])
 
-    def run(ctx: Context, img: Any) -> Any:
+    def run(ctx: Context, img: Image) -> Image:
         if ctx.spec.channels != 3:
             return _one_by_one(steps, ctx, img)
         full = ctx.spec.max_value
@@ -145,7 +150,7 @@ def _matrix_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
 
 
 # ---------------------------------------------------------------- warps
-def _warp_borders_compose(steps: Sequence[Any]) -> bool:
+def _warp_borders_compose(steps: Sequence[Step]) -> bool:
     """Whether the composed maps reproduce every step's border rule.
 
     A constant border of a later warp is carried as coordinates far outside the
@@ -165,7 +170,7 @@ def _warp_borders_compose(steps: Sequence[Any]) -> bool:
     return True
 
 
-def _chained_spec(steps: tuple[Any, ...]) -> Callable[[Mapping[str, Any], ImageSpec], ImageSpec]:
+def _chained_spec(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], ImageSpec], ImageSpec]:
     def output_spec(_: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
         for step in steps:
             spec = step.filter.result_spec(step.params, spec)
@@ -174,32 +179,29 @@ def _chained_spec(steps: tuple[Any, ...]) -> Callable[[Mapping[str, Any], ImageS
     return output_spec
 
 
-def compose_maps(steps: Sequence[Any], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+def compose_maps(steps: Sequence[Step], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
     """Source coordinates of every output pixel of the warps in ``steps``, composed.
 
     Output pixel ``x`` of warp 2 samples warp 1's output at ``m2(x)``, which came from
     the source at ``m1(m2(x))``: ``m1`` is resampled (linearly) at ``m2``, with warp 2's
     border rule folding coordinates that leave warp 1's output.
     """
-    from .backends import BORDERS
-
     first = steps[0]
-    map_x, map_y = first.filter.maps(first.params, spec)
+    map_x, map_y = _given(first.filter.maps)(first.params, spec)
     current = first.filter.result_spec(first.params, spec)
     for step in steps[1:]:
-        outer_x, outer_y = step.filter.maps(step.params, current)
+        outer_x, outer_y = _given(step.filter.maps)(step.params, current)
         border = BORDERS[step.params.get("border", "replicate")]
         map_x, map_y = (cv2.remap(np.ascontiguousarray(m, np.float32), outer_x, outer_y, cv2.INTER_LINEAR,
-                                  borderMode=border, borderValue=(_OUTSIDE,) * 4) for m in (map_x, map_y))
+                                  borderMode=border, borderValue=(OUTSIDE,) * 4) for m in (map_x, map_y))
         current = step.filter.result_spec(step.params, current)
     return map_x, map_y
 
 
-def _warp_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
-    from .filters.warp import remap
-
-    best = max((step.params.get("interpolation", "nearest") for step in steps), key=_INTERPOLATION_RANK.__getitem__)
-    sampling = next((step.params for step in steps if "border" in step.params), {"border": "constant", "fill": (0.0,)})
+def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
+    best = max((step.params.get("interpolation", "nearest") for step in steps), key=_INTERPOLATION_RANK)
+    sampling: Mapping[str, Any] = next((step.params for step in steps if "border" in step.params),
+                                       {"border": "constant", "fill": (0.0,)})
     premultiplied = any(step.filter.alpha == "premultiply" for step in steps)
     composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}
 
@@ -208,7 +210,7 @@ def _warp_runner(steps: tuple[Any, ...]) -> Callable[..., Any]:
             composed[spec] = compose_maps(steps, spec)
         return composed[spec]
 
-    def run(ctx: Context, img: Any) -> Any:
+    def run(ctx: Context, img: Image) -> Image:
         key = ("fused-warp", tuple(step.to_spec() for step in steps), ctx.spec)
         map_x = ctx.be.cached((*key, "x"), lambda: maps(ctx.spec)[0])
         map_y = ctx.be.cached((*key, "y"), lambda: maps(ctx.spec)[1])

@@ -9,7 +9,7 @@ from cv2.cuda import GpuMat
 from numpy.typing import NDArray
 from PIL.Image import Image
 
-from .boundary import ArrayLike, Layout
+from .arrays import ArrayLike, Layout
 from .defaults import ChannelOrder
 from .registry import Filter
 
@@ -332,6 +332,46 @@ def blend(
     """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
 
 @overload
+def bloom(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    intensity: float = ...,
+    threshold: float = ...,
+) -> Image:
+    """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
+
+@overload
+def bloom(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    intensity: float = ...,
+    threshold: float = ...,
+) -> UMat:
+    """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
+
+@overload
+def bloom(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    intensity: float = ...,
+    threshold: float = ...,
+) -> GpuMat:
+    """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
+
+@overload
+def bloom(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    intensity: float = ...,
+    threshold: float = ...,
+) -> NDArray[Any]:
+    """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
+
+@overload
 def box_blur(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -540,6 +580,50 @@ def cartoon(
     """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
 
 @overload
+def chroma_key(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    color: _Color = ...,
+    tolerance: float = ...,
+    softness: float = ...,
+    spill: float = ...,
+) -> Image:
+    """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
+
+@overload
+def chroma_key(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    color: _Color = ...,
+    tolerance: float = ...,
+    softness: float = ...,
+    spill: float = ...,
+) -> UMat:
+    """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
+
+@overload
+def chroma_key(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    color: _Color = ...,
+    tolerance: float = ...,
+    softness: float = ...,
+    spill: float = ...,
+) -> GpuMat:
+    """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
+
+@overload
+def chroma_key(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    color: _Color = ...,
+    tolerance: float = ...,
+    softness: float = ...,
+    spill: float = ...,
+) -> NDArray[Any]:
+    """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
+
+@overload
 def clahe(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -712,6 +796,50 @@ def convolve(
     """Correlate or convolve with any 2-D kernel, plus bias and scale."""
 
 @overload
+def crop(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    x: int = ...,
+    y: int = ...,
+    width: int = ...,
+    height: int = ...,
+) -> Image:
+    """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
+
+@overload
+def crop(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    x: int = ...,
+    y: int = ...,
+    width: int = ...,
+    height: int = ...,
+) -> UMat:
+    """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
+
+@overload
+def crop(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    x: int = ...,
+    y: int = ...,
+    width: int = ...,
+    height: int = ...,
+) -> GpuMat:
+    """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
+
+@overload
+def crop(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    x: int = ...,
+    y: int = ...,
+    width: int = ...,
+    height: int = ...,
+) -> NDArray[Any]:
+    """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
+
+@overload
 def crosshatch(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -748,6 +876,86 @@ def crosshatch(
     """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
 
 @overload
+def crystallize(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    seed: int = ...,
+) -> Image:
+    """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
+
+@overload
+def crystallize(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    seed: int = ...,
+) -> UMat:
+    """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
+
+@overload
+def crystallize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    seed: int = ...,
+) -> GpuMat:
+    """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
+
+@overload
+def crystallize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    seed: int = ...,
+) -> NDArray[Any]:
+    """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
+
+@overload
+def denoise(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    strength: float = ...,
+    color_strength: float = ...,
+    template: int = ...,
+    search: int = ...,
+) -> Image:
+    """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
+
+@overload
+def denoise(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    strength: float = ...,
+    color_strength: float = ...,
+    template: int = ...,
+    search: int = ...,
+) -> UMat:
+    """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
+
+@overload
+def denoise(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    strength: float = ...,
+    color_strength: float = ...,
+    template: int = ...,
+    search: int = ...,
+) -> GpuMat:
+    """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
+
+@overload
+def denoise(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    strength: float = ...,
+    color_strength: float = ...,
+    template: int = ...,
+    search: int = ...,
+) -> NDArray[Any]:
+    """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
+
+@overload
 def detail_enhance(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -822,6 +1030,62 @@ def dilate(
     iterations: int = ...,
 ) -> NDArray[Any]:
     """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
+
+@overload
+def dnn_style(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    model: _Path,
+    input_range: Literal['0..255', '0..1', '-1..1'] = ...,
+    tensor_layout: Literal['nchw', 'nhwc'] = ...,
+    model_order: Literal['rgb', 'bgr'] = ...,
+    size_multiple: int = ...,
+    max_side: int = ...,
+    overlap: int = ...,
+) -> Image:
+    """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
+
+@overload
+def dnn_style(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    model: _Path,
+    input_range: Literal['0..255', '0..1', '-1..1'] = ...,
+    tensor_layout: Literal['nchw', 'nhwc'] = ...,
+    model_order: Literal['rgb', 'bgr'] = ...,
+    size_multiple: int = ...,
+    max_side: int = ...,
+    overlap: int = ...,
+) -> UMat:
+    """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
+
+@overload
+def dnn_style(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    model: _Path,
+    input_range: Literal['0..255', '0..1', '-1..1'] = ...,
+    tensor_layout: Literal['nchw', 'nhwc'] = ...,
+    model_order: Literal['rgb', 'bgr'] = ...,
+    size_multiple: int = ...,
+    max_side: int = ...,
+    overlap: int = ...,
+) -> GpuMat:
+    """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
+
+@overload
+def dnn_style(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    model: _Path,
+    input_range: Literal['0..255', '0..1', '-1..1'] = ...,
+    tensor_layout: Literal['nchw', 'nhwc'] = ...,
+    model_order: Literal['rgb', 'bgr'] = ...,
+    size_multiple: int = ...,
+    max_side: int = ...,
+    overlap: int = ...,
+) -> NDArray[Any]:
+    """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
 
 @overload
 def edge_preserving(
@@ -905,9 +1169,10 @@ def emboss(
     layout: Layout = ...,
     intensity: float = ...,
     angle: float = ...,
+    color: bool = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
 ) -> Image:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
+    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
 
 @overload
 def emboss(
@@ -915,9 +1180,10 @@ def emboss(
     layout: Layout = ...,
     intensity: float = ...,
     angle: float = ...,
+    color: bool = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
 ) -> UMat:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
+    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
 
 @overload
 def emboss(
@@ -925,9 +1191,10 @@ def emboss(
     layout: Layout = ...,
     intensity: float = ...,
     angle: float = ...,
+    color: bool = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
 ) -> GpuMat:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
+    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
 
 @overload
 def emboss(
@@ -935,9 +1202,10 @@ def emboss(
     layout: Layout = ...,
     intensity: float = ...,
     angle: float = ...,
+    color: bool = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
 ) -> NDArray[Any]:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle)."""
+    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
 
 @overload
 def equalize(
@@ -1252,6 +1520,50 @@ def gaussian_blur(
     """Gaussian blur with standard deviation sigma (px)."""
 
 @overload
+def grain(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+    size: float = ...,
+    monochrome: bool = ...,
+    seed: int = ...,
+) -> Image:
+    """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
+
+@overload
+def grain(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+    size: float = ...,
+    monochrome: bool = ...,
+    seed: int = ...,
+) -> UMat:
+    """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
+
+@overload
+def grain(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+    size: float = ...,
+    monochrome: bool = ...,
+    seed: int = ...,
+) -> GpuMat:
+    """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
+
+@overload
+def grain(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+    size: float = ...,
+    monochrome: bool = ...,
+    seed: int = ...,
+) -> NDArray[Any]:
+    """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
+
+@overload
 def grayscale(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -1312,6 +1624,38 @@ def halftone(
     """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
 
 @overload
+def hex_pixellate(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: float = ...,
+) -> Image:
+    """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
+
+@overload
+def hex_pixellate(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: float = ...,
+) -> UMat:
+    """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
+
+@overload
+def hex_pixellate(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: float = ...,
+) -> GpuMat:
+    """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
+
+@overload
+def hex_pixellate(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    size: float = ...,
+) -> NDArray[Any]:
+    """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
+
+@overload
 def high_pass(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -1346,6 +1690,42 @@ def high_pass(
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
 ) -> NDArray[Any]:
     """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
+
+@overload
+def highlights_shadows(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shadows: float = ...,
+    highlights: float = ...,
+) -> Image:
+    """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
+
+@overload
+def highlights_shadows(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shadows: float = ...,
+    highlights: float = ...,
+) -> UMat:
+    """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
+
+@overload
+def highlights_shadows(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shadows: float = ...,
+    highlights: float = ...,
+) -> GpuMat:
+    """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
+
+@overload
+def highlights_shadows(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    shadows: float = ...,
+    highlights: float = ...,
+) -> NDArray[Any]:
+    """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
 
 @overload
 def histogram_overlay(
@@ -1968,6 +2348,58 @@ def open(
     """Opening: erode then dilate (removes bright specks smaller than the element)."""
 
 @overload
+def pad(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    top: int = ...,
+    bottom: int = ...,
+    left: int = ...,
+    right: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> Image:
+    """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
+
+@overload
+def pad(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    top: int = ...,
+    bottom: int = ...,
+    left: int = ...,
+    right: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> UMat:
+    """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
+
+@overload
+def pad(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    top: int = ...,
+    bottom: int = ...,
+    left: int = ...,
+    right: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> GpuMat:
+    """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
+
+@overload
+def pad(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    top: int = ...,
+    bottom: int = ...,
+    left: int = ...,
+    right: int = ...,
+    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
+    fill: _Color = ...,
+) -> NDArray[Any]:
+    """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
+
+@overload
 def perspective(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -2096,6 +2528,50 @@ def pixellate(
     """Pixellate: each size x size cell takes its average colour."""
 
 @overload
+def pointillize(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    dot: float = ...,
+    fill: _Color = ...,
+    seed: int = ...,
+) -> Image:
+    """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
+
+@overload
+def pointillize(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    dot: float = ...,
+    fill: _Color = ...,
+    seed: int = ...,
+) -> UMat:
+    """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
+
+@overload
+def pointillize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    dot: float = ...,
+    fill: _Color = ...,
+    seed: int = ...,
+) -> GpuMat:
+    """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
+
+@overload
+def pointillize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    radius: float = ...,
+    dot: float = ...,
+    fill: _Color = ...,
+    seed: int = ...,
+) -> NDArray[Any]:
+    """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
+
+@overload
 def posterize(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -2210,6 +2686,54 @@ def quantize(
     space: Literal['bgr', 'lab'] = ...,
 ) -> NDArray[Any]:
     """k-means colour quantization to k colours (palette available via quantize_palette)."""
+
+@overload
+def resize(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    width: int = ...,
+    height: int = ...,
+    scale: float = ...,
+    fit: Literal['stretch', 'contain', 'cover'] = ...,
+    interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
+) -> Image:
+    """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
+
+@overload
+def resize(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    width: int = ...,
+    height: int = ...,
+    scale: float = ...,
+    fit: Literal['stretch', 'contain', 'cover'] = ...,
+    interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
+) -> UMat:
+    """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
+
+@overload
+def resize(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    width: int = ...,
+    height: int = ...,
+    scale: float = ...,
+    fit: Literal['stretch', 'contain', 'cover'] = ...,
+    interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
+) -> GpuMat:
+    """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
+
+@overload
+def resize(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    width: int = ...,
+    height: int = ...,
+    scale: float = ...,
+    fit: Literal['stretch', 'contain', 'cover'] = ...,
+    interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
+) -> NDArray[Any]:
+    """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
 
 @overload
 def rotate(
@@ -2407,7 +2931,7 @@ def sketch(
     blur: float = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-    strength: float = ...,
+    strength: float | None = ...,
     shading: float = ...,
 ) -> Image:
     """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
@@ -2420,7 +2944,7 @@ def sketch(
     blur: float = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-    strength: float = ...,
+    strength: float | None = ...,
     shading: float = ...,
 ) -> UMat:
     """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
@@ -2433,7 +2957,7 @@ def sketch(
     blur: float = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-    strength: float = ...,
+    strength: float | None = ...,
     shading: float = ...,
 ) -> GpuMat:
     """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
@@ -2446,7 +2970,7 @@ def sketch(
     blur: float = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-    strength: float = ...,
+    strength: float | None = ...,
     shading: float = ...,
 ) -> NDArray[Any]:
     """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
@@ -2772,6 +3296,50 @@ def swirl(
     """Swirl: turn the image around a centre, most near it, fading out at the radius."""
 
 @overload
+def temperature_tint(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    temperature: float = ...,
+    tint: float = ...,
+    target_temperature: float = ...,
+    target_tint: float = ...,
+) -> Image:
+    """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
+
+@overload
+def temperature_tint(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    temperature: float = ...,
+    tint: float = ...,
+    target_temperature: float = ...,
+    target_tint: float = ...,
+) -> UMat:
+    """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
+
+@overload
+def temperature_tint(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    temperature: float = ...,
+    tint: float = ...,
+    target_temperature: float = ...,
+    target_tint: float = ...,
+) -> GpuMat:
+    """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
+
+@overload
+def temperature_tint(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    temperature: float = ...,
+    tint: float = ...,
+    target_temperature: float = ...,
+    target_tint: float = ...,
+) -> NDArray[Any]:
+    """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
+
+@overload
 def threshold(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -3048,6 +3616,38 @@ def unsharp_mask(
     """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
 
 @overload
+def vibrance(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+) -> Image:
+    """Vibrance: raise the saturation of muted colours more than of vivid ones."""
+
+@overload
+def vibrance(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+) -> UMat:
+    """Vibrance: raise the saturation of muted colours more than of vivid ones."""
+
+@overload
+def vibrance(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+) -> GpuMat:
+    """Vibrance: raise the saturation of muted colours more than of vivid ones."""
+
+@overload
+def vibrance(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    amount: float = ...,
+) -> NDArray[Any]:
+    """Vibrance: raise the saturation of muted colours more than of vivid ones."""
+
+@overload
 def vignette(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
@@ -3150,6 +3750,46 @@ def vignette_effect(
     aspect_correct: bool = ...,
 ) -> NDArray[Any]:
     """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
+
+@overload
+def white_balance(
+    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    saturation: float | None = ...,
+    percent: float = ...,
+) -> Image:
+    """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
+
+@overload
+def white_balance(
+    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    saturation: float | None = ...,
+    percent: float = ...,
+) -> UMat:
+    """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
+
+@overload
+def white_balance(
+    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    saturation: float | None = ...,
+    percent: float = ...,
+) -> GpuMat:
+    """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
+
+@overload
+def white_balance(
+    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    layout: Layout = ...,
+    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    saturation: float | None = ...,
+    percent: float = ...,
+) -> NDArray[Any]:
+    """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
 
 @overload
 def zoom_blur(

@@ -13,7 +13,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .boundary import as_array, is_pil
+from .arrays import as_array, is_pil
 from .defaults import ChannelOrder, resolve_channel_order
 
 _U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)

@@ -1,14 +1,18 @@
 """Reading and writing image files.
 
 A read takes the file's bytes once, checks the pixel count from the header (Pillow parses
-it lazily, decoding nothing), decodes the bytes with OpenCV's ``IMREAD_UNCHANGED`` and
-applies the EXIF orientation once. A write encodes in memory and replaces the target
-atomically. OpenCV 5.1 behaviour relied on (tests/test_io.py checks it):
+it lazily, decoding nothing: :mod:`cvfilters.decoders`), decodes the bytes once, with
+OpenCV's ``IMREAD_UNCHANGED`` or, where the header shows OpenCV would lose information,
+with Pillow, and applies the EXIF orientation once. A write encodes in memory (OpenCV, or
+:mod:`cvfilters.encoders` for grey+alpha PNG and TIFF with metadata) and replaces the target
+atomically. Many-frame files are :mod:`cvfilters.animation`'s. OpenCV 5.1 behaviour relied
+on (tests/test_io.py checks it):
 
 * EXIF comes back without the ``Exif\\0\\0`` header and the encoder adds it; the TIFF
   decoder applies the TIFF Orientation itself and returns no metadata, the others leave
   the orientation alone.
-* Gray+alpha PNG decodes to BGRA (B = G = R), palette PNG to BGR (BGRA with tRNS).
+* Gray+alpha PNG decodes to BGRA (B = G = R), palette PNG to BGR (BGRA with tRNS); GIF
+  always to BGRA (the alpha is dropped where the file has no transparent colour).
 * A cut JPEG decodes to nothing from memory, but one padded with junk still decodes.
 * XMP comes back from JPEG with the ``http://ns.adobe.com/xap/1.0/\\0`` header, which the
   encoder does not add; the PNG encoder needs a NUL-terminated packet.
@@ -26,19 +30,19 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import threading
-import uuid
+import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from io import BytesIO
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
 import numpy.typing as npt
-from PIL import Image
 
-from .boundary import host_bgr, swap_rb
+from . import atomic, decoders, encoders
+from .arrays import host_bgr, swap_rb
 from .defaults import ChannelOrder, resolve_channel_order
 from .errors import (
     EmptyFileError,
@@ -63,15 +67,17 @@ IMAGE_EXTENSIONS: frozenset[str] = frozenset(
 )
 VIDEO_EXTENSIONS: frozenset[str] = frozenset({".mp4", ".avi", ".mov", ".mkv"})
 
-_StrPath = str | os.PathLike[str]
+StrPath = str | os.PathLike[str]
 _ENV = "CVFILTERS_MAX_PIXELS"
 _JPEG = frozenset({".jpg", ".jpeg", ".jpe"})
-_U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
-_FULL_SCALE = {_U8: 255.0, _U16: 65535.0, _F32: 1.0}  # floating point images are 0..1
+_TIFF = frozenset({".tif", ".tiff"})
+_U8, _U16, _I16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float32)
+_RANGE = {_U8: (0.0, 255.0), _U16: (0.0, 65535.0), _I16: (-32768.0, 32767.0), _F32: (0.0, 1.0)}  # floats: 0..1
+_GREY_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "I;16L", "I;16S", "I", "F", "La"})
 _DEPTHS = {  # the dtypes each output format holds; the first is the fallback
     **dict.fromkeys([*_JPEG, ".webp", ".bmp", ".gif", ".avif", ".pbm"], (_U8,)),
     **dict.fromkeys([".png", ".ppm", ".pgm", ".pnm", ".jp2"], (_U8, _U16)),
-    **dict.fromkeys([".tif", ".tiff"], (_U8, _U16, _F32)),
+    **dict.fromkeys([".tif", ".tiff"], (_U8, _U16, _F32, _I16)),
     **dict.fromkeys([".exr", ".hdr"], (_F32,)),
 }
 _CHANNELS = {**dict.fromkeys(_JPEG, (1, 3)), ".ppm": (3,), ".pgm": (1,), ".pbm": (1,), ".pnm": (1, 3),
@@ -85,12 +91,10 @@ _CHANNEL_CHANGES = {
 _METADATA_FORMATS = _JPEG | {".png", ".webp", ".avif"}
 _QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRITE_WEBP_QUALITY,
             ".avif": cv2.IMWRITE_AVIF_QUALITY}
-# Pillow plugins of formats OpenCV reads (others may take random bytes for a header).
-_PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
-_PILLOW_LOCK = threading.Lock()  # Pillow's pixel limit is a module global
 _EXIF_HEADER = b"Exif\0\0"
+_BYTE_ORDERS: dict[bytes, Literal["little", "big"]] = {b"II": "little", b"MM": "big"}  # TIFF/EXIF byte order marks
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
-_UPRIGHT = {  # EXIF orientation -> what makes the stored pixels upright
+_UPRIGHT: dict[int, Callable[[np.ndarray], np.ndarray]] = {  # EXIF orientation -> what makes the stored pixels upright
     2: lambda a: cv2.flip(a, 1),
     3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
     4: lambda a: cv2.flip(a, 0),
@@ -112,11 +116,14 @@ class CorruptDataWarning(UserWarning):
 @dataclass(frozen=True)
 class Metadata:
     """Metadata carried to the outputs: EXIF as a TIFF structure without the ``Exif\\0\\0``
-    header (Orientation 1, as the pixels are upright), the ICC profile, the bare XMP packet."""
+    header (Orientation 1, as the pixels are upright), the ICC profile, the bare XMP packet,
+    and whether the file stored grey (a grey+alpha file, read as BGRA with B = G = R, is
+    written back as grey+alpha where the format holds it)."""
 
     exif: bytes | None = None
     icc: bytes | None = None
     xmp: bytes | None = None
+    grey: bool = False
 
 
 def max_pixels_limit(max_pixels: int | None = None) -> int:
@@ -133,34 +140,36 @@ def max_pixels_limit(max_pixels: int | None = None) -> int:
     UsageError
         The value is not a positive integer.
     """
-    source, value = "max_pixels", max_pixels
+    source: str = "max_pixels"
+    value: object = max_pixels
     if max_pixels is None:
-        source, value = _ENV, os.environ.get(_ENV, "").strip()
-        if not value:
+        source, text = _ENV, os.environ.get(_ENV, "").strip()
+        if not text:
             return DEFAULT_MAX_PIXELS
+        value = text
         with contextlib.suppress(ValueError):
-            max_pixels = int(value)
+            max_pixels = int(text)
     if isinstance(max_pixels, bool) or not isinstance(max_pixels, int) or max_pixels < 1:
         raise UsageError(f"{source} must be a positive integer, got {value!r}")
     return max_pixels
 
 
-def probe(path: _StrPath) -> tuple[int, int]:
+def probe(path: StrPath) -> tuple[int, int]:
     """Return ``(width, height)`` as stored, from the header, without decoding pixels.
 
     :func:`read` swaps them for EXIF orientations 5 to 8. Formats whose header Pillow
     cannot parse (HDR, EXR) are decoded. Raises the read errors of :func:`read`, but
     damage after the header goes unnoticed and no pixel limit applies.
     """
-    data = _read_bytes(path)
-    header = _pillow_header(data)
+    data = read_bytes(path)
+    header = decoders.parse_header(data)
     if header is not None:
-        return header[0]
+        return header.size
     image, _ = _decode(path, data)
     return image.shape[1], image.shape[0]
 
 
-def read(path: _StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None) -> np.ndarray:
+def read(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None) -> np.ndarray:
     """Read an image upright, with its depth and channels as stored.
 
     Parameters
@@ -193,7 +202,7 @@ def read(path: _StrPath, *, max_pixels: int | None = None, channel_order: Channe
     return read_with_metadata(path, max_pixels=max_pixels, channel_order=channel_order)[0]
 
 
-def read_with_metadata(path: _StrPath, *, max_pixels: int | None = None,
+def read_with_metadata(path: StrPath, *, max_pixels: int | None = None,
                        channel_order: ChannelOrder | None = None) -> tuple[np.ndarray, Metadata]:
     """Read an image like :func:`read`, with its EXIF, ICC profile and XMP.
 
@@ -208,30 +217,72 @@ def read_with_metadata(path: _StrPath, *, max_pixels: int | None = None,
         The upright image, and its metadata with the EXIF Orientation reset to 1. The ICC
         profile comes from the header where OpenCV does not read it (TIFF, AVIF).
     """
+    image, metadata = decode(read_bytes(path), path, max_pixels=max_pixels)
+    return (swap_rb(image) if resolve_channel_order(channel_order) == "rgb" else image), metadata
+
+
+def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tuple[np.ndarray, Metadata]:
+    """Decode the bytes of an image file (the first frame of an animation) as :func:`read_with_metadata`.
+
+    ``name`` names the file in errors and warnings (``-`` for standard input). The decoder
+    is OpenCV, or Pillow where :mod:`cvfilters.decoders` finds OpenCV would lose information.
+    """
     limit = max_pixels_limit(max_pixels)
-    data = _read_bytes(path)
-    header = _pillow_header(data)
-    if header is not None:
-        _check_pixels(path, *header[0], limit)
+    header = check_header(data, name, limit)
     if data.startswith(b"\xff\xd8\xff") and not _jpeg_has_end(data):
-        raise TruncatedImageError(path, "JPEG data ends before its end-of-image marker (file cut short)")
-    image, chunks = _decode(path, data)
-    _check_pixels(path, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
+        raise TruncatedImageError(name, "JPEG data ends before its end-of-image marker (file cut short)")
+    reason = decoders.needs_pillow(header, data) if header is not None else None
+    if reason is not None and header is not None:
+        try:
+            image, chunks = _decode_pillow(name, data, header, reason)
+        except TruncatedImageError as pillow_error:  # OpenCV, the stricter decoder, may still read it
+            try:
+                image, chunks = _decode(name, data)
+            except ImageReadError:
+                raise pillow_error from None
+    else:
+        image, chunks = _decode(name, data)
+        image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(image, header), header)
+    return finish_decode(image, chunks, name, header, limit)
+
+
+def finish_decode(image: np.ndarray, chunks: dict[int, bytes], name: StrPath, header: decoders.Header | None,
+                  limit: int) -> tuple[np.ndarray, Metadata]:
+    """Check a decoded frame's size and depth, make it upright and collect its metadata."""
+    _check_pixels(name, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
     if image.dtype == np.float64:
         image = image.astype(np.float32)
-    elif image.dtype not in _FULL_SCALE:
-        raise UnsupportedDepthError(path, f"pixel depth {image.dtype} is not supported (uint8, uint16, float32)")
+    elif image.dtype not in _RANGE:
+        raise UnsupportedDepthError(name, f"pixel depth {image.dtype} is not supported (uint8, uint16, int16, "
+                                          "float32)")
     orientation, exif = _reset_orientation(chunks.get(cv2.IMAGE_METADATA_EXIF, b"").removeprefix(_EXIF_HEADER))
     if orientation in _UPRIGHT:
         image = _UPRIGHT[orientation](image)
     xmp = chunks.get(cv2.IMAGE_METADATA_XMP, b"").removeprefix(_XMP_JPEG_HEADER).rstrip(b"\0")
-    icc = chunks.get(cv2.IMAGE_METADATA_ICCP) or (header[1] if header else None)
-    if resolve_channel_order(channel_order) == "rgb":
-        image = swap_rb(image)
-    return image, Metadata(exif=exif or None, icc=icc or None, xmp=xmp or None)
+    icc = chunks.get(cv2.IMAGE_METADATA_ICCP) or (header.icc if header else None)
+    grey = header is not None and header.mode in _GREY_MODES
+    return image, Metadata(exif=exif or None, icc=icc or None, xmp=xmp or None, grey=grey)
 
 
-def output_dtype(path: _StrPath, dtype: npt.DTypeLike) -> np.dtype:
+def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | None:
+    """The parsed header, after refusing an image over ``limit`` pixels (all frames together);
+    None where Pillow cannot parse the header (HDR, EXR: OpenCV decides)."""
+    header = decoders.parse_header(data)
+    if header is not None:
+        _check_pixels(name, *header.size, limit, frames=header.frames)
+    return header
+
+
+def _decode_pillow(name: StrPath, data: bytes, header: decoders.Header, reason: str,
+                   ) -> tuple[np.ndarray, dict[int, bytes]]:
+    image, chunks = decoders.decode_pillow(name, data, header, reason)
+    orientation = header.tags.get(274, 1) if header.format == "TIFF" else 1
+    if orientation in _UPRIGHT:  # OpenCV applies the TIFF Orientation itself, Pillow does not
+        image = _UPRIGHT[orientation](image)
+    return image, chunks
+
+
+def output_dtype(path: StrPath, dtype: npt.DTypeLike) -> np.dtype:
     """Return the dtype :func:`write` stores for an image of ``dtype`` at ``path``.
 
     That is ``dtype`` where the format holds it, else uint8 for 8-bit formats, uint16 for
@@ -243,7 +294,7 @@ def output_dtype(path: _StrPath, dtype: npt.DTypeLike) -> np.dtype:
 
 
 def write(
-    path: _StrPath,
+    path: StrPath,
     image: np.ndarray,
     *,
     metadata: Metadata | None = None,
@@ -304,7 +355,50 @@ def write(
     params = _encode_params(ext, quality, compression)
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
-    image = _storable(path, ext, host_bgr(image, resolve_channel_order(channel_order), os.fspath(path)))
+    image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
+    write_bytes(path, _encode(path, ext, image, metadata, params, compression))
+    return Path(path)
+
+
+def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = True) -> Path:
+    """Write encoded image bytes atomically (as :func:`write` does after encoding).
+
+    Raises :class:`OutputExistsError` where the target exists and ``overwrite`` is False,
+    :class:`ImageWriteError` where the file system refuses.
+    """
+    if not overwrite and os.path.lexists(path):
+        raise OutputExistsError(path)
+    try:
+        atomic.write_bytes(path, data)
+    except OSError as exc:
+        raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
+    return Path(path)
+
+
+def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metadata | None = None,
+           quality: int | None = None, compression: int | None = None) -> bytes | memoryview:
+    """Encode an image in memory as :func:`write` would store it (the bytes of the file, as
+    ``bytes`` or a ``memoryview`` of the encoder's buffer).
+
+    ``fmt`` is an extension (``".png"``, ``"jpg"``); ``name`` names the output in warnings
+    and errors (``-`` for standard output). Raises and warns as :func:`write`.
+    """
+    ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
+    return _encode(name, ext, np.asarray(image), metadata, _encode_params(ext, quality, compression), compression)
+
+
+def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
+            compression: int | None) -> bytes | memoryview:
+    image = storable(path, ext, image)
+    if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
+        exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
+        special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
+                                         grey=metadata.grey, compression=compression)
+        if special is not None:
+            return special
+        if ext in _TIFF and (exif or metadata.icc):
+            warnings.warn(f"{os.fspath(path)}: EXIF and ICC are not kept in a {image.dtype} TIFF with "
+                          f"{image.shape[2] if image.ndim == 3 else 1} channels", DepthConversionWarning, stacklevel=3)
     types, chunks = _metadata_chunks(ext, metadata)
     try:
         with quiet() as printed:
@@ -317,14 +411,18 @@ def write(
     if not ok:
         reason = "; ".join(printed) or "OpenCV refused the image"
         raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
-    _atomic_write(path, encoded)
-    return Path(path)
+    return encoded.reshape(-1).data  # the encoder's buffer itself, not a copy
 
 
-def _read_bytes(path: _StrPath) -> bytes:
+def read_bytes(path: StrPath) -> bytes:
+    """The bytes of an input file (``-``: all of standard input), or the read error naming it."""
+    if os.fspath(path) == "-":
+        data = sys.stdin.buffer.read()
+        if not data:
+            raise EmptyFileError("-", "standard input is empty")
+        return data
+    check_file(path)
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise NotAFileError(path)
         with open(path, "rb") as file:
             data = file.read()
     except (FileNotFoundError, NotADirectoryError):
@@ -338,33 +436,29 @@ def _read_bytes(path: _StrPath) -> bytes:
     return data
 
 
-def _pillow_header(data: bytes) -> tuple[tuple[int, int], bytes | None] | None:
-    """``((width, height), icc_profile)`` from the header, or None where Pillow cannot parse it;
-    Pillow's own decompression-bomb limit is lifted so that only ours applies."""
-    with _PILLOW_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
-        try:
-            # preinit registers the common plugins (BMP, GIF, JPEG, PPM, PNG); init all of them, once, only
-            # when those cannot parse it (importing every plugin costs more than a small apply).
-            for register_plugins in (Image.preinit, Image.init):
-                register_plugins()  # formats an older Pillow lacks (AVIF) are skipped
-                try:
-                    with Image.open(BytesIO(data), formats=[name for name in _PILLOW_FORMATS
-                                                            if name in Image.OPEN]) as header:
-                        return header.size, header.info.get("icc_profile")
-                except Exception:  # Pillow raises many types on bad headers; OpenCV decides below
-                    continue
-            return None
-        finally:
-            Image.MAX_IMAGE_PIXELS = saved
+def check_file(path: StrPath) -> None:
+    """Refuse a path that is not an existing, readable, non-empty regular file (the read errors)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFileError(path)
+        if not os.access(path, os.R_OK):
+            raise PermissionError
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileMissingError(path) from None
+    except PermissionError:
+        raise UnreadableFileError(path, "cannot be opened: permission denied") from None
+    except OSError as exc:
+        raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    if info.st_size == 0:
+        raise EmptyFileError(path)
 
 
-def _check_pixels(path: _StrPath, width: int, height: int, limit: int) -> None:
-    if width * height > limit:
+def _check_pixels(path: StrPath, width: int, height: int, limit: int, *, frames: int = 1) -> None:
+    if width * height * frames > limit:
+        count = f" x {frames} frames = {width * height * frames}" if frames > 1 else f" = {width * height}"
         raise ImageTooLargeError(
-            path, f"{width}x{height} = {width * height} pixels exceeds the limit of {limit}"
-            f" (set --max-pixels or {_ENV})",
+            path, f"{width}x{height}{count} pixels exceeds the limit of {limit} (set --max-pixels or {_ENV})",
         )
 
 
@@ -383,7 +477,7 @@ def _jpeg_has_end(data: bytes) -> bool:
     return False
 
 
-def _decode(path: _StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
+def _decode(path: StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
     try:
         with quiet() as printed:
             image, types, chunks = cv2.imdecodeWithMetadata(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
@@ -399,7 +493,7 @@ def _decode(path: _StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
     return image, {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
 
 
-def _undecodable(path: _StrPath, data: bytes, printed: list[str]) -> ImageReadError:
+def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageReadError:
     """Truncated where OpenCV knows the file's signature (or it is a WebP header, which OpenCV
     needs 20 bytes to recognise), not an image otherwise; with what the decoder printed."""
     with quiet():
@@ -411,7 +505,7 @@ def _undecodable(path: _StrPath, data: bytes, printed: list[str]) -> ImageReadEr
 def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
     """The EXIF Orientation, and the block with it set to 1 in place (every other byte,
     maker notes with absolute offsets included, stays); (1, exif) without a valid tag."""
-    order = {b"II": "little", b"MM": "big"}.get(exif[:2])
+    order = _BYTE_ORDERS.get(exif[:2])
     if order is None or len(exif) < 8:
         return 1, exif
     ifd = int.from_bytes(exif[4:8], order)
@@ -423,21 +517,21 @@ def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
     return 1, exif
 
 
-def _output_format(path: _StrPath) -> str:
+def _output_format(path: StrPath) -> str:
     ext = Path(path).suffix.lower()
     if ext not in IMAGE_EXTENSIONS or not cv2.haveImageWriter("probe" + ext):
         raise ImageWriteError(path, f"cannot be written: no encoder for {ext or 'a name without extension'}")
     return ext
 
 
-def _stored_dtype(path: _StrPath, ext: str, dtype: np.dtype) -> np.dtype:
+def _stored_dtype(path: StrPath, ext: str, dtype: np.dtype) -> np.dtype:
     dtype = _F32 if dtype == np.float64 else dtype
-    if dtype not in _FULL_SCALE:
-        raise UnsupportedDepthError(path, f"cannot write pixel depth {dtype} (uint8, uint16, float32)")
+    if dtype not in _RANGE:
+        raise UnsupportedDepthError(path, f"cannot write pixel depth {dtype} (uint8, uint16, int16, float32)")
     allowed = _DEPTHS[ext]
     if dtype in allowed:
         return dtype
-    return _U16 if dtype == _F32 and _U16 in allowed else allowed[0]
+    return _U16 if dtype in (_F32, _I16) and _U16 in allowed else allowed[0]
 
 
 def _encode_params(ext: str, quality: int | None, compression: int | None) -> list[int]:
@@ -455,8 +549,13 @@ def _encode_params(ext: str, quality: int | None, compression: int | None) -> li
     return params
 
 
-def _storable(path: _StrPath, ext: str, image: np.ndarray) -> np.ndarray:
-    """Convert the channels and depth ``ext`` cannot hold, warning about each."""
+def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
+    """Convert the channels and depth the format of extension ``ext`` cannot hold, warning about each.
+
+    Raises :class:`ImageWriteError` for an array that is not an image and
+    :class:`UnsupportedDepthError` for a dtype that cannot be written; warns
+    :class:`DepthConversionWarning` naming ``path`` for every conversion.
+    """
     channels = 1 if image.ndim == 2 else image.shape[-1]
     if image.ndim not in (2, 3) or channels not in (1, 3, 4) or 0 in image.shape:
         raise ImageWriteError(path, f"cannot be written: an array of shape {image.shape} is not an image")
@@ -470,13 +569,14 @@ def _storable(path: _StrPath, ext: str, image: np.ndarray) -> np.ndarray:
     if image.dtype == np.float64:
         image = image.astype(np.float32)
     if image.dtype != dtype:
-        src, dst = _FULL_SCALE[image.dtype], _FULL_SCALE[dtype]
-        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} (0..{src:g} scaled "
-                      f"to 0..{dst:g})", DepthConversionWarning, stacklevel=3)
-        scaled = image.astype(np.float32) * np.float32(dst / src)
+        (src_low, src), (dst_low, dst) = _RANGE[image.dtype], _RANGE[dtype]
+        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} ({src_low:g}..{src:g} "
+                      f"scaled to {dst_low:g}..{dst:g})", DepthConversionWarning, stacklevel=3)
+        scaled = (image.astype(np.float32) - np.float32(src_low)) * np.float32((dst - dst_low) / (src - src_low))
+        scaled += np.float32(dst_low)
         if dtype != _F32:
             np.nan_to_num(scaled, copy=False)
-            np.clip(np.rint(scaled, out=scaled), 0, dst, out=scaled)
+            np.clip(np.rint(scaled, out=scaled), dst_low, dst, out=scaled)
         image = scaled.astype(dtype)
     if ext == ".pbm" and np.any((image != 0) & (image != 255)):  # OpenCV writes every non-zero pixel white
         warnings.warn(f"{os.fspath(path)}: .pbm holds 1 bit per pixel; stored as black (below 128) and white",
@@ -500,45 +600,3 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
     present = [(kind, value) for kind, value in ((cv2.IMAGE_METADATA_EXIF, exif), (cv2.IMAGE_METADATA_XMP, xmp),
                                                  (cv2.IMAGE_METADATA_ICCP, metadata.icc)) if value]
     return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]
-
-
-def _atomic_write(path: _StrPath, data: np.ndarray) -> None:
-    """Write to a unique temporary file beside the target, fsync, rename, fsync the folder.
-
-    The temporary file is removed on failure. Created with mode 0o666 less the umask,
-    where ``mkstemp`` would leave 0o600. The folder's fsync makes the rename itself
-    durable, so after a power loss the target is the old file or the new one.
-    """
-    target = Path(path)
-    temporary = target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
-    created = False
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        created = True
-        with open(descriptor, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-        created = False
-        _fsync_directory(target.parent)
-    except OSError as exc:
-        raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
-    finally:
-        if created:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:  # platforms without directory handles (Windows): the rename is as durable as it gets
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)

@@ -34,11 +34,13 @@ def available_bytes() -> int | None:
 
 
 def check_memory(path: str | os.PathLike[str], height: int, width: int, channels: int, itemsize: int,
-                 workers: int = 1) -> None:
-    """Raise :class:`ResourceLimitError` when ``workers`` such images cannot fit in available memory."""
+                 workers: int = 1, *, frames: int = 1) -> None:
+    """Raise :class:`ResourceLimitError` when ``workers`` such images cannot fit in available memory
+    (an animation of ``frames`` frames holds them all, and one at a time in its working set)."""
     available = available_bytes()
-    needed = estimate_bytes(height, width, channels, itemsize)
+    needed = estimate_bytes(height, width, channels, itemsize) + (frames - 1) * height * width * channels * itemsize
     if available is not None and needed * workers > available:
+        many = f", {frames} frames" if frames > 1 else ""
         raise ResourceLimitError(path, f"needs about {needed / 2**30:.1f} GiB to filter ({width}x{height}, "
-                                       f"{channels} channels) x {workers} worker(s), but only "
+                                       f"{channels} channels{many}) x {workers} worker(s), but only "
                                        f"{available / 2**30:.1f} GiB is available; use fewer --jobs")

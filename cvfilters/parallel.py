@@ -25,17 +25,22 @@ import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import cv2
 import numpy as np
 
-from . import boundary
+from . import arrays
 from .errors import InvalidImageError, UsageError
 from .locks import ForkSafeLock
 
-if TYPE_CHECKING:
-    from .pipeline import Pipeline
+
+class Runs(Protocol):
+    """What ``map`` needs of a :class:`~cvfilters.pipeline.Pipeline` (which sits above this module)."""
+
+    def compile(self) -> Any: ...
+
+    def run(self, image: Any, *, backend: str = ..., channel_order: Any = ..., layout: Any = ...) -> Any: ...
 
 
 # With workers=None, batches of fewer pixels than this (all images together) run serially:
@@ -51,7 +56,7 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def map_images(pipe: Pipeline, images: Any, *, workers: int | None, backend: str, order: str,
+def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, order: str,
                layout: str) -> Any:
     """Run ``pipe`` on every image of ``images`` (an iterable, or an array batch); see :meth:`Pipeline.map`."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
@@ -61,9 +66,7 @@ def map_images(pipe: Pipeline, images: Any, *, workers: int | None, backend: str
     pipe.compile()  # one plan for every image, built before the threads start
 
     def one(item: Any) -> Any:
-        host, entry = boundary.enter(item, order, layout)
-        out, _ = pipe._run_native(host, backend, entry.order)
-        return boundary.leave(out, entry)
+        return pipe.run(item, backend=backend, channel_order=order, layout=layout)[0]
 
     count = min(workers or default_workers(), len(items))
     if workers is None and _pixels(items) < THREADS_MIN_PIXELS:
@@ -91,7 +94,7 @@ def _pixels(items: list[Any]) -> float:
     """Pixels in all images together (infinite when a size cannot be told without converting)."""
     total = 0
     for item in items:
-        if boundary.is_pil(item):
+        if arrays.is_pil(item):
             total += item.size[0] * item.size[1]
         elif isinstance(getattr(item, "shape", None), tuple) and len(item.shape) >= 2:
             total += int(np.prod(item.shape[:2]))
@@ -134,14 +137,14 @@ if hasattr(os, "register_at_fork"):
 
 def _batch_array(images: Any, layout: str) -> np.ndarray | None:
     """``images`` as an (N, H, W[, C]) array when it is one (a numpy array or an array-like), else None."""
-    if boundary.is_pil(images) or boundary.is_device(images):
+    if arrays.is_pil(images) or arrays.is_device(images):
         raise InvalidImageError("map: expected many images (a list, an iterable or an (N, H, W[, C]) array), "
                                 f"not one {type(images).__name__}; use pipe(image)")
     if isinstance(images, (list, tuple)):
         return None
     if not isinstance(images, np.ndarray) and not hasattr(images, "__dlpack__") and not hasattr(images, "__array__"):
         return None
-    batch = boundary.as_array(images, "map")
+    batch = arrays.as_array(images, "map")
     if batch.ndim not in (3, 4):
         shape = "(N, C, H, W)" if layout == "chw" else "(N, H, W) or (N, H, W, C)"
         raise InvalidImageError(f"map: an array batch must be {shape}, not shape {batch.shape}")

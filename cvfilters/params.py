@@ -85,7 +85,7 @@ class Param:
         ``--allow-large``): they are allowed but can make a job run very long.
     image : bool
         A ``path`` parameter naming an image that Python callers may give as an
-        array, PIL image or array-like instead (:class:`cvfilters.boundary.ImageValue`;
+        array, PIL image or array-like instead (:class:`cvfilters.arrays.ImageValue`;
         not saved to pipeline files).
     """
 
@@ -230,7 +230,7 @@ class Param:
 
     def _coerce_path(self, value: Any, filter_name: str) -> Any:
         if self.image and not isinstance(value, (str, os.PathLike)):
-            from .boundary import ImageValue
+            from .arrays import ImageValue
 
             if isinstance(value, ImageValue):
                 return value
@@ -259,8 +259,7 @@ class Param:
         items = self._sequence(value, filter_name)
         if len(items) != 2:
             raise self._fail(filter_name, value, "must have 2 numbers [x, y]")
-        point = tuple(self._element(v, filter_name) for v in items)
-        return point  # type: ignore[return-value]
+        return (self._element(items[0], filter_name), self._element(items[1], filter_name))
 
     def _coerce_color(self, value: Any, filter_name: str) -> tuple[float, ...]:
         """A colour as fractions of full scale in RGB(A) order (:data:`COLOR_SYNTAX`); filters convert to BGR."""

@@ -20,44 +20,29 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import cv2
-import numpy as np
 from numpy.typing import NDArray
 
-from . import boundary, parallel, registry
-from .backends import Backend, Counters, get_backend, native_backend, select
-from .boundary import ArrayLike, Layout, Many
-from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
-from .defaults import ChannelOrder, resolve_channel_order, running_in
-from .errors import InvalidImageError, SpecError, UsageError
+from . import atomic, parallel, registry
+from .arrays import ArrayLike, Layout, Many
+from .backends import Counters
+from .defaults import ChannelOrder, resolve_channel_order
+from .errors import SpecError, UsageError
+from .execution import device_name, run_image, spec_of
+from .fusion import compile_steps
 from .registry import Filter
+from .steps import Step, run_steps
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
 PIPELINE_VERSION = 1
 MAX_PIPELINE_FILE = 1024 * 1024
-_CV_DTYPE = {cv2.CV_8U: np.dtype(np.uint8), cv2.CV_16U: np.dtype(np.uint16), cv2.CV_32F: np.dtype(np.float32)}
 
-
-class Step(NamedTuple):
-    """One filter with its resolved (validated, complete) parameters."""
-
-    filter: Filter
-    params: dict[str, Any]
-
-    def overrides(self) -> dict[str, Any]:
-        """The parameters that differ from their defaults."""
-        return {p.name: self.params[p.name] for p in self.filter.params if self.params[p.name] != p.default}
-
-    def to_spec(self) -> str:
-        values = self.overrides()
-        if not values:
-            return self.filter.name
-        parts = [f"{k}={_quote(self.filter.param(k).format(v))}" for k, v in values.items()]
-        return f"{self.filter.name}:{','.join(parts)}"
+__all__ = ["MAX_PIPELINE_FILE", "PIPELINE_VERSION", "Pipeline", "RunReport", "Step", "apply", "spec_of",
+           "split_spec"]
 
 
 @dataclass(frozen=True)
@@ -230,15 +215,14 @@ class Pipeline:
         return " | ".join(step.to_spec() for step in self.steps)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write a ``.json`` file, or YAML for any other suffix."""
+        """Write a ``.json`` file, or YAML for any other suffix, atomically (:mod:`cvfilters.atomic`)."""
         import yaml
 
         path = Path(path)
         data = self.to_dict()
-        if path.suffix.lower() == ".json":
-            path.write_text(json.dumps(data, indent=2) + "\n")
-        else:
-            path.write_text(yaml.safe_dump(data, sort_keys=False))
+        text = json.dumps(data, indent=2) + "\n" if path.suffix.lower() == ".json" else yaml.safe_dump(
+            data, sort_keys=False)
+        atomic.write_text(path, text)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Pipeline) and [(s.filter.name, s.params) for s in self.steps] == [
@@ -261,8 +245,6 @@ class Pipeline:
             return list(self.steps)
         key = tuple(id(step) for step in self.steps)
         if self._compiled is None or self._compiled[0] != key:
-            from .fusion import compile_steps
-
             self._compiled = (key, compile_steps(self.steps))
         return self._compiled[1]
 
@@ -281,7 +263,7 @@ class Pipeline:
 
     def __call__(self, image: Any, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
                  layout: Layout = "hwc") -> Any:
-        """Run the pipeline; the result has the input's type, shape and dtype (see :meth:`run`)."""
+        """Run the pipeline; the result has the input's kind, type, shape and dtype (see :meth:`run`)."""
         return self.run(image, backend=backend, channel_order=channel_order, layout=layout)[0]
 
     def run(self, image: Any, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
@@ -292,9 +274,9 @@ class Pipeline:
         ----------
         image : numpy.ndarray, PIL.Image.Image, array-like, cv2.UMat or cv2.cuda.GpuMat
             uint8, uint16 or float32 (0..1), and float64 or int16 (run as float32,
-            :mod:`cvfilters.boundary`); gray, gray + alpha, 3 or 4 channels. PIL images
-            come back as PIL images of their mode, array-likes (``__array__``,
-            ``__dlpack__``) as numpy arrays.
+            :mod:`cvfilters.boundary` and :mod:`cvfilters.depths`); gray, gray + alpha,
+            3 or 4 channels. PIL images come back as PIL images of their mode,
+            array-likes (``__array__``, ``__dlpack__``) as numpy arrays.
         backend : {"auto", "cpu", "opencl", "cuda"}
             Where to run; an unavailable backend named explicitly is an error.
         channel_order : {"bgr", "rgb"}, optional
@@ -308,30 +290,10 @@ class Pipeline:
         -------
         (image, RunReport)
         """
-        host, entry = boundary.enter(image, resolve_channel_order(channel_order), layout)
-        out, report = self._run_native(host, backend, entry.order)
-        return boundary.leave(out, entry), report
-
-    def _run_native(self, image: Any, backend: str, order: str) -> tuple[Any, RunReport]:
-        """Run on an internal image (uint8/uint16/float32, 1/3/4 channels) whose colours are in ``order``."""
-        spec = spec_of(image)
-        be = select(backend, image, spec.pixels)
-        before = be.counters.snapshot()
-        native = _to_backend(image, be)
-        swap = order == "rgb"
-        if swap:
-            native = boundary.swap_native(be, native, spec.channels)
-        current = spec
         plan = self.compile()
-        with running_in(order):
-            for step in plan:
-                native = step.filter.run(Context(be, current), native, step.params)
-                current = step.filter.result_spec(step.params, current)
-        if swap:
-            native = boundary.swap_native(be, native, current.channels)
-        out = _from_backend(native, be, image, reshape=current == spec)
-        report = RunReport(be.name, _device_name(be), tuple(plan), be.counters.since(before))
-        return out, report
+        out, be, counters = run_image(image, backend, lambda ctx, native: run_steps(ctx, native, plan),
+                                      channel_order=channel_order, layout=layout)
+        return out, RunReport(be.name, device_name(be), tuple(plan), counters)
 
     @overload
     def map(self, images: NDArray[Any] | ArrayLike, *, workers: int | None = None, backend: str = "auto",
@@ -373,7 +335,7 @@ class Pipeline:
             results stacked, so they must share their shape).
         """
         return parallel.map_images(self, images, workers=workers, backend=backend,
-                                  order=resolve_channel_order(channel_order), layout=layout)
+                                   order=resolve_channel_order(channel_order), layout=layout)
 
 
 @overload
@@ -436,52 +398,6 @@ def as_pipeline(filter: str | Filter | Pipeline, params: Mapping[str, Any] | Non
             raise SpecError(f"give parameters in the spec or as keywords, not both (keywords: {', '.join(params)})")
         return filter if isinstance(filter, Pipeline) else Pipeline.parse(filter)
     return Pipeline([(filter, params or {})])
-
-
-def spec_of(image: Any) -> ImageSpec:
-    """The :class:`ImageSpec` of an image, validating what cvfilters processes."""
-    if isinstance(image, np.ndarray):
-        spec = ImageSpec(image.shape[0], image.shape[1], 1 if image.ndim == 2 else image.shape[-1],
-                         image.dtype) if image.ndim in (2, 3) else None
-    elif isinstance(image, cv2.cuda.GpuMat):
-        width, height = image.size()
-        spec = ImageSpec(height, width, image.channels(), _CV_DTYPE.get(image.depth(), np.dtype(np.int8)))
-    elif isinstance(image, cv2.UMat):
-        return spec_of(image.get())  # a UMat does not expose its shape: read it once
-    else:
-        raise InvalidImageError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
-    if spec is None or spec.channels not in SUPPORTED_CHANNELS:
-        shape = getattr(image, "shape", "?")
-        raise InvalidImageError(f"image shape {shape} is not H x W or H x W x C with C in 1, 2 (gray + alpha), 3, 4")
-    if spec.dtype not in SUPPORTED_DTYPES:
-        raise InvalidImageError(f"image dtype {spec.dtype} is not supported (use uint8, uint16 or float32)")
-    if spec.height == 0 or spec.width == 0:
-        raise InvalidImageError("image is empty (0 pixels)")
-    return spec
-
-
-def _to_backend(image: Any, be: Backend) -> Any:
-    if be.is_native(image):
-        return image
-    if isinstance(image, np.ndarray):
-        return be.upload(image)
-    return be.upload(get_backend(native_backend(image) or "cpu").download(image))
-
-
-def _from_backend(native: Any, be: Backend, original: Any, *, reshape: bool) -> Any:
-    if isinstance(original, np.ndarray):
-        # cv2 drops a trailing axis of length 1 and slicing may leave a view: restore both.
-        host = np.ascontiguousarray(be.download(native))
-        return host.reshape(original.shape) if reshape else host
-    if be.is_native(original):
-        return native
-    return get_backend(native_backend(original) or "cpu").upload(be.download(native))
-
-
-def _device_name(be: Backend) -> str:
-    from .backends import availability
-
-    return availability(be.name).device
 
 
 # ---------------------------------------------------------------- spec parsing
@@ -589,8 +505,3 @@ def _unquote(value: str) -> str:
         return value[1:-1]
     return value
 
-
-def _quote(text: str) -> str:
-    if any(ch in text for ch in ",|:'\"") and not text.startswith("["):
-        return "'" + text + "'" if "'" not in text else '"' + text + '"'
-    return text

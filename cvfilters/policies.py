@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from .pixels import premultiply, unpremultiply
+from .types import Image
+
 ALPHA_POLICIES = ("passthrough", "premultiply", "all")
-# Added to alpha before un-premultiplying so fully transparent pixels divide to 0, not NaN.
-_ALPHA_EPSILON = 1e-12
 
 
-def apply_alpha_policy(policy: str, fn: Callable[..., Any], ctx: Any, image: Any,
-                       params: Mapping[str, Any]) -> Any:
+def apply_alpha_policy(policy: str, fn: Callable[..., Any], ctx: Any, image: Image,
+                       params: Mapping[str, Any]) -> Image:
     """Run ``fn(ctx, image, **params)`` under an alpha policy."""
     if ctx.spec.channels != 4 or policy == "all":
         return fn(ctx, image, **params)
@@ -33,11 +34,7 @@ def apply_alpha_policy(policy: str, fn: Callable[..., Any], ctx: Any, image: Any
         *color, alpha = be.split(image)
         out = fn(ctx.with_spec(channels=3), be.merge(color), **params)
         return be.merge([*be.split(out), alpha])
-    full = ctx.spec.max_value
-    *color, alpha = be.split(be.convert(image, np.float32, 1.0 / full))
-    premultiplied = be.multiply(be.merge(color), be.merge([alpha] * 3))
-    out = fn(ctx.with_spec(dtype=np.dtype(np.float32)), be.merge([*be.split(premultiplied), alpha]), **params)
-    *color, alpha = be.split(be.clip(out, 0.0, 1.0))
-    divisor = be.convert(be.merge([alpha] * 3), np.float32, 1.0, _ALPHA_EPSILON)
-    straight = be.clip(be.divide(be.merge(color), divisor), 0.0, 1.0)
-    return be.convert(be.merge([*be.split(straight), alpha]), ctx.spec.dtype, full)
+    color, alpha = premultiply(be, image, ctx.spec)
+    out = fn(ctx.with_spec(dtype=np.dtype(np.float32)), be.merge([*be.split(color), alpha]), **params)
+    *color_planes, alpha = be.split(be.clip(out, 0.0, 1.0))
+    return unpremultiply(be, be.merge(color_planes), alpha, ctx.spec)

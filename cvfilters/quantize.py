@@ -10,9 +10,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from .boundary import swap_rb
-from .context import dtype_max
+from .arrays import swap_rb
 from .defaults import ChannelOrder, resolve_channel_order
+from .pixels import full_scale
 
 # Pixels k-means fits its centres on (a seeded random sample); every pixel is then
 # assigned to its nearest centre.
@@ -141,7 +141,7 @@ def _to_dtype(unit: np.ndarray, dtype: np.dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     if dtype == np.float32:
         return unit.astype(np.float32)
-    return np.rint(unit * dtype_max(dtype)).astype(dtype)
+    return np.rint(unit * full_scale(dtype)).astype(dtype)
 
 
 def quantize_palette(img: np.ndarray, k: int, *, attempts: int = 3, seed: int = 0, space: str = "bgr",
@@ -201,7 +201,7 @@ def quantize_palette(img: np.ndarray, k: int, *, attempts: int = 3, seed: int = 
         raise ValueError(f"Incorrect shape of `img`: {array.shape} (use H x W, or H x W x 1, 3 or 4)")
     planes = array.reshape(height, width, channels)
     colour = planes[..., :3] if channels == 4 else planes
-    unit = colour.astype(np.float32) / np.float32(dtype_max(array.dtype))
+    unit = colour.astype(np.float32) / np.float32(full_scale(array.dtype))
     labels, palette_unit = quantize_unit(unit, k, attempts=attempts, seed=seed, space=space,
                                           max_samples=max_samples)
     palette = _to_dtype(palette_unit, array.dtype)

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from typing import IO
 
 import cv2
 
@@ -46,7 +47,7 @@ def quiet() -> Iterator[list[str]]:
                     printed += [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _catch_stderr() -> tuple[int, tempfile._TemporaryFileWrapper] | None:
+def _catch_stderr() -> tuple[int, IO[bytes]] | None:
     """Point descriptor 2 at a new temporary file; None (nothing caught) where that fails."""
     with contextlib.suppress(Exception):
         sys.stderr.flush()  # what Python buffered before goes where it was meant to
@@ -67,7 +68,7 @@ def _catch_stderr() -> tuple[int, tempfile._TemporaryFileWrapper] | None:
     return saved, catcher
 
 
-def _release_stderr(caught: tuple[int, tempfile._TemporaryFileWrapper] | None) -> str:
+def _release_stderr(caught: tuple[int, IO[bytes]] | None) -> str:
     if caught is None:
         return ""
     saved, catcher = caught

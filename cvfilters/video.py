@@ -22,8 +22,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from . import atomic
 from .errors import ImageReadError, ImageWriteError, OutputExistsError
 from .pipeline import Pipeline
+from .quiet import quiet
 
 # OpenCV's built-in FFmpeg writer: a codec each container holds.
 FOURCC = {".mp4": "mp4v", ".mov": "mp4v", ".avi": "MJPG", ".mkv": "XVID"}
@@ -50,6 +52,16 @@ def ffmpeg_binary() -> str | None:
         return imageio_ffmpeg.get_ffmpeg_exe()
     except (ImportError, RuntimeError):
         return shutil.which("ffmpeg")
+
+
+def check_readable(source: str | os.PathLike[str]) -> None:
+    """Raise :class:`ImageReadError` naming ``source`` unless OpenCV opens it as a video."""
+    with quiet():  # FFmpeg prints its complaint ("moov atom not found") on descriptor 2
+        capture = cv2.VideoCapture(os.fspath(source))
+        opened = capture.isOpened()
+        capture.release()
+    if not opened:
+        raise ImageReadError(source, "cannot be opened as a video")
 
 
 def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str], pipeline: Pipeline, *,
@@ -79,7 +91,8 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
     fourcc = FOURCC.get(target.suffix.lower())
     if fourcc is None:
         raise ImageWriteError(target, f"cannot be written: no video container for {target.suffix!r}")
-    capture = cv2.VideoCapture(str(source))
+    with quiet():
+        capture = cv2.VideoCapture(str(source))
     if not capture.isOpened():
         raise ImageReadError(source, "cannot be opened as a video")
     fps = capture.get(cv2.CAP_PROP_FPS) or 25.0
@@ -88,16 +101,12 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
     stop = total if stop is None else min(stop, total)
     if start:
         capture.set(cv2.CAP_PROP_POS_FRAMES, start)
-    temporary = target.with_name(f".{target.stem[:100]}.{uuid.uuid4().hex[:16]}.tmp{target.suffix}")
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        written = _filter_frames(capture, temporary, fourcc, fps, pipeline, backend, stop - start, progress)
-        audio = _copy_audio(source, temporary, start / fps if start else 0.0)
-        os.replace(temporary, target)
+        with atomic.replacing(target, keep_suffix=True) as temporary:
+            written = _filter_frames(capture, temporary, fourcc, fps, pipeline, backend, stop - start, progress)
+            audio = _copy_audio(source, temporary, start / fps if start else 0.0)
     finally:
         capture.release()
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
     return VideoResult(written, fps, audio)
 
 
@@ -113,7 +122,7 @@ def _filter_frames(capture: cv2.VideoCapture, temporary: Path, fourcc: str, fps:
             out = pipeline(frame, backend=backend)
             if writer is None:
                 size = (frame.shape[1], frame.shape[0])
-                writer = cv2.VideoWriter(str(temporary), cv2.VideoWriter_fourcc(*fourcc), fps, size)
+                writer = cv2.VideoWriter(str(temporary), cv2.VideoWriter.fourcc(*fourcc), fps, size)
                 if not writer.isOpened():
                     raise ImageWriteError(temporary, f"cannot be written: OpenCV has no {fourcc} encoder")
             if out.shape != frame.shape:

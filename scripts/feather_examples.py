@@ -35,7 +35,7 @@ EXAMPLES: list[tuple[str, str]] = [
     ("blend soft_light", "blend:color=[0.1,0.5,1.0],mode=soft_light,opacity=0.9,mask='rect:0,0,1,0.5',"
                          "feather=40"),
     ("blend screen badge", "blend:source=@fixtures/badge-rgba.png,mode=screen,opacity=0.8"),
-    ("vignette", "vignette:intensity=1.5"),
+    ("vignette", "vignette"),
     ("CIVignetteEffect", "vignette_effect:radius=0.3,falloff=0.7"),
     ("GPUImage vignette", "vignette_effect:style=gpuimage,color=[0.3,0.1,0.4],start=0.25,end=0.7"),
 ]

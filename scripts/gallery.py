@@ -6,8 +6,9 @@ Usage::
     python scripts/gallery.py -o out.jpg --tile 200 --columns 6 --backend opencl
 
 Each filter runs on ``fixtures/astronaut.png`` (resized to ``--work`` pixels on its
-longer side, default twice the tile) with its default parameters and the ``example``
-of every required parameter, is shrunk to a ``--tile`` pixel square and labelled with
+longer side, default twice the tile) with its default parameters and every declared
+parameter ``example`` (required parameters have one; so do the filters that are
+identities at their defaults), is shrunk to a ``--tile`` pixel square and labelled with
 its name. Tiles are ordered as ``cvfilters list`` orders filters (category, then name).
 A filter that fails gets a red tile with the error and the script exits with 1.
 
@@ -41,8 +42,9 @@ ERROR_COLOR = (0, 0, 200)
 
 
 def example_params(flt: cvf.Filter) -> dict[str, Any]:
-    """The parameters the gallery passes: each required parameter's example."""
-    return {p.name: p.example for p in flt.params if p.required}
+    """The parameters the gallery passes: every declared ``example`` (those of required parameters, and
+    the values that show filters that are identities at their defaults or need a subject, like a key colour)."""
+    return {p.name: p.example for p in flt.params if p.example is not None}
 
 
 def error_tile(message: str, tile: int) -> np.ndarray:

@@ -26,6 +26,12 @@ CHANNELS = (1, 3, 4)
 PARITY_TOLERANCE = {np.dtype(np.uint8): 1.0 / 255, np.dtype(np.uint16): 2.0 / 65535, np.dtype(np.float32): 1e-4}
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _in_repository_root() -> None:
+    """Run from the checkout's root: declared examples (``lut``'s ``fixtures/warm.cube``) are relative to it."""
+    os.chdir(FIXTURES.parent)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--backend", default=os.environ.get("CVFILTERS_TEST_BACKENDS", "all"),
                      help="comma-separated backends to test: cpu, opencl, cuda or all (default all)")

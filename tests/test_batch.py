@@ -216,7 +216,7 @@ def test_sigint_stops_cleanly_without_partial_outputs(tmp_path: Path) -> None:
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
-    written = [p for p in (tmp_path / "out").iterdir()]
+    written = list((tmp_path / "out").iterdir())
     assert 3 <= len(written) < 60
     assert not [p for p in written if p.name.startswith(".")]  # no temporary files left
     for path in written:

@@ -54,3 +54,13 @@ def test_unknown_section_is_a_usage_error() -> None:
     done = subprocess.run([sys.executable, str(BENCH / "run.py"), "--only", "nope", "--readme", "none"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 2 and "unknown section" in done.stderr
+
+
+def test_cartoon_benchmark_runs_at_the_tiny_size() -> None:
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "bench" / "cartoon.py"
+    proc = subprocess.run([sys.executable, str(script), "--size", "tiny", "--rounds", "2"], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert "cvfilters / raw cv2:" in proc.stdout, proc.stderr

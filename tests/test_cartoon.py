@@ -206,6 +206,25 @@ def test_cartoon_sensitivity_and_thickness_add_outline(edges: str) -> None:
     assert outline(thickness=1) < outline(thickness=2) < outline(thickness=4)
 
 
+RECIPE = {"passes": 7, "quantize": "none", "sensitivity": 1.0, "thickness": 1}
+
+
+def test_cartoon_uint8_colour_is_the_recipe_and_agrees_with_the_float_path() -> None:
+    image = sk_photo("chelsea")
+    out = cvf.apply(image, "cartoon", **RECIPE, backend="cpu")
+    # cv2 parity: the recipe's colour path (half scale, 7 bilateral d=9 sigma 20/7 with clamped edges, back)
+    small = cv2.resize(image, (round(image.shape[1] / 2), round(image.shape[0] / 2)), interpolation=cv2.INTER_AREA)
+    for _ in range(7):
+        small = cv2.bilateralFilter(small, 9, 20, 7, borderType=cv2.BORDER_REPLICATE)
+    colour = cv2.resize(small, image.shape[1::-1], interpolation=cv2.INTER_LINEAR)
+    kept = out.max(axis=-1) > 0
+    np.testing.assert_array_equal(out[kept], colour[kept])
+    assert 0.02 < 1 - kept.mean() < 0.3  # outlines drawn (their rule is tested below)
+    # independent of cv2's 8-bit bilateral: the float32 path of the same recipe, within a level on average
+    as_float = cvf.apply(image.astype(np.float32) / 255, "cartoon", **RECIPE, backend="cpu")
+    assert np.abs(as_float * 255 - out)[kept].mean() < 1.0
+
+
 @pytest.mark.parametrize("sensitivity", [0.3, 1.0])
 def test_cartoon_adaptive_edges_are_adaptive_threshold_rule(sensitivity: float) -> None:
     image = sk_photo("chelsea")

@@ -322,9 +322,7 @@ def test_input_is_never_overwritten(tmp_path: Path, overwrite: list[str]) -> Non
     shutil.copy(ASTRONAUT, image)
     original = image.read_bytes()
     proc = run_cli("apply", image, "-o", image, "-f", "invert", *overwrite)
-    lines = stderr_lines(proc)
-    assert proc.returncode == 1
-    assert len(lines) == 1 and lines[0].startswith("error:") and "photo.png" in lines[0]
+    assert_usage_error(proc, "photo.png", "would replace an input file")
     assert image.read_bytes() == original
     assert tree(tmp_path) == {"photo.png"}
 
@@ -334,8 +332,8 @@ def test_directory_output_onto_itself_keeps_inputs(tmp_path: Path) -> None:
     shutil.copy(BADGE, tmp_path / "b.png")
     proc = run_cli("apply", tmp_path, "-o", tmp_path, "-f", "invert", "--overwrite", "--jobs", "1")
     lines = stderr_lines(proc)
-    assert proc.returncode == 1
-    assert summary_counts(lines) == {"done": 0, "failed": 2}
+    assert proc.returncode == 2  # a usage error: nothing runs
+    assert len(lines) == 2 and all(line.startswith("error:") and "would replace an input" in line for line in lines)
     assert (tmp_path / "a.png").read_bytes() == ASTRONAUT.read_bytes()
     assert (tmp_path / "b.png").read_bytes() == BADGE.read_bytes()
     assert tree(tmp_path) == {"a.png", "b.png"}

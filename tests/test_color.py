@@ -20,6 +20,7 @@ from cvfilters import registry
 from cvfilters.context import ImageSpec
 from cvfilters.errors import ParameterError
 from cvfilters.filters import cube as cube_module
+from cvfilters.filters import lut_device
 from cvfilters.filters.color import SEPIA_RGB, color_kernel, color_matrix_of, point_op_of
 from cvfilters.params import Param
 from cvfilters.pipeline import Pipeline
@@ -298,10 +299,13 @@ def test_table_shapes() -> None:
 def test_gray_images_act_as_equal_channels() -> None:
     gray = photo(20, 20, 1, np.uint8)
     colour = cv2.cvtColor(gray, cv2.COLOR_GRAY2BGR)
-    for spec in ["levels:gamma=1.8,channel=r", "sepia", "color_matrix:matrix=[[0,0,1],[0,1,0],[1,0,0.5]]"]:
+    for spec in ["levels:gamma=1.8,channel=r", "color_matrix:matrix=[[0,0,1],[0,1,0],[1,0,0.5]]"]:
         as_colour = Pipeline.parse(spec)(colour, backend="cpu").astype(np.float64) @ LUMA
         assert np.abs(Pipeline.parse(spec)(gray, backend="cpu") - as_colour).max() <= 1.0, spec
-    for spec in ["saturation:amount=0", "saturation:amount=3", "hue_shift:degrees=77"]:
+    # sepia tones gray into colour (3 channels), the result for the equal channels
+    np.testing.assert_array_equal(Pipeline.parse("sepia")(gray, backend="cpu"),
+                                  Pipeline.parse("sepia")(colour, backend="cpu"))
+    for spec in ["saturation:amount=0", "saturation:amount=3", "hue_shift:degrees=77"]:  # (they warn once)
         np.testing.assert_array_equal(Pipeline.parse(spec)(gray, backend="cpu"), gray)
 
 
@@ -466,7 +470,7 @@ def test_cube_domain_shaper_and_gray(backend: str, tmp_path) -> None:
 
 def test_big_cube_runs_on_the_host_counted(backend: str, tmp_path, monkeypatch) -> None:
     # Cubes above MAX_REMAP_NODES (128) a side run in numpy; lower the limit to test that path cheaply.
-    monkeypatch.setattr(cube_module, "MAX_REMAP_NODES", 16)
+    monkeypatch.setattr(lut_device, "MAX_REMAP_NODES", 16)
     t = np.linspace(0, 1, 6)
     b, g, r = np.meshgrid(t, t, t, indexing="ij")
     cube = np.stack([np.sqrt(b), g * g, r], axis=-1) * 0.9 + np.random.default_rng(2).random((6, 6, 6, 3)) * 0.1

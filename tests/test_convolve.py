@@ -15,7 +15,7 @@ from scipy import ndimage
 
 import cvfilters as cvf
 from cvfilters.backends import BORDERS, get_backend
-from cvfilters.filters import convolve as conv
+from cvfilters.filters import correlation, kernels
 from cvfilters.pipeline import Pipeline
 
 from .conftest import photo
@@ -61,7 +61,9 @@ PRESET_CASES = [
      lambda img, b: correlate(img, LAPLACIAN_3, b) + 0.5),
     ("edges", {"intensity": 1.5},
      lambda img, b: 1.5 * np.hypot(correlate(img, SOBEL_X / 4, b), correlate(img, SOBEL_X.T / 4, b))),
-    ("emboss", {}, lambda img, b: 0.5 + correlate(img, EMBOSS_135, b)),
+    ("emboss", {"color": True}, lambda img, b: 0.5 + correlate(img, EMBOSS_135, b)),
+    ("emboss", {}, lambda img, b: np.repeat(0.5 + correlate(img @ [0.114, 0.587, 0.299], EMBOSS_135, b)[..., None],
+                                            3, axis=2)),
     ("sharpen", {}, lambda img, b: correlate(img, SHARPEN, b)),
     ("sharpen", {"amount": 0.5}, lambda img, b: correlate(img, np.pad([[1.0]], 1) - 0.5 * LAPLACIAN_1, b)),
 ]
@@ -87,7 +89,7 @@ def test_preset_on_device_matches_scipy(backend: str, name: str) -> None:
 @pytest.mark.parametrize(("order", "ksize"), [(o, k) for k in (1, 3, 5, 7) for o in (0, 1, 2) if k == 1 or o < k])
 def test_sobel_taps_equal_cv2_deriv_kernels(order: int, ksize: int) -> None:
     expected = cv2.getDerivKernels(order, 0 if order else 1, ksize)[0].ravel()  # x taps of dx=order
-    np.testing.assert_array_equal(conv.derivative_taps(order, ksize), expected)
+    np.testing.assert_array_equal(kernels.derivative_taps(order, ksize), expected)
 
 
 @pytest.mark.parametrize(("dx", "dy", "ksize"), [(1, 0, 1), (0, 2, 1), (1, 1, 3), (2, 1, 5), (1, 0, 7)])
@@ -112,8 +114,8 @@ def test_emboss_angle_rotates_the_light() -> None:
         theta = math.radians(angle)
         expected = np.array([[(dy * math.sin(theta) - dx * math.cos(theta)) / math.sqrt(2) for dx in (-1, 0, 1)]
                              for dy in (-1, 0, 1)])
-        np.testing.assert_allclose(conv.emboss_kernel(angle), expected, atol=1e-12)
-    np.testing.assert_allclose(conv.emboss_kernel(135.0), EMBOSS_135, atol=1e-12)
+        np.testing.assert_allclose(kernels.emboss_kernel(angle), expected, atol=1e-12)
+    np.testing.assert_allclose(kernels.emboss_kernel(135.0), EMBOSS_135, atol=1e-12)
     # A bright square lit from the top-left: its top-left edges are bright, bottom-right ones dark.
     square = np.zeros((21, 21), np.float32)
     square[6:15, 6:15] = 0.4
@@ -228,7 +230,7 @@ class Spy:
 @pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.uint16])
 def test_separable_path_equals_2d_path(monkeypatch, name: str, dtype: type) -> None:
     kernel = SEPARABLE[name]
-    assert conv.separate(conv.prepare_kernel(kernel)) is not None
+    assert correlation.separate(correlation.prepare_kernel(kernel)) is not None
     image = photo(37, 43, 3, dtype)
     spy = Spy(monkeypatch, get_backend("cpu"), "sep_filter2d", "filter2d")
     for border in ("reflect101", "wrap", "constant"):
@@ -253,13 +255,13 @@ def test_non_separable_kernels_run_in_2d(monkeypatch) -> None:
     for kernel in (LAPLACIAN_3, nearly, np.zeros((5, 5)), np.ones((1, 9)), np.array([[1, 2, 0], [0, 1, 3]])):
         cvf.apply(image, "convolve", kernel=kernel, backend="cpu")
     assert spy.calls == {"sep_filter2d": 0, "filter2d": 5}
-    assert conv.separate(conv.prepare_kernel(nearly)) is None
+    assert correlation.separate(correlation.prepare_kernel(nearly)) is None
 
 
 def test_separable_detection_tolerates_float32_rounding() -> None:
     g = cv2.getGaussianKernel(15, 3.0).astype(np.float32)
     kernel = (g @ g.T).astype(np.float32)  # each entry rounded to float32
-    kx, ky = conv.separate(conv.prepare_kernel(kernel))
+    kx, ky = correlation.separate(correlation.prepare_kernel(kernel))
     np.testing.assert_allclose(ky @ kx, kernel, atol=1e-8)
 
 
@@ -284,13 +286,13 @@ def test_info_documents_correlation_convolution_and_borders() -> None:
 def test_presets_share_the_generic_path(monkeypatch) -> None:
     """Presets are data run by correlate(): patching it sees every built-in operator."""
     seen = []
-    original = conv.correlate
+    original = correlation.correlate
 
     def spy(ctx, img, matrix, border, **kwargs):
         seen.append(np.asarray(matrix).shape)
         return original(ctx, img, matrix, border, **kwargs)
 
-    monkeypatch.setattr(conv, "correlate", spy)
+    monkeypatch.setattr(correlation, "correlate", spy)
     image = photo(12, 12, 1, np.float32)
     for name in ("sobel", "scharr", "prewitt", "laplacian", "edges", "emboss", "sharpen", "unsharp_mask",
                  "high_pass", "motion_blur"):

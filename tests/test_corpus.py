@@ -10,8 +10,9 @@ Decided behaviour asserted here:
   named ``.jpg`` reads (OpenCV sniffs it) and its output ``.jpg`` is a real JPEG.
 * Every broken input gives one ``error: PATH: cause`` line, writes nothing, and the rest
   of the batch is done (exit 1); no traceback and no OpenCV/libpng/libtiff log lines.
-* An animated GIF gives its first frame (BGRA, as OpenCV decodes GIF). OpenCV's GIF
-  encoder quantizes colours (a warning says so) and drops an all-opaque alpha channel.
+* An animated GIF keeps every frame, each filtered (tests/test_animation.py checks timing);
+  OpenCV's GIF encoder quantizes colours (a warning says so). Into TIFF its frames become
+  pages, with a warning that the frame durations are dropped.
 
 ``FORMATS_TRIED`` and ``BROKEN_TRIED`` list what was tried (for the issue's closing note).
 """
@@ -251,7 +252,7 @@ def _valid_samples() -> list[Sample]:
     add("row_1x37.png", cv_encode(".png", row), row)
     column = noise((37, 1), np.float32, 61)
     add("column_37x1.tif", cv_encode(".tif", column), column)
-    # Animated GIF: the first frame (OpenCV decodes GIF as BGRA)
+    # Animated GIF: every frame (the checks below look at the first; OpenCV decodes GIF as BGRA)
     four = np.array([(0, 0, 0), (250, 250, 250), (250, 0, 0), (0, 0, 250)], np.uint8)
     frames = [four[(noise((24, 32), np.uint8, 70 + i) % 4)] for i in range(3)]
     gif = [Image.fromarray(frame).convert("P", palette=Image.Palette.ADAPTIVE, colors=4) for frame in frames]
@@ -328,6 +329,11 @@ def test_output_keeps_geometry_channels_depth_and_pixels(valid_run: dict, sample
         assert np.abs(out.astype(np.float64) - want).mean() <= sample.tolerance
 
 
+def test_animated_gif_keeps_every_frame(valid_run: dict) -> None:
+    for path in (valid_run["out"] / "animated.gif", valid_run["tif"] / "animated.tif"):
+        assert cv2.imcount(str(path)) == 3, path
+
+
 def test_exif_orientation_is_written_as_1(valid_run: dict) -> None:
     for orientation in range(1, 9):
         written = Image.open(valid_run["out"] / f"jpeg_exif{orientation}.jpg").getexif()
@@ -345,7 +351,10 @@ def test_every_format_and_depth_kept_exactly_in_tiff(valid_run: dict) -> None:
     proc = valid_run["as_tiff"]
     lines = stderr_lines(proc)
     assert proc.returncode == 0, proc.stderr
-    assert [line for line in lines if not SUMMARY.match(line)] == []
+    assert [line for line in lines if not SUMMARY.match(line) and "animated.gif" not in line] == []
+    assert [line for line in lines if "animated.gif" in line] == [
+        f"warning: {valid_run['src'] / 'animated.gif'}: {valid_run['tif'] / 'animated.tif'}: TIFF pages have no "
+        "durations; the frame timing is dropped"]
     assert not hidden(valid_run["tif"])
     for sample in VALID:
         out = load(valid_run["tif"] / (Path(sample.name).stem + ".tif"))

@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import cvfilters
-from cvfilters import batch
+from cvfilters import atomic, batch
 from cvfilters import io as cio
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,9 +148,9 @@ PHASES = ["half-written", "before-fsync", "before-rename", "after-rename"]
 
 
 def stop_at(phase: str, signal_fd: int) -> None:
-    """Patch (in the child only) the step of ``_atomic_write`` where the child waits to be killed."""
+    """Patch (in the child only) the step of :func:`cvfilters.atomic.write_bytes` where the child waits to be killed."""
     if phase == "half-written":
-        cio.open = lambda fd, mode: HalfWriter(open(fd, mode), signal_fd)  # type: ignore[attr-defined]
+        atomic.open = lambda fd, mode: HalfWriter(open(fd, mode), signal_fd)  # type: ignore[attr-defined]
     elif phase == "before-fsync":
         os.fsync = lambda fd: pause_forever(signal_fd)
     elif phase == "before-rename":
@@ -245,7 +245,7 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_target(tmp_path: Path,
             if writer == "write":
                 cio.write(target, big_images[key])
             else:
-                cio._atomic_write(target, data[key])
+                cio.write_bytes(target, data[key])
             os.write(signal_fd, b"w")
 
     for delay in (*delays, None):  # None: killed right after its first complete write, however slow

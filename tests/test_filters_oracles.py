@@ -101,7 +101,7 @@ def test_sobel_uint8_saturates_absolute_value() -> None:
 def vignette_reference(width: int, height: int, x: float, y: float, center, radius, intensity) -> float:
     half_diagonal = 0.5 * (width**2 + height**2) ** 0.5
     r = ((x + 0.5 - center[0] * width) ** 2 + (y + 0.5 - center[1] * height) ** 2) ** 0.5
-    return min(1.0, max(0.0, 1 - intensity / 2 * (r / (radius * half_diagonal)) ** 2))
+    return min(1.0, max(0.0, 1 - intensity * (r / (radius * half_diagonal)) ** 2))
 
 
 @pytest.mark.parametrize(("center", "radius", "intensity"), [((0.5, 0.5), 1.0, 1.0), ((0.2, 0.7), 0.5, 2.0)])

@@ -62,7 +62,7 @@ def test_table_fusion_is_exact(chain: list[str], dtype: type, channels: int) -> 
 
 def test_table_fusion_runs_one_lut_on_the_device(device_backend: str) -> None:
     image = photo(40, 56, 3, np.uint8)
-    spec = "gamma:gamma=1.4 | brightness_contrast:brightness=10,contrast=1.2 | posterize:levels=16 | invert"
+    spec = "gamma:gamma=1.4 | brightness_contrast:brightness=10,contrast=1.3 | posterize:levels=16 | invert"
     fused, plain = both(spec, image, device_backend)
     np.testing.assert_array_equal(fused, plain)
     out, report = Pipeline.parse(spec).run(image, backend=device_backend)

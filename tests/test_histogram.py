@@ -513,7 +513,7 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def test_plot_has_the_requested_size_and_log_differs(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from cvfilters.cli.plots import write_before_after_plot, write_histogram_plot
+    from cvfilters.plots import write_before_after_plot, write_histogram_plot
 
     image = bgr("chelsea")
     linear = write_histogram_plot(tmp_path / "linear.png", [image], size=(641, 353))

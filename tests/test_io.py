@@ -182,16 +182,19 @@ def test_palette_png_reads_as_bgr_or_bgra(tmp_path):
     assert with_alpha.shape == (4, 6, 4) and set(np.unique(with_alpha[..., 3])) <= {0, 255}
 
 
-def test_float64_reads_as_float32_and_signed_depths_are_refused(tmp_path):
+def test_float64_reads_as_float32_int16_is_kept_and_int8_refused(tmp_path):
     values = noise((5, 7), np.float32).astype(np.float64)
     assert cv2.imwrite(str(tmp_path / "f64.tif"), values)
     image = cio.read(tmp_path / "f64.tif")
     assert image.dtype == np.float32
     np.testing.assert_allclose(image, values, rtol=1e-7)
-    assert cv2.imwrite(str(tmp_path / "i16.tif"), np.full((5, 7), -3, np.int16))
-    with pytest.raises(UnsupportedDepthError, match="int16") as caught:
-        cio.read(tmp_path / "i16.tif")
-    assert str(tmp_path / "i16.tif") in str(caught.value)
+    signed = np.array([[-32768, -3, 0, 5, 32767]], np.int16)
+    assert cv2.imwrite(str(tmp_path / "i16.tif"), signed)
+    np.testing.assert_array_equal(cio.read(tmp_path / "i16.tif"), signed)
+    assert cv2.imwrite(str(tmp_path / "i8.tif"), np.full((5, 7), -3, np.int8))
+    with pytest.raises(UnsupportedDepthError, match="int8") as caught:
+        cio.read(tmp_path / "i8.tif")
+    assert str(tmp_path / "i8.tif") in str(caught.value)
 
 
 # --- EXIF orientation --------------------------------------------------------------------

@@ -27,7 +27,8 @@ import cv2
 import numpy as np
 import pytest
 from cvfilters.cli import main
-from cvfilters.cli.preview import DISPLAY_HINT, preview_copy, sliders_for
+from cvfilters.cli.display import DISPLAY_HINT
+from cvfilters.cli.preview import preview_copy, sliders_for
 
 import cvfilters as cvf
 from cvfilters.errors import ParameterError, SpecError, UsageError
@@ -88,8 +89,9 @@ def test_sliders_leave_out_kernels_points_and_paths() -> None:
 
 
 def test_large_bound_caps_a_slider_unless_allowed() -> None:
-    slow = cvf.Filter("slow", "blur", "test only", (cvf.Param("n", "int", default=5, min=1, max=100, large=10),),
-                      lambda ctx, image, n: image)
+    slow = cvf.register("slow", category="blur", summary="test only", listed=False,
+                        params=[cvf.Param("n", "int", default=5, min=1, max=100, large=10)])(
+        lambda ctx, image, n: image)
     pipeline = cvf.Pipeline([Step(slow, {"n": 5})])
     assert sliders_for(pipeline)[0].values == tuple(range(1, 11))
     with cvf.allow_large():
@@ -383,7 +385,7 @@ def test_preview_shows_the_filter_and_follows_trackbars_and_keys(xvfb: tuple[str
         preview.wait_for(screen, default, "the filtered image")
         preview.send("key space")
         preview.wait_for(screen, original, "the input after space (before)")
-        preview.send("key space", "set intensity 100", "key p")
+        preview.send("key space", "set intensity 101", "key p")  # the last of 102 positions (0.75 among them)
         preview.expect(r"^cvfilters apply \S*astronaut.png -o astronaut-filtered.png -f vignette:intensity=2$")
         preview.expect(r"^# pipeline file")
         preview.wait_for(screen, strongest, "the image with the trackbar at its maximum")

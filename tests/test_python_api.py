@@ -293,3 +293,12 @@ def test_array_values_of_other_parameters_are_named_by_shape_in_one_line(name: s
         cvf.apply(photo(), name, **params)
     message = str(info.value)
     assert "\n" not in message and "<array " in message and "array([" not in message, message
+
+
+@pytest.mark.parametrize("keyword", ["backend", "channel_order", "layout"])
+def test_a_filter_parameter_cannot_shadow_a_call_keyword(keyword: str) -> None:
+    with pytest.raises(ValueError, match=f"parameter '{keyword}' is a keyword of every filter call"):
+        @cvf.register(category="color", summary="Shadows a call keyword (test).",
+                      params=[cvf.Param(keyword, "str", "x", help="clashes")])
+        def test_shadowing(ctx: Any, img: Any, **params: Any) -> Any:
+            return img

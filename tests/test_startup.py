@@ -66,7 +66,7 @@ def test_manifest_is_fresh() -> None:
 
 def test_manifest_matches_the_registry() -> None:
     """The same facts in-process: every built-in is listed with its declaration, in its own family."""
-    from cvfilters.filters.manifest import FILTERS
+    from cvfilters.manifest import FILTERS
 
     builtins = {flt.name: flt for flt in cvf.list_filters() if flt.name in FILTERS}
     assert set(builtins) == set(FILTERS)

@@ -17,8 +17,8 @@ import cv2
 import numpy as np
 
 from ..errors import BackendUnavailableError, UsageError
-from .base import BORDER_HELP, BORDERS, Availability, Backend, Counters
-from .cpu import CpuBackend
+from .base import BORDER_HELP, BORDERS, Availability, Backend, Counters, auto_gaussian_ksize
+from .cpu import CpuBackend, host
 from .cuda import CudaBackend
 from .opencl import OpenclBackend
 
@@ -29,7 +29,7 @@ BACKEND_NAMES = ("auto", *BACKEND_CLASSES)
 AUTO_MIN_PIXELS = 512 * 512
 
 __all__ = ["BACKEND_NAMES", "BORDERS", "BORDER_HELP", "AUTO_MIN_PIXELS", "Availability", "Backend",
-           "Counters", "availability", "get_backend", "native_backend", "probe_soon", "select"]
+           "Counters", "auto_gaussian_ksize", "availability", "get_backend", "native_backend", "probe_soon", "select"]
 
 
 _PROBED: dict[str, Availability] = {}
@@ -70,7 +70,7 @@ def get_backend(name: str) -> Backend:
     status = availability(name)
     if not status.available:
         raise BackendUnavailableError(name, status.reason)
-    return BACKEND_CLASSES[name]()
+    return host() if name == "cpu" else BACKEND_CLASSES[name]()
 
 
 def native_backend(image: Any) -> str | None:

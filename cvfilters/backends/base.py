@@ -2,9 +2,9 @@
 
 Filters never call ``cv2`` directly; they call primitives on ``ctx.be``. A backend
 implements every primitive for its own image type (numpy array, ``cv2.UMat`` or
-``cv2.cuda.GpuMat``). A primitive a backend cannot run on its device falls back
-explicitly (download, run on the host, upload) and is counted in
-:attr:`Backend.counters`, which ``--explain`` prints.
+``cv2.cuda.GpuMat``). A primitive a device backend cannot run on its device falls back
+explicitly (:class:`~cvfilters.backends.device.DeviceBackend`: download, run on the
+host, upload) and is counted in :attr:`Backend.counters`, which ``--explain`` prints.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 
 from ..locks import ForkSafeLock
+from ..types import DType, Image
 
 BORDERS: dict[str, int] = {
     "reflect101": cv2.BORDER_REFLECT_101,
@@ -41,6 +42,11 @@ CV_DEPTH: dict[np.dtype, int] = {
     np.dtype(np.float64): cv2.CV_64F,
 }
 CACHE_ENTRIES = 32
+
+
+def auto_gaussian_ksize(sigma: float, dtype: DType) -> int:
+    """OpenCV's own rule for a Gaussian's ksize=0: 6 sigma + 1 for uint8, 8 sigma + 1 otherwise, made odd."""
+    return int(round(sigma * (3 if np.dtype(dtype) == np.uint8 else 4) * 2 + 1)) | 1
 
 
 @dataclass(frozen=True)
@@ -147,29 +153,6 @@ class Backend(abc.ABC):
             self._cache.move_to_end(key)
             return self._cache[key]
 
-    def fallback(self, primitive: str, *args: Any, host_result: bool = False) -> Any:
-        """Run the cpu backend's ``primitive`` on host copies of this backend's images.
-
-        Device arguments (also inside lists) are copied to the host, the result is
-        copied back (unless ``host_result``: statistics stay on the host), and
-        ``counters.fallbacks[primitive]`` is incremented; those copies are not counted
-        as pipeline uploads or downloads.
-        """
-        from .cpu import CpuBackend
-
-        def host(arg: Any) -> Any:
-            if self.is_native(arg):
-                return self.to_host(arg)
-            if isinstance(arg, (list, tuple)) and any(self.is_native(a) for a in arg):
-                return [host(a) for a in arg]
-            return arg
-
-        result = getattr(_cpu_backend(CpuBackend), primitive)(*(host(arg) for arg in args))
-        self.counters.fallbacks[primitive] += 1
-        if host_result:
-            return result
-        return [self.to_device(r) for r in result] if isinstance(result, list) else self.to_device(result)
-
     def host_copy(self, image: Any, label: str) -> np.ndarray:
         """A numpy copy of a device image for work no primitive covers (statistics).
 
@@ -195,71 +178,71 @@ class Backend(abc.ABC):
     # ------------------------------------------------------------ primitives
     # Every method below takes and returns native images of this backend.
     @abc.abstractmethod
-    def convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0, beta: float = 0.0) -> Any:
+    def convert(self, image: Image, dtype: DType, alpha: float = 1.0, beta: float = 0.0) -> Image:
         """``saturate(image * alpha + beta)`` stored as ``dtype`` (rounded for integers)."""
 
     @abc.abstractmethod
-    def split(self, image: Any) -> list[Any]: ...
+    def split(self, image: Image) -> list[Image]: ...
 
     @abc.abstractmethod
-    def merge(self, planes: Sequence[Any]) -> Any: ...
+    def merge(self, planes: Sequence[Image]) -> Image: ...
 
     @abc.abstractmethod
-    def pad(self, image: Any, top: int, bottom: int, left: int, right: int, border: int,
-            value: float = 0.0) -> Any: ...
+    def pad(self, image: Image, top: int, bottom: int, left: int, right: int, border: int,
+            value: float = 0.0) -> Image: ...
 
     @abc.abstractmethod
-    def crop(self, image: Any, x: int, y: int, width: int, height: int) -> Any:
+    def crop(self, image: Image, x: int, y: int, width: int, height: int) -> Image:
         """A region of ``image``; may share memory with it."""
 
     @abc.abstractmethod
-    def gaussian(self, image: Any, ksize: tuple[int, int], sigma: float, border: int) -> Any: ...
+    def gaussian(self, image: Image, ksize: tuple[int, int], sigma: float, border: int) -> Image: ...
 
     @abc.abstractmethod
-    def box(self, image: Any, ksize: tuple[int, int], border: int) -> Any:
+    def box(self, image: Image, ksize: tuple[int, int], border: int) -> Image:
         """Normalised box (mean) filter."""
 
     @abc.abstractmethod
-    def filter2d(self, image: Any, kernel: np.ndarray, border: int, delta: float = 0.0,
-                 ddepth: int = -1) -> Any:
+    def filter2d(self, image: Image, kernel: np.ndarray, border: int, delta: float = 0.0,
+                 ddepth: int = -1) -> Image:
         """Correlation with ``kernel`` (anchor at the centre) plus ``delta``."""
 
     @abc.abstractmethod
-    def sep_filter2d(self, image: Any, kernel_x: np.ndarray, kernel_y: np.ndarray, border: int,
-                     delta: float = 0.0, ddepth: int = -1) -> Any: ...
+    def sep_filter2d(self, image: Image, kernel_x: np.ndarray, kernel_y: np.ndarray, border: int,
+                     delta: float = 0.0, ddepth: int = -1) -> Image: ...
 
     @abc.abstractmethod
-    def sobel(self, image: Any, ddepth: int, dx: int, dy: int, ksize: int, border: int) -> Any: ...
+    def sobel(self, image: Image, ddepth: int, dx: int, dy: int, ksize: int, border: int) -> Image: ...
 
     @abc.abstractmethod
-    def magnitude(self, x: Any, y: Any) -> Any:
+    def magnitude(self, x: Image, y: Image) -> Image:
         """Per-element ``sqrt(x**2 + y**2)`` of two float32 images."""
 
     @abc.abstractmethod
-    def abs_convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0) -> Any:
+    def abs_convert(self, image: Image, dtype: DType, alpha: float = 1.0) -> Image:
         """``saturate(|image| * alpha)`` stored as ``dtype`` (``cv2.convertScaleAbs`` for uint8)."""
 
     @abc.abstractmethod
-    def clip(self, image: Any, low: float, high: float) -> Any:
+    def clip(self, image: Image, low: float, high: float) -> Image:
         """Clamp every channel of a float32 image to ``[low, high]``."""
 
     @abc.abstractmethod
-    def lut(self, image: Any, table: np.ndarray) -> Any:
+    def lut(self, image: Image, table: np.ndarray) -> Image:
         """Look-up table: 256 rows for uint8 images, 65536 for uint16; shape (N,) or (N, C) per channel.
 
         The table has the image's dtype.
         """
 
     @abc.abstractmethod
-    def transform(self, image: Any, matrix: np.ndarray) -> Any:
+    def transform(self, image: Image, matrix: np.ndarray) -> Image:
         """Per-pixel matrix ``out = M @ [c0, c1, ..., 1]`` (``cv2.transform``); M is C' x C or C' x (C + 1)."""
 
     @abc.abstractmethod
-    def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
+    def threshold(self, image: Image, thresh: float, maxval: float, kind: int) -> Image:
         """``cv2.threshold`` with a ``cv2.THRESH_*`` kind (uint8, uint16 and float32)."""
 
     @abc.abstractmethod
-    def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
+    def calc_hist(self, image: Image, channels: int, levels: int) -> np.ndarray:
         """Counts of every level of each channel of a uint8 (256) or uint16 (65536) image.
 
         Returns a host int64 array of shape (channels, levels): a reduction, small
@@ -267,65 +250,76 @@ class Backend(abc.ABC):
         """
 
     @abc.abstractmethod
-    def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
+    def min_max(self, image: Image, channels: int) -> list[tuple[float, float]]:
         """Minimum and maximum of each channel, on the host."""
 
     @abc.abstractmethod
-    def equalize_hist(self, image: Any) -> Any:
+    def equalize_hist(self, image: Image) -> Image:
         """``cv2.equalizeHist`` on a single-channel uint8 image."""
 
     @abc.abstractmethod
-    def clahe(self, image: Any, clip_limit: float, tiles: tuple[int, int]) -> Any:
+    def clahe(self, image: Image, clip_limit: float, tiles: tuple[int, int]) -> Image:
         """``cv2.createCLAHE(clip_limit, tiles).apply`` on a single-channel uint8 or uint16 image."""
 
     @abc.abstractmethod
-    def median(self, image: Any, ksize: int) -> Any:
+    def median(self, image: Image, ksize: int) -> Image:
         """Median over a ksize x ksize window (OpenCV: any odd size for uint8, at most 5 otherwise)."""
 
     @abc.abstractmethod
-    def bilateral(self, image: Any, diameter: int, sigma_color: float, sigma_space: float, border: int) -> Any:
+    def bilateral(self, image: Image, diameter: int, sigma_color: float, sigma_space: float, border: int) -> Image:
         """Edge-preserving bilateral filter (uint8 and float32, 1 or 3 channels)."""
 
     @abc.abstractmethod
-    def morphology(self, image: Any, op: int, kernel: np.ndarray, iterations: int, border: int) -> Any:
+    def morphology(self, image: Image, op: int, kernel: np.ndarray, iterations: int, border: int) -> Image:
         """``cv2.morphologyEx`` with a ``cv2.MORPH_*`` operation and a uint8 structuring element."""
 
     @abc.abstractmethod
-    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any: ...
+    def multiply(self, a: Image, b: Image, scale: float = 1.0, dtype: DType | None = None) -> Image: ...
 
     @abc.abstractmethod
-    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any: ...
+    def divide(self, a: Image, b: Image, scale: float = 1.0, dtype: DType | None = None) -> Image: ...
 
     @abc.abstractmethod
-    def add_weighted(self, a: Any, wa: float, b: Any, wb: float, gamma: float = 0.0,
-                     dtype: np.dtype | None = None) -> Any: ...
+    def add_weighted(self, a: Image, wa: float, b: Image, wb: float, gamma: float = 0.0,
+                     dtype: DType | None = None) -> Image: ...
 
     @abc.abstractmethod
-    def bitwise_not(self, image: Any) -> Any: ...
+    def bitwise_not(self, image: Image) -> Image: ...
 
     @abc.abstractmethod
-    def flip(self, image: Any, code: int) -> Any: ...
+    def flip(self, image: Image, code: int) -> Image: ...
 
     @abc.abstractmethod
-    def resize(self, image: Any, size: tuple[int, int], interpolation: int) -> Any: ...
+    def resize(self, image: Image, size: tuple[int, int], interpolation: int) -> Image: ...
 
     @abc.abstractmethod
-    def cvt_color(self, image: Any, code: int) -> Any: ...
+    def cvt_color(self, image: Image, code: int) -> Image: ...
 
     @abc.abstractmethod
-    def remap(self, image: Any, map_x: Any, map_y: Any, interpolation: int, border: int,
-              value: float = 0.0) -> Any: ...
+    def remap(self, image: Image, map_x: Image, map_y: Image, interpolation: int, border: int,
+              value: float = 0.0) -> Image: ...
 
     @abc.abstractmethod
-    def concat(self, images: Sequence[Any], axis: int) -> Any:
+    def concat(self, images: Sequence[Image], axis: int) -> Image:
         """Stack images side by side (``axis=1``) or top to bottom (``axis=0``)."""
 
+    @abc.abstractmethod
+    def sqrt(self, image: Image) -> Image:
+        """Per-element square root of a float32 image (``cv2.sqrt``)."""
 
-_CPU: list[Backend] = []
+    @abc.abstractmethod
+    def minimum(self, a: Image, b: Image) -> Image:
+        """Per-element minimum of two images of one type (``cv2.min``)."""
 
+    @abc.abstractmethod
+    def maximum(self, a: Image, b: Image) -> Image:
+        """Per-element maximum of two images of one type (``cv2.max``)."""
 
-def _cpu_backend(cls: type[Backend]) -> Backend:
-    """The one host backend that fallbacks run on (created on first use)."""
-    if not _CPU:
-        _CPU.append(cls())
-    return _CPU[0]
+    @abc.abstractmethod
+    def compare(self, a: Image, b: Image, op: int) -> Image:
+        """``cv2.compare`` with a ``cv2.CMP_*`` op: a uint8 image, 255 where ``a op b`` holds, else 0."""
+
+    @abc.abstractmethod
+    def select(self, mask: Image, yes: Image, no: Image) -> Image:
+        """``yes`` where the uint8 ``mask`` (one channel, or the images' channels) is non-zero, else ``no``."""
+

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from typing import Any
 
 import cv2
@@ -37,5 +38,11 @@ class CpuBackend(CvBackend):
     def download(self, image: np.ndarray) -> np.ndarray:
         return image
 
-    def crop(self, image: np.ndarray, x: int, y: int, width: int, height: int) -> np.ndarray:
+    def crop(self, image: Any, x: int, y: int, width: int, height: int) -> np.ndarray:
         return image[y : y + height, x : x + width]
+
+
+@cache
+def host() -> CpuBackend:
+    """The one cpu backend of the process: ``get_backend("cpu")`` and every device backend's fallbacks."""
+    return CpuBackend()

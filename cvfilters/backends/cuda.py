@@ -33,8 +33,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .base import CV_DEPTH, Availability, Backend
-from .cpu import CpuBackend
+from .base import CV_DEPTH, Availability, auto_gaussian_ksize
+from .device import DeviceBackend
 
 NO_CUDA_BUILD = ("OpenCV was built without CUDA (the PyPI wheels are); build OpenCV with CUDA "
                  "and the contrib CUDA modules to use this backend")
@@ -73,7 +73,7 @@ def _device_name() -> str:
         return "CUDA device"
 
 
-class CudaBackend(Backend):
+class CudaBackend(DeviceBackend):
     """Images are ``cv2.cuda.GpuMat``; every upload and download is counted.
 
     Attributes
@@ -95,7 +95,6 @@ class CudaBackend(Backend):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cpu = CpuBackend()
         self._stream: Any = None
 
     @property
@@ -191,8 +190,8 @@ class CudaBackend(Backend):
     def gaussian(self, image: Any, ksize: tuple[int, int], sigma: float, border: int) -> Any:
         create = _cuda("createGaussianFilter")
         if create is not None and self._fits(image, _SEPARABLE_DEPTHS, border) and (sigma > 0 or min(ksize) > 0):
-            spread = 3 if image.depth() == cv2.CV_8U else 4
-            size = tuple(k if k > 0 else round(sigma * spread * 2 + 1) | 1 for k in ksize)  # as cv2 sizes it
+            depth = np.uint8 if image.depth() == cv2.CV_8U else np.float32  # the rule tells 8-bit from others
+            size = tuple(k if k > 0 else auto_gaussian_ksize(sigma, depth) for k in ksize)  # as cv2 sizes it
             if max(size) <= MAX_TAPS and all(k % 2 for k in size):
                 return self._separable(image, ("gaussian", size, sigma, border),
                                        lambda t, d: create(t, d, size, sigma, sigma, border, border),

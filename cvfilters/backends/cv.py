@@ -12,17 +12,18 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..types import DType
 from .base import CV_DEPTH, Backend
 
 
-def _depth(dtype: np.dtype | None) -> int:
+def _depth(dtype: DType | None) -> int:
     return -1 if dtype is None else CV_DEPTH[np.dtype(dtype)]
 
 
 class CvBackend(Backend):
     """cv2 calls on whatever array type the subclass keeps images in."""
 
-    def convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0, beta: float = 0.0) -> Any:
+    def convert(self, image: Any, dtype: DType, alpha: float = 1.0, beta: float = 0.0) -> Any:
         # addWeighted with a zero second weight is Mat::convertTo(alpha, beta) for any array type.
         return cv2.addWeighted(image, alpha, image, 0.0, beta, dtype=_depth(dtype))
 
@@ -56,7 +57,7 @@ class CvBackend(Backend):
     def magnitude(self, x: Any, y: Any) -> Any:
         return cv2.magnitude(x, y)
 
-    def abs_convert(self, image: Any, dtype: np.dtype, alpha: float = 1.0) -> Any:
+    def abs_convert(self, image: Any, dtype: DType, alpha: float = 1.0) -> Any:
         if np.dtype(dtype) == np.uint8:
             return cv2.convertScaleAbs(image, alpha=alpha)
         # Python scalars are ambiguous in cv2 (a float is Scalar(v, 0, 0, 0); a tuple is
@@ -71,9 +72,7 @@ class CvBackend(Backend):
     def lut(self, image: Any, table: np.ndarray) -> Any:
         if len(table) == 256:
             return cv2.LUT(image, table if table.ndim == 1 else table.reshape(256, 1, -1))
-        # cv2.LUT is 8-bit only: a 65536-row table is indexed by numpy on the host.
-        if not isinstance(image, np.ndarray):
-            return self.fallback("lut", image, table)
+        # cv2.LUT is 8-bit only: a 65536-row table is indexed by numpy (host images; opencl overrides).
         if table.ndim == 1:
             return table[image]
         columns = table.reshape(len(table), -1)
@@ -86,14 +85,10 @@ class CvBackend(Backend):
         return cv2.threshold(image, thresh, maxval, kind)[1]
 
     def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
-        if levels != 256 and not isinstance(image, np.ndarray):
-            # OpenCV's OpenCL histogram kernel is 8-bit only
-            return self.fallback("calc_hist", image, channels, levels, host_result=True)
         planes = [image] if channels == 1 else cv2.split(image)
         rows = [cv2.calcHist([plane], [0], None, [levels], [0, levels]) for plane in planes]
         # OpenCV 5 returns (levels,), 4.x (levels, 1); a UMat input gives a UMat
-        return np.stack([np.rint(np.asarray(r.get() if isinstance(r, cv2.UMat) else r, np.float64).reshape(-1))
-                         for r in rows]).astype(np.int64)
+        return np.stack([np.rint(np.asarray(self.to_host(r), np.float64).reshape(-1)) for r in rows]).astype(np.int64)
 
     def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
         planes = [image] if channels == 1 else cv2.split(image)
@@ -114,14 +109,14 @@ class CvBackend(Backend):
     def morphology(self, image: Any, op: int, kernel: np.ndarray, iterations: int, border: int) -> Any:
         return cv2.morphologyEx(image, op, kernel, iterations=iterations, borderType=border)
 
-    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
+    def multiply(self, a: Any, b: Any, scale: float = 1.0, dtype: DType | None = None) -> Any:
         return cv2.multiply(a, b, scale=scale, dtype=_depth(dtype))
 
-    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: np.dtype | None = None) -> Any:
+    def divide(self, a: Any, b: Any, scale: float = 1.0, dtype: DType | None = None) -> Any:
         return cv2.divide(a, b, scale=scale, dtype=_depth(dtype))
 
     def add_weighted(self, a: Any, wa: float, b: Any, wb: float, gamma: float = 0.0,
-                     dtype: np.dtype | None = None) -> Any:
+                     dtype: DType | None = None) -> Any:
         return cv2.addWeighted(a, wa, b, wb, gamma, dtype=_depth(dtype))
 
     def bitwise_not(self, image: Any) -> Any:
@@ -142,4 +137,20 @@ class CvBackend(Backend):
 
     def concat(self, images: Sequence[Any], axis: int) -> Any:
         return (cv2.vconcat if axis == 0 else cv2.hconcat)(list(images))
+
+    def sqrt(self, image: Any) -> Any:
+        return cv2.sqrt(image)
+
+    def minimum(self, a: Any, b: Any) -> Any:
+        return cv2.min(a, b)
+
+    def maximum(self, a: Any, b: Any) -> Any:
+        return cv2.max(a, b)
+
+    def compare(self, a: Any, b: Any, op: int) -> Any:
+        return cv2.compare(a, b, op)
+
+    def select(self, mask: Any, yes: Any, no: Any) -> Any:
+        # copyTo writes yes into dst where the mask is set; dst starts as a copy of no
+        return cv2.copyTo(yes, mask, dst=cv2.copyTo(no, None))  # type: ignore[call-overload]  # None: no mask
 

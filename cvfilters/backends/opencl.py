@@ -4,7 +4,7 @@ The device is OpenCV's default OpenCL device, which honours ``OPENCV_OPENCL_DEVI
 (``:CPU:`` selects a CPU driver such as pocl, ``:GPU:`` a GPU). OpenCV runs its CPU
 code on a UMat when it has no OpenCL kernel for an operation (in OpenCV 5:
 GaussianBlur, 16-bit CLAHE, medianBlur above 5, adaptiveThreshold): the result is the
-same, only slower, so those are listed in :data:`NO_OPENCL_KERNEL` for ``--explain``.
+same, only slower, and it is not a counted fallback (no copy leaves OpenCV).
 """
 
 from __future__ import annotations
@@ -16,12 +16,15 @@ import numpy as np
 
 from .base import Availability
 from .cv import CvBackend
+from .device import DeviceBackend
 
-NO_OPENCL_KERNEL = frozenset({"gaussian"})
 
+class OpenclBackend(CvBackend, DeviceBackend):
+    """Images are ``cv2.UMat``; every upload and download is counted.
 
-class OpenclBackend(CvBackend):
-    """Images are ``cv2.UMat``; every upload and download is counted."""
+    The cv2 calls are :class:`CvBackend`'s; this class overrides what differs on a
+    UMat: 16-bit tables and 16-bit histograms, which OpenCV runs on the host only.
+    """
 
     name = "opencl"
 
@@ -57,5 +60,15 @@ class OpenclBackend(CvBackend):
     def to_host(self, image: cv2.UMat) -> np.ndarray:
         return image.get()
 
-    def crop(self, image: cv2.UMat, x: int, y: int, width: int, height: int) -> cv2.UMat:
+    def crop(self, image: Any, x: int, y: int, width: int, height: int) -> cv2.UMat:
         return cv2.UMat(image, (y, y + height), (x, x + width))
+
+    def lut(self, image: Any, table: np.ndarray) -> cv2.UMat:
+        if len(table) == 256:
+            return super().lut(image, table)
+        return self.fallback("lut", image, table)  # cv2.LUT is 8-bit only; a 65536-row table indexes on the host
+
+    def calc_hist(self, image: Any, channels: int, levels: int) -> np.ndarray:
+        if levels == 256:
+            return super().calc_hist(image, channels, levels)
+        return self.fallback("calc_hist", image, channels, levels, host_result=True)  # OpenCL's kernel is 8-bit

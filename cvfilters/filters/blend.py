@@ -14,13 +14,15 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .. import masks
-from ..boundary import ImageValue
+from .. import io, masks
+from ..arrays import ImageValue
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
+from ..pixels import full_scale, split_color, unpremultiply
 from ..registry import register
-from .common import color_channels, split_color
+from ..types import FeatherMethod, Image
+from .common import color_channels
 
 BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
 _F32 = np.dtype(np.float32)
@@ -43,11 +45,11 @@ def _mask_params(required: bool) -> list[Param]:
     ]
 
 
-def _weight_key(mask: str | None, feather: float, method: str, invert: bool, spec: ImageSpec) -> Hashable:
+def _weight_key(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageSpec) -> Hashable:
     return ("mask", None if mask is None else masks.source_key(mask), feather, method, invert, spec.size)
 
 
-def _weight(mask: str | None, feather: float, method: str, invert: bool, spec: ImageSpec) -> np.ndarray:
+def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageSpec) -> np.ndarray:
     if mask is None:
         ones = np.ones((spec.height, spec.width), np.float32)
         return (1.0 - ones) if invert else ones
@@ -66,8 +68,8 @@ def _weight(mask: str | None, feather: float, method: str, invert: bool, spec: I
         *_mask_params(required=True)[1:],
     ],
 )
-def masked(ctx: Context, img: Any, *, mask: str, filter: str, feather: float, feather_method: str,
-           invert: bool) -> Any:
+def masked(ctx: Context, img: Image, *, mask: str, filter: str, feather: float, feather_method: FeatherMethod,
+           invert: bool) -> Image:
     """``out = F(in) * w + in * (1 - w)``, ``w`` the mask (inverted if asked, then feathered).
 
     CLI syntax (quote the nested spec and shapes; the nested spec may hold ``|``)::
@@ -99,15 +101,13 @@ def _source(image: str | ImageValue | None, color: tuple[float, ...],
 
     A source image of another size is resized premultiplied (no dark fringe at soft edges).
     """
-    from .. import io
-
     colors = color_channels(spec)
     if image is None:
-        values, alpha = split_color(color, colors, bgra=spec.channels == 4)
-        col = np.broadcast_to(np.asarray(values, np.float32), (spec.height, spec.width, colors))
-        return np.ascontiguousarray(col), np.full((spec.height, spec.width), alpha, np.float32)
+        solid, opacity = split_color(color, colors, bgra=spec.channels == 4)
+        plane = np.broadcast_to(np.asarray(solid, np.float32), (spec.height, spec.width, colors))
+        return np.ascontiguousarray(plane), np.full((spec.height, spec.width), opacity, np.float32)
     src = image.bgr() if isinstance(image, ImageValue) else io.read(image)
-    values = src.astype(np.float32) / np.float32(1.0 if src.dtype.kind == "f" else np.iinfo(src.dtype).max)
+    values = src.astype(np.float32) / np.float32(full_scale(src.dtype))
     if values.ndim == 2:
         col, alpha = values[:, :, None], np.ones(values.shape, np.float32)
     else:
@@ -128,30 +128,22 @@ def _source(image: str | ImageValue | None, color: tuple[float, ...],
     return np.ascontiguousarray(col), alpha.astype(np.float32)
 
 
-def _relu(be: Any, x: Any) -> Any:
+def _relu(be: Any, x: Image) -> Image:
     return be.threshold(x, 0.0, 0.0, cv2.THRESH_TOZERO)
 
 
-def _above(be: Any, x: Any, level: float) -> Any:
+def _above(be: Any, x: Image, level: float) -> Image:
     """1 where ``x > level``, else 0."""
     return be.threshold(x, level, 1.0, cv2.THRESH_BINARY)
 
 
-def _one_minus(be: Any, x: Any) -> Any:
+def _one_minus(be: Any, x: Image) -> Image:
     return be.convert(x, np.float32, -1.0, 1.0)
 
 
-def _select(be: Any, where: Any, yes: Any, no: Any) -> Any:
-    """``no + where * (yes - no)`` (``where`` is 0 or 1)."""
-    return be.add_weighted(no, 1.0, be.multiply(where, be.add_weighted(yes, 1.0, no, -1.0)), 1.0)
-
-
-def _sqrt(be: Any, x: Any, iterations: int = 5) -> Any:
-    """``sqrt(x)`` for ``x`` in [0.25, 1] by Newton's iteration from ``(1 + x) / 2`` (device arithmetic)."""
-    y = be.convert(x, np.float32, 0.5, 0.5)
-    for _ in range(iterations):
-        y = be.add_weighted(y, 0.5, be.divide(x, y), 0.5)
-    return y
+def _select(be: Any, where: Any, yes: Any, no: Any) -> Image:
+    """``yes`` where ``where`` is 1, else ``no`` (``where`` a float32 0/1 image)."""
+    return be.select(be.convert(where, np.uint8), yes, no)
 
 
 def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
@@ -175,9 +167,9 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
         high = _one_minus(be, be.multiply(_one_minus(be, cb), _one_minus(be, cs), 2.0))
         return _select(be, _above(be, cb, 0.5), high, low)
     if mode == "darken":
-        return be.add_weighted(cb, 1.0, _relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), -1.0)
+        return be.minimum(cb, cs)
     if mode == "lighten":
-        return be.add_weighted(cs, 1.0, _relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), 1.0)
+        return be.maximum(cb, cs)
     if mode == "difference":
         return be.add_weighted(_relu(be, be.add_weighted(cb, 1.0, cs, -1.0)), 1.0,
                                _relu(be, be.add_weighted(cs, 1.0, cb, -1.0)), 1.0)
@@ -186,8 +178,7 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
     # soft_light
     cb = be.clip(cb, 0.0, 1.0)
     poly = be.multiply(be.convert(be.multiply(be.convert(cb, np.float32, 16.0, -12.0), cb), np.float32, 1.0, 4.0), cb)
-    root = _sqrt(be, be.convert(_relu(be, be.convert(cb, np.float32, 1.0, -0.25)), np.float32, 1.0, 0.25))
-    d = _select(be, _above(be, cb, 0.25), root, poly)
+    d = _select(be, _above(be, cb, 0.25), be.sqrt(cb), poly)
     low = be.add_weighted(cb, 1.0, be.multiply(be.convert(cs, np.float32, -2.0, 1.0),
                                                 be.multiply(cb, _one_minus(be, cb))), -1.0)
     high = be.add_weighted(cb, 1.0, be.multiply(be.convert(cs, np.float32, 2.0, -1.0),
@@ -214,8 +205,8 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
         *_mask_params(required=False),
     ],
 )
-def blend(ctx: Context, img: Any, *, source: str | ImageValue | None, color: tuple[float, ...], mode: str,
-          opacity: float, mask: str | None, feather: float, feather_method: str, invert: bool) -> Any:
+def blend(ctx: Context, img: Image, *, source: str | ImageValue | None, color: tuple[float, ...], mode: str,
+          opacity: float, mask: str | None, feather: float, feather_method: FeatherMethod, invert: bool) -> Image:
     """W3C Compositing and Blending, source-over with a separable blend mode.
 
     The source (``source`` image, else ``color``) has straight colour ``Cs`` and alpha
@@ -270,4 +261,4 @@ def blend(ctx: Context, img: Any, *, source: str | ImageValue | None, color: tup
     cs_prime = be.add_weighted(cs, 1.0, be.multiply(ab3, be.add_weighted(mixed, 1.0, cs, -1.0)), 1.0)
     co = be.add_weighted(be.multiply(a_s, cs_prime), 1.0, be.multiply(be.multiply(ab3, cb), rest3), 1.0)
     ao = be.add_weighted(a_s1, 1.0, be.multiply(ab, rest1), 1.0)
-    return masks.from_premultiplied(be, co, ao, spec)
+    return unpremultiply(be, co, ao, spec)

@@ -9,13 +9,17 @@ import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..backends import auto_gaussian_ksize
 from ..context import Context
 from ..params import MAX_KERNEL_SIDE, Param
+from ..pixels import to_float32_same_units
 from ..registry import register
+from ..types import Image
 from .common import border_param, center_param, with_border
-from .convolve import auto_gaussian_ksize, line_kernel, respond, to_float
+from .correlation import respond
+from .kernels import line_kernel
 
-__all__ = ["auto_gaussian_ksize", "median_filter"]
+__all__ = ["median_filter"]
 
 MAX_MEDIAN_SIZE = 101
 LARGE_MEDIAN_SIZE = 51  # float32 images with many distinct values cost ~size^2 (see median_blur)
@@ -39,7 +43,7 @@ MAX_ZOOM_STEPS = 10  # 2**10 samples along the longest streak
     ],
     alpha="premultiply",
 )
-def gaussian_blur(ctx: Context, img: Any, *, sigma: float, ksize: int, border: str) -> Any:
+def gaussian_blur(ctx: Context, img: Image, *, sigma: float, ksize: int, border: str) -> Image:
     """Gaussian blur, ``cv2.GaussianBlur`` with the same sigma in x and y.
 
     ``out = G * in`` with ``G(x, y) ~ exp(-(x^2 + y^2) / (2 sigma^2))`` normalised over a
@@ -49,7 +53,7 @@ def gaussian_blur(ctx: Context, img: Any, *, sigma: float, ksize: int, border: s
     return _gaussian(ctx, img, sigma, ksize, border)
 
 
-def _gaussian(ctx: Context, img: Any, sigma: float, ksize: int, border: str) -> Any:
+def _gaussian(ctx: Context, img: Image, sigma: float, ksize: int, border: str) -> Image:
     size = ksize or auto_gaussian_ksize(sigma, ctx.spec.dtype)
     return with_border(ctx, img, (size // 2, size // 2), border,
                        lambda im, b: ctx.be.gaussian(im, (size, size), sigma, b))
@@ -64,7 +68,7 @@ def _gaussian(ctx: Context, img: Any, sigma: float, ksize: int, border: str) -> 
     ],
     alpha="premultiply",
 )
-def box_blur(ctx: Context, img: Any, *, size: int, border: str) -> Any:
+def box_blur(ctx: Context, img: Image, *, size: int, border: str) -> Image:
     """``out = mean of in over a size x size window`` anchored at its centre (``cv2.blur``).
 
     For an even ``size`` the anchor is ``size // 2`` (one more pixel before it than after).
@@ -80,7 +84,7 @@ def box_blur(ctx: Context, img: Any, *, size: int, border: str) -> Any:
                   help="side of the square window (odd); exact for every dtype; above 51 needs --allow-large")],
     alpha="premultiply",
 )
-def median_blur(ctx: Context, img: Any, *, size: int) -> Any:
+def median_blur(ctx: Context, img: Image, *, size: int) -> Image:
     """``out = median of in over a size x size window``, per channel; edges replicate (``aaa|abc``).
 
     Exact for every dtype and size, never through a lossy conversion:
@@ -178,14 +182,15 @@ def _median_select(image: np.ndarray, size: int) -> np.ndarray:
     params=[
         Param("d", "int", 9, min=0, max=49, unit="px",
               help="diameter of the neighbourhood; 0 = from sigma_space (2 round(1.5 sigma_space) + 1)"),
-        Param("sigma_color", "float", 0.15, min=0.001, max=1.0, unit="fraction of full scale",
+        # Default: about 75 levels of uint8, the sigmaColor of OpenCV's bilateralFilter(img, 9, 75, 75) tutorial.
+        Param("sigma_color", "float", 0.3, min=0.001, max=1.0, unit="fraction of full scale",
               help="colour difference weighted exp(-1/2): 0.1 is 25.5 levels of uint8, 6554 of uint16, 0.1 of float32"),
         Param("sigma_space", "float", 5.0, min=0.5, max=16.0, unit="px", help="spatial standard deviation"),
         border_param(),
     ],
     alpha="premultiply",
 )
-def bilateral(ctx: Context, img: Any, *, d: int, sigma_color: float, sigma_space: float, border: str) -> Any:
+def bilateral(ctx: Context, img: Image, *, d: int, sigma_color: float, sigma_space: float, border: str) -> Image:
     """``out(p) = sum_q w(p, q) in(q) / sum_q w(p, q)`` over a disc of diameter ``d``.
 
     ``w = exp(-|p - q|^2 / (2 sigma_space^2)) * exp(-c(p, q)^2 / (2 (sigma_color *
@@ -198,7 +203,7 @@ def bilateral(ctx: Context, img: Any, *, d: int, sigma_color: float, sigma_space
     be, spec = ctx.be, ctx.spec
     reach = d // 2 if d > 0 else round(1.5 * sigma_space)
 
-    def run(image: Any) -> Any:
+    def run(image: Image) -> Image:
         return with_border(ctx, image, (reach, reach), border,
                            lambda im, b: be.bilateral(im, d, sigma_color * scale, sigma_space, b))
 
@@ -228,7 +233,7 @@ def bilateral(ctx: Context, img: Any, *, d: int, sigma_color: float, sigma_space
     ],
     alpha="premultiply",
 )
-def motion_blur(ctx: Context, img: Any, *, length: float, angle: float, border: str) -> Any:
+def motion_blur(ctx: Context, img: Image, *, length: float, angle: float, border: str) -> Image:
     """``out = L * in``: correlation with a normalised anti-aliased line kernel ``L``.
 
     ``L(p) ~ max(0, 1 - dist(p, S))`` for the segment ``S`` of ``length - 1`` px through
@@ -248,7 +253,7 @@ def motion_blur(ctx: Context, img: Any, *, length: float, angle: float, border: 
     ],
     alpha="premultiply",
 )
-def zoom_blur(ctx: Context, img: Any, *, center: tuple[float, float], amount: float) -> Any:
+def zoom_blur(ctx: Context, img: Image, *, center: tuple[float, float], amount: float) -> Image:
     """``out(p) = mean_j in(c + (p - c) * s_j)``: copies scaled about ``c`` and averaged.
 
     The scales ``s_j = q^j`` (j = 0 .. N - 1) run geometrically from 1 to
@@ -266,7 +271,7 @@ def zoom_blur(ctx: Context, img: Any, *, center: tuple[float, float], amount: fl
         return img
     steps = min(MAX_ZOOM_STEPS, max(1, math.ceil(math.log2(amount + 1.0))))
     ratio = (1.0 - min(amount / reach, 0.95)) ** (1.0 / (2**steps - 1))
-    out = to_float(ctx, img)
+    out = to_float32_same_units(ctx, img)
     for step in range(steps):
         scale = ratio ** (2**step)
         map_x, map_y = (_zoom_map_cached(ctx, cx, cy, scale, axis) for axis in (0, 1))
@@ -312,8 +317,8 @@ def tilt_shift_mask(height: int, center: float, band: float, falloff: float) -> 
     ],
     alpha="premultiply",
 )
-def tilt_shift(ctx: Context, img: Any, *, center: float, band: float, falloff: float, sigma: float,
-               border: str) -> Any:
+def tilt_shift(ctx: Context, img: Image, *, center: float, band: float, falloff: float, sigma: float,
+               border: str) -> Image:
     """``out = in + m(y) * (G * in - in)``, a per-row blend of the image and its Gaussian blur.
 
     ``G * in`` is ``gaussian_blur(sigma)``; ``m(y) = smoothstep(clip((|y - center| -

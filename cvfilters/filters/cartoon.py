@@ -17,6 +17,7 @@ returns the quantized image and the palette.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import cv2
@@ -24,15 +25,14 @@ import numpy as np
 
 from ..context import Context
 from ..params import Param
+from ..pixels import from_unit_float, to_unit_float
 from ..quantize import quantize_palette, quantize_unit
 from ..registry import register
 from .stylize import (
     EIGHT_BIT_NOTE,
-    from_float,
     luma,
     on_host_8bit_bgr,
     to_channels,
-    to_float,
     with_note,
 )
 
@@ -118,7 +118,7 @@ def toon(ctx: Context, img: Any, *, threshold: float, levels: int, source: str) 
     others are posterized. Computed in float32 and rounded back to the input dtype;
     alpha passes through.
     """
-    return from_float(ctx, _toon(ctx, to_float(ctx, img), threshold=threshold, levels=levels, source=source))
+    return from_unit_float(ctx, _toon(ctx, to_unit_float(ctx, img), threshold=threshold, levels=levels, source=source))
 
 
 @register(
@@ -136,8 +136,8 @@ def smooth_toon(ctx: Context, img: Any, *, blur: float, threshold: float, levels
     passes through.
     """
     size = int(round(blur * 4)) * 2 + 1
-    blurred = ctx.be.gaussian(to_float(ctx, img), (size, size), blur, cv2.BORDER_REPLICATE)
-    return from_float(ctx, _toon(ctx, blurred, threshold=threshold, levels=levels, source=source))
+    blurred = ctx.be.gaussian(to_unit_float(ctx, img), (size, size), blur, cv2.BORDER_REPLICATE)
+    return from_unit_float(ctx, _toon(ctx, blurred, threshold=threshold, levels=levels, source=source))
 
 
 # ---------------------------------------------------------------------------------------
@@ -190,8 +190,12 @@ def cartoon_edges(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: 
 
 
 def smooth_colour(ctx: Context, colour: Any, *, passes: int, scale: float, diameter: int, sigma_color: float,
-                  sigma_space: float) -> Any:
-    """Repeated bilateral filtering of a float32 0..1 image at a reduced scale, resized back."""
+                  sigma_space: float, full: float = 1.0) -> Any:
+    """Repeated bilateral filtering at a reduced scale, resized back.
+
+    ``colour`` is float32 0..1 (``full=1``) or uint8 (``full=255``); ``sigma_color`` is
+    in 8-bit levels either way.
+    """
     be, spec = ctx.be, ctx.spec
     if passes == 0:
         return colour
@@ -199,7 +203,7 @@ def smooth_colour(ctx: Context, colour: Any, *, passes: int, scale: float, diame
     reduced = small_size != spec.size
     work = be.resize(colour, small_size, cv2.INTER_AREA) if reduced else colour
     for _ in range(passes):
-        work = be.bilateral(work, diameter, sigma_color / 255.0, sigma_space, cv2.BORDER_REPLICATE)
+        work = be.bilateral(work, diameter, sigma_color * full / 255.0, sigma_space, cv2.BORDER_REPLICATE)
     return be.resize(work, spec.size, cv2.INTER_LINEAR) if reduced else work
 
 
@@ -259,11 +263,19 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
       upload; see ``quantize``), ``posterize`` to ``levels`` values per channel
       (``round(c (levels - 1)) / (levels - 1)``, device), or ``none``.
 
-    The luminance for the outlines is 8-bit (uint16 and float32 are converted); the
-    colour path is float32, and the result has the input dtype. Alpha passes through.
+    The luminance for the outlines is 8-bit (uint16 and float32 are converted). With
+    ``quantize=none`` (the classic recipe) the colour path of uint8 images is uint8
+    throughout, at the recipe's speed: ``cv2.bilateralFilter`` on 8-bit values and the
+    outlines as a 0/1 multiply. Otherwise it is float32, so a quantizer's bucket edges
+    do not move with 8-bit rounding (which differs by a level between backends'
+    resizes). The result has the input dtype. Alpha passes through.
     """
     be, spec = ctx.be, ctx.spec
-    colour = smooth_colour(ctx, to_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
+    if spec.dtype == np.uint8 and quantize == "none":
+        return _cartoon_8bit(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
+                             thickness=thickness, passes=passes, scale=scale, diameter=diameter,
+                             sigma_color=sigma_color, sigma_space=sigma_space)
+    colour = smooth_colour(ctx, to_unit_float(ctx, img), passes=passes, scale=scale, diameter=diameter,
                            sigma_color=sigma_color, sigma_space=sigma_space)
     if quantize == "kmeans":
         def kmeans(host: np.ndarray) -> np.ndarray:
@@ -280,7 +292,22 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
                              thickness=thickness)
         keep = be.convert(mask, np.float32, -1.0, 1.0)
         colour = be.multiply(colour, to_channels(ctx, keep))
-    return from_float(ctx, colour)
+    return from_unit_float(ctx, colour)
+
+
+def _cartoon_8bit(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, sensitivity: float,
+                  thickness: int, passes: int, scale: float, diameter: int, sigma_color: float,
+                  sigma_space: float) -> Any:
+    """:func:`cartoon` on a uint8 image without quantizing (the classic recipe), every colour step in uint8."""
+    be = ctx.be
+    colour = smooth_colour(ctx, img, passes=passes, scale=scale, diameter=diameter, sigma_color=sigma_color,
+                           sigma_space=sigma_space, full=255.0)
+    if edges != "none":
+        mask = cartoon_edges(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
+                             thickness=thickness)
+        keep = be.convert(mask, np.uint8, -1.0, 1.0)
+        colour = be.multiply(colour, to_channels(ctx, keep))
+    return colour
 
 
 # ---------------------------------------------------------------------------------------
@@ -289,6 +316,20 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
 # Added to both sides of the dodge ratio: flat areas stay exactly white, and the ratio
 # amplifies float32 rounding differences between devices at most 64 times.
 DODGE_EPSILON = 1.0 / 64
+def stronger_lines(drawn: np.ndarray, strength: float) -> np.ndarray:
+    """An 8-bit BGR pencil drawing whose luma ``Y`` becomes ``clip(1 - strength (1 - Y))``, hue kept.
+
+    Every channel is scaled by the same factor, so the paper stays white and the lines
+    darken without the colours sinking to black (a per-channel curve would darken a
+    saturated stroke's weak channels to 0).
+    """
+    colour = drawn.astype(np.float32) / np.float32(255.0)
+    y = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY)
+    target = np.clip(1.0 - strength * (1.0 - y), 0.0, 1.0)
+    gain = np.divide(target, y, out=np.zeros_like(y), where=y > 1e-6)
+    return np.rint(np.clip(colour * gain[..., None], 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
 @register(
     category="cartoon",
     summary="Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host).",
@@ -302,16 +343,18 @@ DODGE_EPSILON = 1.0 / 64
               help="color: pencilSketch's spatial extent of the smoothing"),
         Param("sigma_r", "float", 0.07, min=0.01, max=1.0, unit="fraction of full scale",
               help="color: pencilSketch's range sigma; larger = fewer, bolder strokes"),
-        Param("strength", "float", 1.5, min=0.1, max=5.0,
-              help="line darkness: out = 1 - strength (1 - sketch); 1 = as drawn, > 1 darker lines"),
+        Param("strength", "float", None, min=0.1, max=5.0,
+              help="line darkness: out = 1 - strength (1 - sketch); 1 = as drawn, > 1 darker lines; "
+                   "automatic: 1.5 for gray, 1 for color (cv2.pencilSketch as drawn: its colour drawing "
+                   "is already dark, 1.5 sinks it towards black)"),
         Param("shading", "float", 0.2, min=0.0, max=1.0,
               help="how much of the original tone shades the paper (gray: multiplies by "
                    "1 - shading + shading * luminance; color: pencilSketch's shade_factor = 0.1 shading)"),
     ],
 )
 @with_note("mode=color: " + EIGHT_BIT_NOTE)
-def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, sigma_r: float, strength: float,
-           shading: float) -> Any:
+def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, sigma_r: float,
+           strength: float | None, shading: float) -> Any:
     """Pencil drawing.
 
     - ``gray`` (device, float32): with ``Y`` the luminance, the colour dodge of ``Y``
@@ -321,19 +364,21 @@ def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, si
       ``out = clip(1 - strength (1 - D)) * (1 - shading + shading Y)``, copied into every
       channel.
     - ``color`` (host): ``cv2.pencilSketch(src, sigma_s, sigma_r, 0.1 shading)``'s colour
-      result, then the same ``strength`` curve per channel.
+      result ``P``, whose luma ``Y`` (BT.601) takes the same ``strength`` curve while the
+      colour is kept: ``out = P * clip(1 - strength (1 - Y)) / Y`` (``P`` itself at 1).
 
     Alpha passes through.
     """
     be = ctx.be
+    if strength is None:
+        strength = 1.0 if mode == "color" else 1.5
     if mode == "color":
         def pencil(bgr: np.ndarray) -> np.ndarray:
             _, drawn = cv2.pencilSketch(bgr, sigma_s=sigma_s, sigma_r=sigma_r, shade_factor=0.1 * shading)
-            darker = drawn.astype(np.float32) * strength + 255.0 * (1.0 - strength)
-            return np.rint(np.clip(darker, 0.0, 255.0)).astype(np.uint8)
+            return drawn if strength == 1.0 else stronger_lines(drawn, strength)
 
         return on_host_8bit_bgr(ctx, img, pencil, "sketch (pencilSketch on host)")
-    gray = luma(ctx, to_float(ctx, img))
+    gray = luma(ctx, to_unit_float(ctx, img))
     size = int(round(blur * 4)) * 2 + 1
     blurred = be.gaussian(be.convert(gray, np.float32, -1.0, 1.0), (size, size), blur, cv2.BORDER_REPLICATE)
     dodge = be.clip(be.divide(be.convert(gray, np.float32, 1.0, DODGE_EPSILON),
@@ -341,7 +386,7 @@ def sketch(ctx: Context, img: Any, *, mode: str, blur: float, sigma_s: float, si
     lines = be.clip(be.convert(dodge, np.float32, strength, 1.0 - strength), 0.0, 1.0)
     if shading > 0:
         lines = be.multiply(lines, be.convert(gray, np.float32, shading, 1.0 - shading))
-    return from_float(ctx, to_channels(ctx, lines))
+    return from_unit_float(ctx, to_channels(ctx, lines))
 
 
 # ---------------------------------------------------------------------------------------
@@ -374,7 +419,7 @@ def halftone(ctx: Context, img: Any, *, size: int) -> Any:
     """
     be, spec = ctx.be, ctx.spec
     grid_w, grid_h = -(-spec.width // size), -(-spec.height // size)
-    gray = luma(ctx, to_float(ctx, img))
+    gray = luma(ctx, to_unit_float(ctx, img))
     padded = be.pad(gray, 0, grid_h * size - spec.height, 0, grid_w * size - spec.width, cv2.BORDER_REPLICATE)
     means = be.resize(padded, (grid_w, grid_h), cv2.INTER_AREA)
     radius = be.convert(means, np.float32, -0.5 * size, 0.5 * size)
@@ -383,7 +428,7 @@ def halftone(ctx: Context, img: Any, *, size: int) -> Any:
     distance = be.cached(("halftone", spec.size, size), lambda: halftone_distance(spec.width, spec.height, size))
     # white (1) where radius - distance <= 0
     white = be.threshold(be.add_weighted(radius, 1.0, distance, -1.0), 0.0, 1.0, cv2.THRESH_BINARY_INV)
-    return from_float(ctx, to_channels(ctx, white))
+    return from_unit_float(ctx, to_channels(ctx, white))
 
 
 # (luminance below which the family is drawn, direction of the lines, offset in spacings)
@@ -430,16 +475,16 @@ def crosshatch(ctx: Context, img: Any, *, spacing: float, line_width: float) -> 
     cached line masks.
     """
     be, spec = ctx.be, ctx.spec
-    gray = luma(ctx, to_float(ctx, img))
-    hatched = None
+    gray = luma(ctx, to_unit_float(ctx, img))
+    hatched: Any = None  # a native image once the first family is drawn
     for family, (limit, _, _) in enumerate(CROSSHATCH_FAMILIES):
         dark = be.threshold(gray, limit - MARGIN, 1.0, cv2.THRESH_BINARY_INV)  # 1 where Y < limit
         lines = be.cached(("crosshatch", spec.size, spacing, line_width, family),
-                          lambda f=family: crosshatch_lines(spec.width, spec.height, spacing, line_width, f))
+                          partial(crosshatch_lines, spec.width, spec.height, spacing, line_width, family))
         drawn = be.multiply(dark, lines)
         hatched = drawn if hatched is None else be.add_weighted(hatched, 1.0, drawn, 1.0)
     white = be.threshold(hatched, 0.5, 1.0, cv2.THRESH_BINARY_INV)
-    return from_float(ctx, to_channels(ctx, white))
+    return from_unit_float(ctx, to_channels(ctx, white))
 
 
 __all__ = ["cartoon", "crosshatch", "halftone", "quantize", "quantize_palette", "sketch",

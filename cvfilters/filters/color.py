@@ -26,8 +26,9 @@ too, so one step gives the same picture at every bit depth.
 Gray (1-channel) images behave as the colour ``(v, v, v)`` whose result is reduced to
 BT.601 luma (``0.114 B + 0.587 G + 0.299 R``, the weights of ``grayscale``) and kept
 in one channel. A curve applied to all channels is therefore simply applied to the
-gray values; saturation and hue shifts leave gray unchanged; sepia, a curve on one
-colour channel or a colour matrix changes gray by the luma of its colour result.
+gray values; saturation and hue shifts leave gray unchanged (and warn once); a curve on
+one colour channel or a colour matrix changes gray by the luma of its colour result;
+sepia tones gray into 3-channel brown (its declared output spec).
 
 Float32 images have no table: curves are evaluated with numpy on the host. On a
 device backend (UMat, GpuMat) that is a counted host fallback (download, evaluate,
@@ -39,6 +40,7 @@ run float32 with device primitives on every backend.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -47,12 +49,13 @@ import cv2
 import numpy as np
 
 from .. import registry
-from ..context import Context, ImageSpec, dtype_max
+from ..context import Context, ImageSpec
 from ..params import Param
+from ..pixels import LUMA_BGR, full_scale
 from ..registry import Filter, register
+from ..signatures import check_keywords
+from ..types import Category
 
-# BT.601 luma in BGR order: the weights of cv2.COLOR_BGR2GRAY and of the `grayscale` filter.
-LUMA_BGR = np.array([0.114, 0.587, 0.299])
 CHANNELS = ("b", "g", "r")
 TABLE_CACHE = 64
 
@@ -121,8 +124,8 @@ class PointOp:
 
     def _build(self, key: tuple[tuple[str, Any], ...], dtype_str: str, colour: bool) -> np.ndarray:
         dtype = np.dtype(dtype_str)
-        full = dtype_max(dtype)
-        ramp = np.arange(table_size(dtype), dtype=np.float64) / full
+        full = full_scale(dtype)
+        ramp = np.arange(table_size(dtype) or 0, dtype=np.float64) / full
         columns = self._columns(dict(key), full, ramp)
         if len(columns) == 3 and not colour:
             values = sum(w * c for w, c in zip(LUMA_BGR, columns, strict=True))
@@ -208,7 +211,7 @@ def point_op_of(flt: str | Filter) -> PointOp | None:
 
 
 def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[Param] = (),
-                 description: str = "", category: str = "color",
+                 description: str = "", category: Category = "color",
                  check: Callable[[dict[str, Any]], str | None] | None = None,
                  float_device: Callable[..., Any] | None = None, native: Callable[..., Any] | None = None,
                  replace: bool = False) -> Filter:
@@ -224,15 +227,14 @@ def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[
     def run(ctx: Context, img: Any, **values: Any) -> Any:
         return op.run(ctx, img, values)
 
-    flt = Filter(name, category, summary, tuple(params), run, "passthrough",
-                 inspect.cleandoc(description or summary), check, None, op.table, None)
-    registry.add(flt, replace=replace)
+    flt = register(name, category=category, summary=summary, params=params, check=check, table=op.table,
+                   description=description or summary, replace=replace)(run)
     _POINT_OPS[name] = op
     return flt
 
 
 def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: str, params: Iterable[Param] = (),
-                 category: str = "color", check: Callable[[dict[str, Any]], str | None] | None = None,
+                 category: Category = "color", check: Callable[[dict[str, Any]], str | None] | None = None,
                  description: str | None = None, replace: bool = False) -> Filter:
     """Register a filter defined by a function on channel values; it runs as a lookup table.
 
@@ -285,9 +287,11 @@ def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: st
     >>> square.table({}, ImageSpec(1, 1, 3, np.dtype(np.uint8)))[128]
     np.uint8(64)
     """
-    filter_name = name or getattr(fn, "__name__", "")
+    filter_name = str(name or getattr(fn, "__name__", ""))
     if filter_name == "<lambda>":
         raise ValueError("color_kernel: pass name= for a lambda")
+    params = tuple(params)
+    check_keywords(filter_name, fn, params, positional=1)
 
     def curves(values: Mapping[str, Any], full: float) -> list[Curve]:
         return [lambda v: fn(v, **values)]
@@ -354,23 +358,45 @@ def run_matrix(ctx: Context, img: Any, matrix: np.ndarray) -> Any:
     return be.clip(out, 0.0, 1.0) if spec.dtype == np.float32 else out
 
 
+GRAY_POLICIES = ("luma", "color", "unchanged")
+_WARNED: set[str] = set()
+
+
 def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], *, summary: str,
                   params: Iterable[Param] = (), description: str = "",
-                  check: Callable[[dict[str, Any]], str | None] | None = None) -> Filter:
+                  check: Callable[[dict[str, Any]], str | None] | None = None, gray: str = "luma",
+                  identity: str = "") -> Filter:
     """Register a colour-matrix filter: ``matrix(params)`` returns the normalised 3 x 4 BGR matrix.
 
     The filter exposes it as ``Filter.matrix(params, spec)`` (the spec is not needed).
+    ``gray`` says what a 1-channel image becomes: ``luma`` (the luma of the colour
+    result, one channel), ``color`` (the 3-channel BGR colour result: a tint such as
+    sepia turns gray into colour; declared by ``output_spec``) or ``unchanged`` (the
+    matrix keeps every gray, as saturation and hue do: returned as is, with a warning
+    once per process that the filter has no effect on gray). ``identity`` as in
+    :func:`~cvfilters.registry.register`.
     """
+    if gray not in GRAY_POLICIES:
+        raise ValueError(f"matrix_filter {name!r}: gray must be one of {GRAY_POLICIES}, not {gray!r}")
 
     def run(ctx: Context, img: Any, **values: Any) -> Any:
+        if ctx.spec.channels == 1 and gray == "color":
+            return run_matrix(ctx.with_spec(channels=3), ctx.be.merge([img, img, img]), matrix(values))
+        if ctx.spec.channels == 1 and gray == "unchanged" and name not in _WARNED:
+            _WARNED.add(name)
+            warnings.warn(f"{name}: a gray (1-channel) image has no colour to change; it is returned unchanged",
+                          stacklevel=2)
         return run_matrix(ctx, img, matrix(values))
 
-    flt = Filter(name, "color", summary, tuple(params), run, "passthrough",
-                 inspect.cleandoc(description or summary), check, matrix=lambda values, spec=None: matrix(values))
-    return registry.add(flt)
+    def to_color(values: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+        return spec.with_(channels=3) if spec.channels == 1 else spec
+
+    return register(name, category="color", summary=summary, params=params, check=check,
+                    output_spec=to_color if gray == "color" else None, matrix=lambda values, spec: matrix(values),
+                    description=description or summary, identity=identity)(run)
 
 
-def _affine(linear: np.ndarray, offset: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
+def _affine(linear: np.ndarray, offset: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0)) -> np.ndarray:
     return np.hstack([np.asarray(linear, dtype=np.float64), np.asarray(offset, dtype=np.float64)[:, None]])
 
 
@@ -431,7 +457,7 @@ def _gray_matrix(params: Mapping[str, Any]) -> np.ndarray:
 
 
 @register(category="color", summary="Luma (BT.601) grey, kept in the image's channel count.",
-          matrix=lambda params, spec=None: _gray_matrix(params))
+          matrix=lambda params, spec: _gray_matrix(params))
 def grayscale(ctx: Context, img: Any) -> Any:
     """``Y = 0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor``), copied into B, G and R.
 
@@ -446,22 +472,29 @@ def grayscale(ctx: Context, img: Any) -> Any:
 saturation = matrix_filter(
     "saturation", lambda p: saturation_matrix(p["amount"]),
     summary="Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged.",
-    params=[Param("amount", "float", 1.0, min=0.0, max=4.0,
+    # Default: a "vivid" boost (Core Image's CIColorControls saturation runs 0..2 around 1).
+    params=[Param("amount", "float", 1.5, min=0.0, max=4.0,
                   help="0 gives gray (BT.601 luma), 1 leaves the image, 2 doubles the saturation")],
+    gray="unchanged",
     description="""``out = Y + amount * (in - Y)`` per channel, ``Y`` the BT.601 luma
     (``0.114 B + 0.587 G + 0.299 R``): a colour matrix (``color_matrix_of``) run by
-    ``cv2.transform``. Luma is kept; gray images are unchanged.""",
+    ``cv2.transform``. Luma is kept; gray (1-channel) images are returned unchanged,
+    with a warning once per process.""",
 )
 
 hue_shift = matrix_filter(
     "hue_shift", lambda p: hue_matrix(p["degrees"]),
     summary="Rotate hues around the gray axis, keeping luma.",
-    params=[Param("degrees", "float", 0.0, min=-360.0, max=360.0, unit="deg",
-                  help="positive turns red towards yellow and green (the direction of HSV hue); 360 = unchanged")],
+    # Default: a visible turn (CIHueAdjust's angle runs -pi..pi around 0; GIMP's hue -180..180).
+    params=[Param("degrees", "float", 30.0, min=-360.0, max=360.0, unit="deg",
+                  help="positive turns red towards yellow and green (the direction of HSV hue); 0 or 360 = "
+                       "unchanged")],
+    gray="unchanged",
     description="""A rotation by ``-degrees`` of the chroma plane (I, Q) of NTSC YIQ:
     ``out = T^-1 R(-degrees) T in``, T the RGB to YIQ matrix. Luma (BT.601) is kept,
     grays are unchanged, 360 degrees is the identity, and shifts add up. A colour
-    matrix (``color_matrix_of``) run by ``cv2.transform``.""",
+    matrix (``color_matrix_of``) run by ``cv2.transform``. A gray (1-channel) image has
+    no hue: it is returned unchanged, with a warning once per process.""",
 )
 
 sepia = matrix_filter(
@@ -469,11 +502,13 @@ sepia = matrix_filter(
     summary="Sepia tone: the classic sepia matrix mixed with the original.",
     params=[Param("intensity", "float", 1.0, min=0.0, max=1.0,
                   help="1 = full sepia, 0 = unchanged (Core Image's CISepiaTone intensity)")],
+    gray="color",
     description="""``out = (1 - intensity) * in + intensity * S @ in`` with the classic
     sepia matrix S (RGB rows: R = .393 R + .769 G + .189 B, G = .349 R + .686 G + .168 B,
-    B = .272 R + .534 G + .131 B), saturated. Gray images get the luma of the sepia
-    colour of (v, v, v) (a gain of about 1.22 at full intensity), in one channel. A colour
-    matrix (``color_matrix_of``) run by ``cv2.transform``.""",
+    B = .272 R + .534 G + .131 B), saturated. A gray (1-channel) image is toned like
+    ImageMagick's ``-sepia-tone``: it becomes 3-channel BGR, the sepia colour of
+    (v, v, v) (brown), so the output of a gray input has 3 channels. A colour matrix
+    (``color_matrix_of``) run by ``cv2.transform``.""",
 )
 
 
@@ -489,6 +524,7 @@ color_matrix = matrix_filter(
     summary="Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel.",
     params=[
         Param("matrix", "kernel", ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
+              example=((1.1, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 0.85)),
               help="3x3 [[..],[..],[..]] or 3x4 whose last column is an offset in fractions of full scale; "
                    "rows are output channels, columns input channels, in `order`; or @file"),
         Param("order", "choice", "rgb", choices=("rgb", "bgr"),
@@ -496,6 +532,7 @@ color_matrix = matrix_filter(
                    "bgr (OpenCV's storage order)"),
     ],
     check=_check_matrix,
+    identity="the default matrix is the identity: give `matrix` (e.g. the example, a warm tint)",
     description="""``out = M[:, :3] @ in + M[:, 3] * max`` per pixel, saturated (float32
     clipped to 0..1). With ``order=rgb`` (default) ``in`` and ``out`` are (R, G, B) and
     the matrix is reordered for OpenCV's BGR images; ``order=bgr`` applies it as

@@ -20,8 +20,6 @@ response is signed either store its absolute value (``absolute=true``, what
 
 from __future__ import annotations
 
-import math
-from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -29,244 +27,18 @@ import numpy as np
 
 from ..context import Context
 from ..params import Param
+from ..pixels import to_float32_same_units
 from ..registry import register
-from .common import border_param, with_border
-
-KernelData = tuple[tuple[float, ...], ...]
-
-# ----------------------------------------------------------------------------- kernels as data
-# Correlation kernels (applied as written, anchor at the centre), rows top to bottom.
-KERNELS: dict[str, KernelData] = {
-    "identity": ((1.0,),),
-    # x derivatives (right minus left); the y kernels are their transposes.
-    "prewitt_x": ((-1.0, 0.0, 1.0), (-1.0, 0.0, 1.0), (-1.0, 0.0, 1.0)),
-    "scharr_x": ((-3.0, 0.0, 3.0), (-10.0, 0.0, 10.0), (-3.0, 0.0, 3.0)),
-    # 4-neighbour Laplacian: cv2.Laplacian's ksize=1 aperture.
-    "laplacian": ((0.0, 1.0, 0.0), (1.0, -4.0, 1.0), (0.0, 1.0, 0.0)),
-    # Relief lit from the top-left (EMBOSS_LIGHT degrees): GPUImage's emboss kernel
-    # [[-2,-1,0],[-1,1,1],[0,1,2]] without its identity centre, halved.
-    "emboss": ((-1.0, -0.5, 0.0), (-0.5, 0.0, 0.5), (0.0, 0.5, 1.0)),
-}
-EMBOSS_LIGHT = 135.0  # direction of the light in KERNELS["emboss"], degrees counter-clockwise from +x
-SEPARABLE_TOLERANCE = 1e-6  # rank-1 when the second singular value is at most this fraction of the first
-SEPARABLE_MIN_SIDE = 3  # measured: 3x3 already runs 1.8x faster as two passes on cpu, the same on pocl
-
-
-def kernel(name: str) -> np.ndarray:
-    """A built-in kernel from :data:`KERNELS` as a float64 array (``_y`` names give the transpose)."""
-    if name.endswith("_y"):
-        return kernel(name[:-2] + "_x").T
-    return np.asarray(KERNELS[name], dtype=np.float64)
-
-
-def binomial(n: int) -> np.ndarray:
-    """The ``n`` binomial coefficients ``[1, n-1, ..., 1]`` (Sobel's smoothing taps)."""
-    taps = np.ones(1)
-    for _ in range(n - 1):
-        taps = np.convolve(taps, [1.0, 1.0])
-    return taps
-
-
-def derivative_taps(order: int, ksize: int) -> np.ndarray:
-    """1-D Sobel taps of a derivative ``order`` for aperture ``ksize`` (``cv2.getDerivKernels``).
-
-    Binomial smoothing of length ``ksize - order`` differenced ``order`` times with
-    ``[-1, 1]``; ``ksize=1`` means no smoothing: ``[1]``, ``[-1, 0, 1]``, ``[1, -2, 1]``.
-    """
-    if ksize == 1:
-        if order == 0:
-            return np.ones(1)
-        ksize = 3
-    taps = binomial(ksize - order)
-    for _ in range(order):
-        taps = np.convolve(taps, [-1.0, 1.0])
-    return taps
-
-
-def derivative_kernel(dx: int, dy: int, ksize: int) -> np.ndarray:
-    """The 2-D Sobel kernel of ``cv2.Sobel(dx, dy, ksize)`` as a correlation kernel."""
-    return np.outer(derivative_taps(dy, ksize), derivative_taps(dx, ksize))
-
-
-def laplacian_kernel(ksize: int) -> np.ndarray:
-    """``cv2.Laplacian``'s kernel: the 4-neighbour one for ksize=1, else d2/dx2 + d2/dy2 of Sobel."""
-    if ksize == 1:
-        return kernel("laplacian")
-    return derivative_kernel(2, 0, ksize) + derivative_kernel(0, 2, ksize)
-
-
-def auto_gaussian_ksize(sigma: float, dtype: np.dtype) -> int:
-    """OpenCV's own rule for ksize=0: 6 sigma + 1 for uint8, 8 sigma + 1 otherwise, made odd."""
-    return int(round(sigma * (3 if dtype == np.uint8 else 4) * 2 + 1)) | 1
-
-
-def gaussian_kernel(sigma: float, ksize: int) -> np.ndarray:
-    """A normalised 2-D Gaussian (outer product of 1-D taps ``exp(-x^2 / 2 sigma^2)``)."""
-    x = np.arange(ksize, dtype=np.float64) - ksize // 2
-    taps = np.exp(-0.5 * (x / sigma) ** 2)
-    taps /= taps.sum()
-    return np.outer(taps, taps)
-
-
-def emboss_kernel(angle: float) -> np.ndarray:
-    """``KERNELS["emboss"]`` rotated so the light comes from ``angle`` degrees.
-
-    The table's kernel is linear in the neighbour offset, ``k(dx, dy) = gx dx + gy dy``
-    (a derivative across the light direction); its gradient ``(gx, gy)`` is turned by
-    ``angle - EMBOSS_LIGHT`` (counter-clockwise as seen on screen, rows growing
-    downwards). The result is ``k(dx, dy) = (dy sin(angle) - dx cos(angle)) / sqrt(2)``:
-    slopes that face the light turn bright.
-    """
-    base = kernel("emboss")
-    dy, dx = np.mgrid[-1:2, -1:2].astype(np.float64)
-    gx, gy = (base * dx).sum() / (dx * dx).sum(), (base * dy).sum() / (dy * dy).sum()
-    phi = math.radians(angle - EMBOSS_LIGHT)
-    turned_x = gx * math.cos(phi) + gy * math.sin(phi)
-    turned_y = gy * math.cos(phi) - gx * math.sin(phi)
-    return turned_x * dx + turned_y * dy
-
-
-def line_kernel(length: float, angle: float) -> np.ndarray:
-    """A normalised anti-aliased line through the kernel's centre (motion blur).
-
-    The segment has ``length - 1`` px between its end points (so a horizontal line of odd
-    integer length covers exactly ``length`` pixel centres) and points ``angle`` degrees
-    counter-clockwise from +x. Each cell weighs ``max(0, 1 - d)``, ``d`` the distance of
-    its centre from the segment, then the kernel is divided by its sum; all-zero outer
-    rows and columns are trimmed.
-    """
-    half = max(length - 1.0, 0.0) / 2.0
-    reach = math.ceil(half) + 1
-    y, x = np.mgrid[-reach : reach + 1, -reach : reach + 1].astype(np.float64)
-    theta = math.radians(angle)
-    ux, uy = math.cos(theta), -math.sin(theta)  # image rows grow downwards
-    along = np.clip(x * ux + y * uy, -half, half)
-    distance = np.hypot(x - along * ux, y - along * uy)
-    weights = np.clip(1.0 - distance, 0.0, None)
-    weights[np.abs(weights) < 1e-12] = 0.0
-    return _trim(weights / weights.sum())
-
-
-def _trim(matrix: np.ndarray) -> np.ndarray:
-    """Drop all-zero outer rows and columns in pairs, keeping the centre where it is."""
-    rows, cols = matrix.shape
-    while rows > 1 and not matrix[0].any() and not matrix[-1].any():
-        matrix, rows = matrix[1:-1], rows - 2
-    while cols > 1 and not matrix[:, 0].any() and not matrix[:, -1].any():
-        matrix, cols = matrix[:, 1:-1], cols - 2
-    return matrix
-
-
-# ----------------------------------------------------------------------------- the generic path
-def prepare_kernel(kernel: KernelData | np.ndarray, *, mode: str = "correlate",
-                   normalize: bool = False, scale: float = 1.0) -> np.ndarray:
-    """The odd-sized float32 correlation kernel, anchored at its centre, for these settings.
-
-    ``mode=convolve`` flips the kernel in x and y. An even side is padded with a zero so
-    the anchor is explicit: after the last tap for ``correlate`` (OpenCV's and scipy's
-    anchor ``w // 2``) and before the first for ``convolve`` (the flipped kernel's anchor
-    ``w // 2 - 1``, scipy's ``ndimage.convolve``).
-    """
-    array = np.asarray(kernel, dtype=np.float64)
-    if mode == "convolve":
-        array = array[::-1, ::-1]
-    if normalize:
-        array = array / array.sum()
-    rows, cols = array.shape
-    if rows % 2 and cols % 2:
-        return (array * scale).astype(np.float32)
-    odd = np.zeros((rows | 1, cols | 1), np.float32)
-    top, left = (rows % 2 == 0, cols % 2 == 0) if mode == "convolve" else (0, 0)
-    odd[top : top + rows, left : left + cols] = array * scale
-    return odd
-
-
-def separate(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(kernel_x, kernel_y)`` with ``outer(kernel_y, kernel_x) == matrix`` if ``matrix`` is rank 1.
-
-    Rank 1 within :data:`SEPARABLE_TOLERANCE` (second singular value relative to the
-    first); None for kernels that are not, or are smaller than 3 x 3 (a 1-D kernel runs as
-    it is).
-    """
-    if min(matrix.shape) < SEPARABLE_MIN_SIDE:
-        return None
-    u, s, vt = np.linalg.svd(matrix.astype(np.float64))
-    if s[0] == 0.0 or s[1] > SEPARABLE_TOLERANCE * s[0]:
-        return None
-    ky, kx = u[:, 0] * math.sqrt(s[0]), vt[0] * math.sqrt(s[0])
-    if ky.sum() < 0:
-        kx, ky = -kx, -ky
-    return kx.astype(np.float32).reshape(1, -1), ky.astype(np.float32).reshape(-1, 1)
-
-
-@lru_cache(maxsize=128)
-def _plan(shape: tuple[int, int], data: bytes) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-    matrix = np.frombuffer(data, dtype=np.float32).reshape(shape)
-    return matrix, separate(matrix)
-
-
-def correlate(ctx: Context, img: Any, matrix: np.ndarray, border: str, *, delta: float = 0.0,
-              ddepth: int = -1) -> Any:
-    """The one path every kernel runs through: ``sum k(i, j) * in(x + i - a, y + j - a) + delta``.
-
-    ``matrix`` is any 2-D kernel (:func:`prepare_kernel` makes it odd-sized); rank-1
-    kernels of 3 x 3 and up run separably. ``ddepth=-1`` stores the image's dtype
-    (rounded, saturated), ``cv2.CV_32F`` the float32 response.
-    """
-    matrix = prepare_kernel(matrix)
-    full, factors = _plan(matrix.shape, np.ascontiguousarray(matrix).tobytes())
-    rows, cols = full.shape
-    if factors is None:
-        run = lambda im, b: ctx.be.filter2d(im, full, b, delta, ddepth)  # noqa: E731
-    else:
-        kx, ky = factors
-        run = lambda im, b: ctx.be.sep_filter2d(im, kx, ky, b, delta, ddepth)  # noqa: E731
-    return with_border(ctx, img, (cols // 2, rows // 2), border, run)
-
-
-def _response_depth(matrix: np.ndarray, dtype: np.dtype) -> int:
-    """int16 when an integer kernel on uint8 cannot overflow it (exact, and what cv2 users run); else float32."""
-    if dtype == np.uint8 and np.array_equal(matrix, np.round(matrix)) and np.abs(matrix).sum() * 255 <= 32767:
-        return cv2.CV_16S
-    return cv2.CV_32F
-
-
-def respond(ctx: Context, img: Any, kernels: tuple[np.ndarray, ...], border: str, *, output: str,
-            scale: float = 1.0, bias: float = 0.0) -> Any:
-    """Run one kernel (``output`` clip or absolute) or an x/y pair (magnitude), then store.
-
-    - ``clip``: ``saturate(scale * (K * in) + bias)``, one pass in the image's dtype;
-    - ``absolute``: ``saturate(|scale * (K * in)| + bias)``;
-    - ``magnitude``: ``saturate(scale * sqrt((Kx * in)^2 + (Ky * in)^2) + bias)``.
-
-    ``bias`` is a fraction of full scale; ``saturate`` rounds and clamps integer results.
-    """
-    be, dtype, delta = ctx.be, ctx.spec.dtype, bias * ctx.spec.max_value
-    if output == "clip":
-        (matrix,) = kernels
-        return correlate(ctx, img, prepare_kernel(matrix, scale=scale), border, delta=delta)
-    if output == "absolute":
-        (matrix,) = kernels
-        response = correlate(ctx, img, prepare_kernel(matrix), border, ddepth=_response_depth(matrix, dtype))
-        if delta == 0.0:
-            return be.abs_convert(response, dtype, scale)
-        return be.convert(be.abs_convert(response, np.float32, scale), dtype, 1.0, delta)
-    gx, gy = (correlate(ctx, img, prepare_kernel(k), border, ddepth=cv2.CV_32F) for k in kernels)
-    return be.convert(be.magnitude(gx, gy), dtype, scale, delta)
-
-
-def to_float(ctx: Context, img: Any) -> Any:
-    """The image as float32 in its own units (a no-op for float32 images)."""
-    return img if ctx.spec.dtype == np.float32 else ctx.be.convert(img, np.float32)
-
-
-def gaussian_blurred(ctx: Context, image32: Any, sigma: float, border: str) -> Any:
-    """A float32 image blurred by :func:`gaussian_kernel` through :func:`correlate`.
-
-    The kernel spans OpenCV's automatic size for the image's dtype (6 sigma + 1 for
-    uint8, 8 sigma + 1 otherwise), the same as ``gaussian_blur``'s.
-    """
-    return correlate(ctx, image32, gaussian_kernel(sigma, auto_gaussian_ksize(sigma, ctx.spec.dtype)), border)
+from .common import border_param
+from .correlation import gaussian_blurred, prepare_kernel, respond
+from .kernels import (
+    EMBOSS_LIGHT,
+    KernelData,
+    derivative_kernel,
+    emboss_kernel,
+    kernel,
+    laplacian_kernel,
+)
 
 
 # ----------------------------------------------------------------------------- convolve
@@ -444,23 +216,37 @@ def edges(ctx: Context, img: Any, *, intensity: float, border: str) -> Any:
 # ----------------------------------------------------------------------------- enhancement
 @register(
     category="convolve",
-    summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle).",
+    summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request.",
     params=[
         Param("intensity", "float", 1.0, min=0.0, max=10.0, help="height of the relief; 0 gives flat mid-grey"),
         Param("angle", "float", EMBOSS_LIGHT, min=-360.0, max=360.0, unit="deg",
               help="direction the light comes from, counter-clockwise from +x (0 right, 90 top, 135 top-left)"),
+        Param("color", "bool", False,
+              help="emboss every colour channel on its own (colour fringes, Pillow's EMBOSS) instead of the "
+                   "luma (a grey relief, GIMP's emboss)"),
         border_param(),
     ],
     alpha="premultiply",
 )
-def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, border: str) -> Any:
-    """``out = saturate(0.5 * full_scale + intensity * (E * in))`` per channel.
+def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: bool, border: str) -> Any:
+    """``out = saturate(0.5 * full_scale + intensity * (E * Y))``, copied into B, G and R.
 
+    ``Y`` is the BT.601 luma (``cv2.COLOR_BGR2GRAY``), so the relief is grey whatever
+    the colours; ``color=true`` embosses each channel instead (``E * in`` per channel).
     ``E(dx, dy) = (dy sin(angle) - dx cos(angle)) / sqrt(2)`` over the 3 x 3
     neighbourhood: at 135 degrees ``[[-1,-.5,0],[-.5,0,.5],[0,.5,1]]`` (``KERNELS["emboss"]``).
     Flat areas turn mid-grey, slopes facing the light brighter, the others darker.
+    The channel count is kept; alpha is embossed with the colour (premultiplied).
     """
-    return respond(ctx, img, (emboss_kernel(angle),), border, output="clip", scale=intensity, bias=0.5)
+    def relief(spec_ctx: Context, image: Any) -> Any:
+        return respond(spec_ctx, image, (emboss_kernel(angle),), border, output="clip", scale=intensity, bias=0.5)
+
+    if color or ctx.spec.channels == 1:
+        return relief(ctx, img)
+    be, gray_ctx = ctx.be, ctx.with_spec(channels=1)
+    planes = be.split(img)
+    grey = relief(gray_ctx, be.cvt_color(be.merge(planes[:3]), cv2.COLOR_BGR2GRAY))
+    return be.merge([grey] * 3 + [relief(gray_ctx, plane) for plane in planes[3:]])
 
 
 @register(
@@ -502,7 +288,7 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     ``threshold`` is a fraction of full scale, compared per channel.
     """
     be = ctx.be
-    image32 = to_float(ctx, img)
+    image32 = to_float32_same_units(ctx, img)
     blurred = gaussian_blurred(ctx, image32, radius, border)
     if threshold == 0.0:
         return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.spec.dtype)
@@ -525,6 +311,6 @@ def high_pass(ctx: Context, img: Any, *, radius: float, border: str) -> Any:
 
     Detail smaller than about ``radius`` stays, flat areas turn mid-grey.
     """
-    image32 = to_float(ctx, img)
+    image32 = to_float32_same_units(ctx, img)
     blurred = gaussian_blurred(ctx, image32, radius, border)
     return ctx.be.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.spec.max_value, dtype=ctx.spec.dtype)

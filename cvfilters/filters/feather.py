@@ -33,8 +33,11 @@ from .. import masks
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, feather_param, once, replicate
 from ..params import Param
+from ..pixels import premultiply, split_color, unpremultiply
 from ..registry import register
-from .common import center_param, split_color
+from ..sampling import centre_coords
+from ..types import FeatherMethod, Image
+from .common import center_param
 
 FALLOFFS = ("linear", "smoothstep")
 _F32 = np.dtype(np.float32)
@@ -57,12 +60,7 @@ def falloff_curve(t: np.ndarray, falloff: str) -> np.ndarray:
     return t if falloff == "linear" else t * t * (3.0 - 2.0 * t)
 
 
-def pixel_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pixel-centre coordinates ``x + 0.5`` (1, W) and ``y + 0.5`` (H, 1), float64."""
-    return (np.arange(width, dtype=np.float64)[None, :] + 0.5, np.arange(height, dtype=np.float64)[:, None] + 0.5)
-
-
-def _scaled_mix(ctx: Context, img: Any, key: Hashable, planes: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Any:
+def _scaled_mix(ctx: Context, img: Image, key: Hashable, planes: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Image:
     """``img * keep + add * full_scale`` on the device, ``(keep, add) = planes()`` built once per key.
 
     ``img`` has the colour channels of ``ctx.spec`` (1 or 3); ``keep`` is (H, W) and ``add``
@@ -77,8 +75,8 @@ def _scaled_mix(ctx: Context, img: Any, key: Hashable, planes: Callable[[], tupl
     return be.add_weighted(be.multiply(img, keep_dev, dtype=_F32), 1.0, add_dev, 1.0, dtype=spec.dtype)
 
 
-def _toward_color(ctx: Context, img: Any, key: Hashable, amount: Callable[[], np.ndarray],
-                  color: tuple[float, ...]) -> Any:
+def _toward_color(ctx: Context, img: Image, key: Hashable, amount: Callable[[], np.ndarray],
+                  color: tuple[float, ...]) -> Image:
     """``img + a * (colour - img)`` with ``a = amount() * colour alpha`` for 1- or 3-channel images."""
     values, alpha = split_color(color, ctx.spec.channels, bgra=False)
 
@@ -90,8 +88,8 @@ def _toward_color(ctx: Context, img: Any, key: Hashable, amount: Callable[[], np
     return _scaled_mix(ctx, img, (key, color), planes)
 
 
-def _lerp_color_premultiplied(ctx: Context, img: Any, key: Hashable, weight: Callable[[], np.ndarray],
-                              color: tuple[float, ...]) -> Any:
+def _lerp_color_premultiplied(ctx: Context, img: Image, key: Hashable, weight: Callable[[], np.ndarray],
+                              color: tuple[float, ...]) -> Image:
     """4 channels: premultiplied ``w * img + (1 - w) * colour``, colour alpha included."""
     be, spec = ctx.be, ctx.spec
     values, alpha = split_color(color, 3, bgra=True)
@@ -102,13 +100,13 @@ def _lerp_color_premultiplied(ctx: Context, img: Any, key: Hashable, weight: Cal
         ((1.0 - weight().astype(np.float64))[:, :, None] * alpha * np.asarray(values)[None, None, :])
         .astype(np.float32)))
     alpha_add = be.cached((key, "a1"), lambda: ((1.0 - weight().astype(np.float64)) * alpha).astype(np.float32))
-    color_p, alpha_p = masks.premultiplied(be, img, spec)
+    color_p, alpha_p = premultiply(be, img, spec)
     color_p = be.add_weighted(be.multiply(color_p, w3), 1.0, color_add, 1.0)
     alpha_p = be.add_weighted(be.multiply(alpha_p, w1), 1.0, alpha_add, 1.0)
-    return masks.from_premultiplied(be, color_p, alpha_p, spec)
+    return unpremultiply(be, color_p, alpha_p, spec)
 
 
-def _fade_to_transparent(ctx: Context, img: Any, key: Hashable, weight: Callable[[], np.ndarray]) -> Any:
+def _fade_to_transparent(ctx: Context, img: Image, key: Hashable, weight: Callable[[], np.ndarray]) -> Image:
     """Multiply alpha by ``w``; images without alpha get ``w`` as their alpha (BGRA out)."""
     be, spec = ctx.be, ctx.spec
     if spec.channels == 4:
@@ -125,7 +123,7 @@ def _fade_to_transparent(ctx: Context, img: Any, key: Hashable, weight: Callable
     return be.merge([*color, alpha])
 
 
-def _with_colors(ctx: Context, img: Any, run: Any) -> Any:
+def _with_colors(ctx: Context, img: Image, run: Any) -> Image:
     """Run ``run(ctx, colour)`` on the colour channels and put alpha back (4 channels)."""
     if ctx.spec.channels != 4:
         return run(ctx, img)
@@ -142,7 +140,7 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
     x = (np.arange(width, dtype=np.float32) + 0.5 - center[0] * width) / (radius * half_diagonal)
     y = (np.arange(height, dtype=np.float32) + 0.5 - center[1] * height) / (radius * half_diagonal)
     r2 = y[:, None] ** 2 + x[None, :] ** 2
-    return np.clip(1.0 - 0.5 * intensity * r2, 0.0, 1.0).astype(np.float32)
+    return np.clip(1.0 - intensity * r2, 0.0, 1.0).astype(np.float32)
 
 
 @register(
@@ -151,16 +149,20 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
     params=[
         center_param("centre of the vignette; [0.5,0.5] is the image centre"),
         Param("radius", "float", 1.0, min=0.01, max=10.0, unit="fraction of half-diagonal",
-              help="distance at which intensity=2 reaches black; 1 = the corners"),
-        Param("intensity", "float", 1.0, min=0.0, max=2.0, help="strength; 0 leaves the image unchanged"),
+              help="distance at which intensity=1 reaches black; 1 = the corners"),
+        Param("intensity", "float", 0.75, min=0.0, max=2.0,
+              help="darkening at distance R: the corners keep 1 - intensity of their brightness with radius=1 "
+                   "(0.75: a quarter); 0 leaves the image unchanged, 2 blacks out everything beyond 0.71 R"),
     ],
 )
-def vignette(ctx: Context, img: Any, *, center: tuple[float, float], radius: float, intensity: float) -> Any:
-    """``out = in * clip(1 - intensity / 2 * (r / R)^2, 0, 1)``.
+def vignette(ctx: Context, img: Image, *, center: tuple[float, float], radius: float, intensity: float) -> Image:
+    """``out = in * clip(1 - intensity * (r / R)^2, 0, 1)``.
 
     ``r`` is the distance of a pixel centre from ``center``, ``R = radius * half
-    diagonal``. With the defaults the corners keep half their brightness. The factor is
-    built once per size and parameters and kept on the device; alpha is kept.
+    diagonal``. With the defaults the corners keep a quarter of their brightness and the
+    average pixel three quarters; every step of ``intensity`` across its range darkens
+    the whole frame visibly (the mean factor is ``1 - intensity / 3`` until black clips).
+    The factor is built once per size and parameters and kept on the device; alpha is kept.
     """
     spec = ctx.spec
     key = ("vignette", spec.size, spec.channels, center, radius, intensity)
@@ -181,7 +183,7 @@ def edge_weight(width: int, height: int, radius: float, shape: str = "rect", fal
     measured along the ray from the image centre, ``d = |v| (1 - rho) / rho`` with
     ``rho = sqrt((vx / (W/2))^2 + (vy / (H/2))^2)``. ``w = falloff(clip(d / radius, 0, 1))``.
     """
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     if shape == "rect":
         d = np.minimum(np.minimum(x, width - x), np.minimum(y, height - y))
     else:
@@ -202,7 +204,7 @@ def radial_weight(width: int, height: int, center: tuple[float, float], inner: f
 
     ``d`` is the distance from ``center`` over the half-diagonal; ``outer <= inner`` is a hard edge at ``inner``.
     """
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
     t = np.clip((d - inner) / (outer - inner), 0.0, 1.0) if outer > inner else (d > inner).astype(np.float64)
     return (1.0 - falloff_curve(t, falloff)).astype(np.float32)
@@ -215,7 +217,7 @@ def brighten_amount(width: int, height: int, center: tuple[float, float], size: 
     scaled by ``min(W, H) / max(W, H)`` and ``s2 = (W/2)^2 + (H/2)^2`` (the squared
     distance from the centre to a corner).
     """
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     dx, dy = x - center[0] * width, y - center[1] * height
     ratio = min(width, height) / max(width, height)
     if width > height:
@@ -264,8 +266,8 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
                    "added; larger values brighten less (the tutorial's mSize)"),
     ],
 )
-def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, center: tuple[float, float],
-            inner: float, outer: float, falloff: str, fill: str, color: tuple[float, ...], size: float) -> Any:
+def feather(ctx: Context, img: Image, *, mode: str, radius: float, shape: str, center: tuple[float, float],
+            inner: float, outer: float, falloff: str, fill: str, color: tuple[float, ...], size: float) -> Image:
     """Three senses of "feather", chosen by ``mode``.
 
     ``edges``: ``w = falloff(clip(d / radius, 0, 1))`` with ``d`` the distance in pixels
@@ -290,10 +292,11 @@ def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, cen
     Weights are built once per size and parameters and kept on the device.
     """
     spec = ctx.spec
+    key: tuple[Any, ...]
     if mode == "brighten":
         key = ("feather-brighten", spec.size, center, size, spec.max_value)
 
-        def add(c: Context, colour: Any) -> Any:
+        def add(c: Context, colour: Image) -> Image:
             chans = c.spec.channels
             plane = c.be.cached((key, chans), lambda: replicate(
                 brighten_amount(spec.width, spec.height, center, size) * np.float32(spec.max_value), chans))
@@ -327,7 +330,7 @@ def feather(ctx: Context, img: Any, *, mode: str, radius: float, shape: str, cen
                    "min(1, distanceTransform / radius) ramp inside the mask, after binarising at 0.5)"),
     ],
 )
-def feather_mask(ctx: Context, img: Any, *, radius: float, method: str) -> Any:
+def feather_mask(ctx: Context, img: Image, *, radius: float, method: FeatherMethod) -> Image:
     """Feather a mask: on BGRA images the alpha channel (colour kept), otherwise every channel.
 
     ``gaussian``: ``out = G_sigma * m`` with ``sigma = radius / 3.5`` (GIMP), kernel side
@@ -343,7 +346,7 @@ def feather_mask(ctx: Context, img: Any, *, radius: float, method: str) -> Any:
     be, spec = ctx.be, ctx.spec
     full = spec.max_value
 
-    def soften(plane: Any) -> Any:
+    def soften(plane: Image) -> Image:
         values = be.convert(plane, np.float32, 1.0 / full)
         return be.convert(masks.feather_plane(be, values, radius, method), spec.dtype, full)
 
@@ -359,7 +362,7 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
                            falloff: float, intensity: float, start: float, end: float,
                            aspect_correct: bool) -> np.ndarray:
     """The (H, W) amount ``a`` of :func:`vignette_effect` (``out = in + a * (colour - in)``)."""
-    x, y = pixel_grid(width, height)
+    x, y = centre_coords(width, height)
     if style == "core_image":
         d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
         ramp = smoothstep(radius, radius + falloff, d)
@@ -397,9 +400,9 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
               help="gpuimage: measure y in units of the width (a circle, not an ellipse, on non-square images)"),
     ],
 )
-def vignette_effect(ctx: Context, img: Any, *, style: str, center: tuple[float, float], radius: float,
+def vignette_effect(ctx: Context, img: Image, *, style: str, center: tuple[float, float], radius: float,
                     falloff: float, intensity: float, color: tuple[float, ...], start: float, end: float,
-                    aspect_correct: bool) -> Any:
+                    aspect_correct: bool) -> Image:
     """``out = in + a * (colour - in)`` (``mix(in, colour, a)``), alpha kept.
 
     ``style=core_image`` (CIVignetteEffect's parameters; Apple does not publish its

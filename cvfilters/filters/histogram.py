@@ -32,17 +32,13 @@ Colour
 
 from __future__ import annotations
 
-import json
-import os
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
 from .. import registry
-from ..boundary import ImageValue
+from ..arrays import ImageValue
 from ..context import Context
 from ..errors import CvfError, ParameterError
 from ..histograms import (
@@ -50,13 +46,21 @@ from ..histograms import (
     histogram,
     histogram_panel,
     host_array,
-    level_counts,
     match_table,
     otsu_level,
     percentile_level,
 )
 from ..params import Param
 from ..registry import register
+from ..types import Image
+from .histogram_files import (
+    HISTOGRAM_SUFFIXES,
+    _file_key,
+    _reference,
+    _reference_counts_cached,
+    load_histogram,
+    save_histogram,
+)
 from .levels import (
     FLOAT_LEVELS,
     SPACE_CHOICES,
@@ -67,18 +71,10 @@ from .levels import (
     view_counts,
 )
 
-HISTOGRAM_SUFFIXES = (".npy", ".json")
-HISTOGRAM_FORMAT = "cvfilters.histogram"
 _F32 = np.dtype(np.float32)
 
 
-# ---------------------------------------------------------------- tables from histograms
-
-
-# ---------------------------------------------------------------- public functions
-
-
-def otsu_threshold(image: Any) -> float:
+def otsu_threshold(image: Image) -> float:
     """Otsu's threshold of an image's luminance, in the image's units (see ``threshold_otsu``).
 
     uint8 and uint16: the level ``t`` (pixels ``> t`` are foreground). float32: the
@@ -89,140 +85,6 @@ def otsu_threshold(image: Any) -> float:
     gray = _luma_plane(ctx, array)
     return _otsu_value(ctx.with_spec(channels=1), gray)
 
-
-def save_histogram(path: str | os.PathLike[str], image: Any, *, space: str = "per_channel") -> np.ndarray:
-    """Write the level histogram ``match_histogram`` (same ``space``) needs, to a .npy or .json file.
-
-    The counts are per level at the image's resolution: 256 levels for uint8 (and the
-    8-bit luma of uint8 colour images), 65536 for uint16 and float32. ``space`` as in
-    ``match_histogram``: ``per_channel`` writes B, G, R (3 rows; 1 for gray images),
-    a colour space writes its luma channel (1 row).
-
-    File formats: ``.npy``: an int64 array (C, K), C = 1 or 3 (B, G, R). ``.json``:
-    ``{"format": "cvfilters.histogram", "version": 1, "levels": K, "space": ...,
-    "channels": [...], "counts": [[...], ...]}``. Row ``k`` of ``K`` stands for the value
-    ``k / (K - 1)`` of full scale, so a histogram of a uint8 image applies to uint16
-    and float32 images too.
-
-    Returns
-    -------
-    numpy.ndarray
-        The counts written, (C, K).
-    """
-    if space not in SPACE_CHOICES:
-        raise ValueError(f"save_histogram: space={space!r} is not one of {', '.join(SPACE_CHOICES)}")
-    path = Path(path)
-    if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
-        raise ValueError(f"save_histogram: {path} must end in .npy or .json")
-    array = host_array(image)
-    colour = array.ndim == 3 and array.shape[2] >= 3
-    array = np.ascontiguousarray(array[..., :3]) if colour else (array if array.ndim == 2 else array[..., 0])
-    ctx = host_context(array)
-    view = level_view(ctx, array, space)
-    counts = level_counts(view.image, view.levels)
-    if path.suffix.lower() == ".npy":
-        np.save(path, counts)
-    else:
-        names = ["b", "g", "r"] if len(counts) == 3 else ["gray" if not colour else space]
-        data = {"format": HISTOGRAM_FORMAT, "version": 1, "levels": view.levels, "space": space,
-                "channels": names, "counts": counts.tolist()}
-        path.write_text(json.dumps(data, separators=(",", ":")) + "\n")
-    return counts
-
-
-def load_histogram(path: str | os.PathLike[str]) -> np.ndarray:
-    """Read a histogram file written by :func:`save_histogram` (or by hand): int64/float64 counts (C, K).
-
-    Raises
-    ------
-    ValueError
-        Naming the file and what is wrong with it.
-    """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".npy":
-            counts = np.load(path, allow_pickle=False)
-        elif suffix == ".json":
-            data = json.loads(path.read_text())
-            if not isinstance(data, dict) or "counts" not in data:
-                raise ValueError('a JSON histogram is an object with a "counts" list (see save_histogram)')
-            if data.get("format", HISTOGRAM_FORMAT) != HISTOGRAM_FORMAT:
-                raise ValueError(f'"format" must be {HISTOGRAM_FORMAT!r}')
-            counts = np.asarray(data["counts"], dtype=np.float64)
-        else:
-            raise ValueError("a histogram file ends in .npy or .json")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: not a histogram file ({exc})") from None
-    counts = np.asarray(counts)
-    if counts.ndim == 1:
-        counts = counts[None, :]
-    problem = None
-    if counts.ndim != 2 or counts.shape[0] not in (1, 3) or not 2 <= counts.shape[1] <= 65536:
-        problem = f"shape {counts.shape} is not (K,), (1, K) or (3, K) with 2 <= K <= 65536"
-    elif counts.dtype.kind not in "uif" or not np.all(np.isfinite(counts)) or (counts < 0).any():
-        problem = "counts must be finite numbers >= 0"
-    elif (counts.sum(axis=1) <= 0).any():
-        problem = "every channel needs a positive count"
-    if problem:
-        raise ValueError(f"{path}: not a histogram file ({problem})")
-    return counts.astype(np.float64)
-
-
-# ---------------------------------------------------------------- references of match_histogram
-def _file_key(path: str | ImageValue) -> tuple[Any, ...]:
-    if isinstance(path, ImageValue):
-        return (path, path.order)
-    resolved = Path(path).expanduser().resolve()
-    stat = resolved.stat()
-    return str(resolved), stat.st_mtime_ns, stat.st_size
-
-
-@lru_cache(maxsize=8)
-def _load_reference(key: tuple[Any, ...]) -> np.ndarray:
-    """A reference image (any dtype and channels) or histogram file (float64 (C, K)), cached per file version.
-
-    An image given from Python (:class:`~cvfilters.boundary.ImageValue`) is its BGR(A) array.
-    """
-    path = key[0]
-    if isinstance(path, ImageValue):
-        return path.bgr()
-    if Path(path).suffix.lower() in HISTOGRAM_SUFFIXES:
-        return load_histogram(path)
-    from ..io import read
-
-    return read(path)
-
-
-def _reference(path: str | ImageValue) -> np.ndarray:
-    """Load a reference, raising ``ValueError`` with a one-line reason."""
-    try:
-        key = _file_key(path)
-    except OSError as exc:
-        raise ValueError(f"{path}: {'no such file' if isinstance(exc, FileNotFoundError) else exc.strerror}") from None
-    try:
-        return _load_reference(key)
-    except CvfError as exc:
-        raise ValueError(str(exc)) from None
-
-
-@lru_cache(maxsize=16)
-def _reference_counts_cached(key: tuple[Any, ...], channels: int, space: str) -> np.ndarray:
-    data = _load_reference(key)
-    if _is_histogram_file(key[0]):
-        return data
-    count = 1 if data.ndim == 2 else data.shape[2]
-    if channels == 1:
-        ref = data if count == 1 else cv2.cvtColor(np.ascontiguousarray(data[..., :3]), cv2.COLOR_BGR2GRAY)
-        ref = ref if ref.ndim == 2 else ref[..., 0]
-    else:
-        ref = cv2.cvtColor(data, cv2.COLOR_GRAY2BGR) if count == 1 else np.ascontiguousarray(data[..., :3])
-    view = level_view(host_context(ref), ref, space)
-    counts = level_counts(view.image, view.levels).astype(np.float64)
-    counts.setflags(write=False)
-    return counts
 
 
 def _is_histogram_file(reference: str | ImageValue) -> bool:
@@ -247,7 +109,7 @@ def _check_match(params: dict[str, Any]) -> str | None:
     summary="Global histogram equalisation (cv2.equalizeHist), on luminance or per channel.",
     params=[Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP)],
 )
-def equalize(ctx: Context, img: Any, *, space: str) -> Any:
+def equalize(ctx: Context, img: Image, *, space: str) -> Image:
     """Spread the levels so their cumulative distribution becomes a straight line.
 
     ``out = round((cdf(in) - cdf_min) / (N - cdf_min) * (L - 1))`` with ``cdf`` the
@@ -277,7 +139,7 @@ def equalize(ctx: Context, img: Any, *, space: str) -> Any:
         Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP),
     ],
 )
-def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) -> Any:
+def clahe(ctx: Context, img: Image, *, clip_limit: float, tiles: int, space: str) -> Image:
     """OpenCV's CLAHE (``cv2.createCLAHE(clip_limit, (tiles, tiles)).apply``) on 8- or 16-bit levels.
 
     Per tile: ``h'(v) = min(h(v), c) + excess / L`` with ``c = max(clip_limit * P / L, 1)``
@@ -311,7 +173,7 @@ def clahe(ctx: Context, img: Any, *, clip_limit: float, tiles: int, space: str) 
     ],
     check=_check_match,
 )
-def match_histogram(ctx: Context, img: Any, *, reference: str | ImageValue, space: str) -> Any:
+def match_histogram(ctx: Context, img: Image, *, reference: str | ImageValue, space: str) -> Image:
     """Map each level to the reference level with the same cumulative share of pixels.
 
     ``T(v) = interp(Fs(v), Fr(r), r)``, rounded: ``Fs`` is the image's cumulative
@@ -344,7 +206,7 @@ def _check_levels(params: dict[str, Any]) -> str | None:
     return None
 
 
-def _stretch(ctx: Context, img: Any, low: float, high: float, linked: bool) -> Any:
+def _stretch(ctx: Context, img: Image, low: float, high: float, linked: bool) -> Image:
     """Map the ``low`` and ``1 - high`` percentiles of each channel (or of all) to 0 and full scale."""
     be, spec = ctx.be, ctx.spec
     float_image = spec.dtype == _F32
@@ -354,7 +216,7 @@ def _stretch(ctx: Context, img: Any, low: float, high: float, linked: bool) -> A
     groups = [counts.sum(axis=0)] if linked else list(counts)
     ranges = [(percentile_level(c, low) * unit, percentile_level(c, 1.0 - high) * unit) for c in groups]
 
-    def stretched(plane: Any, lo: float, hi: float) -> Any:
+    def stretched(plane: Image, lo: float, hi: float) -> Any:
         if hi <= lo:
             return plane
         alpha = spec.max_value / (hi - lo)
@@ -381,7 +243,7 @@ _HIGH = Param("high", "float", 0.001, min=0.0, max=0.49, unit="fraction of pixel
                        "instead of one per channel (also neutralises colour casts)")],
     check=_check_levels,
 )
-def auto_levels(ctx: Context, img: Any, *, low: float, high: float, linked: bool) -> Any:
+def auto_levels(ctx: Context, img: Image, *, low: float, high: float, linked: bool) -> Image:
     """``out = clip((in - p_lo) / (p_hi - p_lo), 0, 1) * full``, rounded for integers.
 
     ``p_lo`` and ``p_hi`` are the ``100 low`` and ``100 (1 - high)`` percentiles
@@ -399,7 +261,7 @@ def auto_levels(ctx: Context, img: Any, *, low: float, high: float, linked: bool
     params=[_LOW, _HIGH],
     check=_check_levels,
 )
-def auto_contrast(ctx: Context, img: Any, *, low: float, high: float) -> Any:
+def auto_contrast(ctx: Context, img: Image, *, low: float, high: float) -> Image:
     """``auto_levels`` with ``linked=true``: one range for B, G and R, so hues are kept.
 
     ``out = clip((in - p_lo) / (p_hi - p_lo), 0, 1) * full`` with the percentiles of
@@ -415,7 +277,7 @@ def auto_contrast(ctx: Context, img: Any, *, low: float, high: float) -> Any:
     params=[Param("linked", "bool", True,
                   help="one minimum and maximum over all colour channels (cv2.normalize) instead of per channel")],
 )
-def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
+def normalize(ctx: Context, img: Image, *, linked: bool) -> Image:
     """``out = (in - min) * full / (max - min)``, rounded for integers; float32 to 0..1.
 
     ``min`` and ``max`` are exact (float32 values outside 0..1 included, so HDR data
@@ -429,7 +291,7 @@ def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
     if linked:
         ranges = [(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))]
 
-    def stretched(plane: Any, lo: float, hi: float) -> Any:
+    def stretched(plane: Image, lo: float, hi: float) -> Image:
         if not hi > lo:
             return plane
         alpha = spec.max_value / (hi - lo)
@@ -441,7 +303,7 @@ def normalize(ctx: Context, img: Any, *, linked: bool) -> Any:
     return be.merge([stretched(p, lo, hi) for p, (lo, hi) in zip(be.split(img), ranges, strict=True)])
 
 
-def _luma_plane(ctx: Context, img: Any) -> Any:
+def _luma_plane(ctx: Context, img: Image) -> Image:
     return img if ctx.spec.channels == 1 else ctx.be.cvt_color(img, cv2.COLOR_BGR2GRAY)
 
 
@@ -457,7 +319,7 @@ def _otsu_value(ctx: Context, gray: Any) -> float:
     summary="Black and white at Otsu's automatic threshold of the luminance.",
     params=[Param("invert", "bool", False, help="swap the outputs: pixels above the threshold become 0")],
 )
-def threshold_otsu(ctx: Context, img: Any, *, invert: bool) -> Any:
+def threshold_otsu(ctx: Context, img: Image, *, invert: bool) -> Image:
     """``out = full if Y > t else 0`` with Otsu's ``t`` (``cvfilters.filters.histogram.otsu_threshold``).
 
     ``t`` maximises the between-class variance ``w0 w1 (mu0 - mu1)^2`` of the levels
@@ -487,7 +349,7 @@ def threshold_otsu(ctx: Context, img: Any, *, invert: bool) -> Any:
         Param("invert", "bool", False, help="swap the outputs: foreground becomes 0"),
     ],
 )
-def adaptive_threshold(ctx: Context, img: Any, *, method: str, block_size: int, c: float, invert: bool) -> Any:
+def adaptive_threshold(ctx: Context, img: Image, *, method: str, block_size: int, c: float, invert: bool) -> Image:
     """``out = full if Y > m(x, y) - c * full else 0`` (``invert``: the complement).
 
     ``m`` is the mean of the ``block_size`` square around each pixel (``mean``: box;
@@ -513,7 +375,7 @@ def adaptive_threshold(ctx: Context, img: Any, *, method: str, block_size: int, 
     return binary if spec.channels == 1 else be.cvt_color(binary, cv2.COLOR_GRAY2BGR)
 
 
-def _paste(ctx: Context, img: Any, patch: Any, x: int, y: int, width: int, height: int) -> Any:
+def _paste(ctx: Context, img: Image, patch: Any, x: int, y: int, width: int, height: int) -> Image:
     """``img`` with the ``width`` x ``height`` region at (x, y) replaced by ``patch`` (crop and concat)."""
     be = ctx.be
     full_w, full_h = ctx.spec.size
@@ -541,8 +403,8 @@ def _paste(ctx: Context, img: Any, patch: Any, x: int, y: int, width: int, heigh
         Param("log", "bool", False, help="bar heights on a log1p scale (shows small counts next to a spike)"),
     ],
 )
-def histogram_overlay(ctx: Context, img: Any, *, position: tuple[float, float], size: tuple[float, float],
-                      opacity: float, log: bool) -> Any:
+def histogram_overlay(ctx: Context, img: Image, *, position: tuple[float, float], size: tuple[float, float],
+                      opacity: float, log: bool) -> Image:
     """``out = (1 - opacity) * in + opacity * panel`` inside the panel, ``in`` elsewhere.
 
     The panel is black with each colour channel's histogram (B, G, R, or gray) filled

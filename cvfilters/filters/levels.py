@@ -17,6 +17,7 @@ import numpy as np
 
 from ..backends import get_backend
 from ..context import Context, ImageSpec
+from ..types import Image
 
 _U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
 
@@ -24,7 +25,6 @@ FLOAT_LEVELS = 65536
 """Levels float32 images are quantised to by the level-based filters."""
 SPACES = ("ycrcb", "lab", "hsv")
 SPACE_CHOICES = (*SPACES, "per_channel")
-_U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -61,13 +61,13 @@ class LevelView:
     ``restore`` turns a processed ``image`` back into the filter's output.
     """
 
-    image: Any
+    image: Image
     levels: int
     restore: Callable[[Any], Any]
     channels: int = 1
 
 
-def level_view(ctx: Context, img: Any, space: str) -> LevelView:
+def level_view(ctx: Context, img: Image, space: str) -> LevelView:
     be, spec = ctx.be, ctx.spec
     integer = spec.dtype in (_U8, _U16)
     if spec.channels == 1 or space == "per_channel":
@@ -79,7 +79,7 @@ def level_view(ctx: Context, img: Any, space: str) -> LevelView:
     if spec.dtype == _U8:
         planes = be.split(be.cvt_color(img, luma.forward))
 
-        def restore8(out: Any) -> Any:
+        def restore8(out: Any) -> Image:
             return be.cvt_color(be.merge([out if i == luma.index else p for i, p in enumerate(planes)]), luma.back)
 
         return LevelView(planes[luma.index], 256, restore8)
@@ -99,8 +99,8 @@ def view_counts(ctx: Context, view: LevelView) -> np.ndarray:
     return ctx.be.calc_hist(view.image, view.channels, view.levels)
 
 
-def apply_tables(ctx: Context, img: Any, view: LevelView, tables: Sequence[np.ndarray],
-                  counts: np.ndarray) -> Any:
+def apply_tables(ctx: Context, img: Image, view: LevelView, tables: Sequence[np.ndarray],
+                  counts: np.ndarray) -> Image:
     """Apply one table per channel of ``view``; an image whose present levels all map to themselves is returned as is.
 
     The shortcut keeps, e.g., matching an image to itself exact on colour images,

@@ -13,14 +13,13 @@ parameter.
 
 from __future__ import annotations
 
-from typing import Any
-
 import cv2
 import numpy as np
 
 from ..context import Context
 from ..params import Param
 from ..registry import register
+from ..types import Image
 
 SHAPES = {"ellipse": cv2.MORPH_ELLIPSE, "rect": cv2.MORPH_RECT, "cross": cv2.MORPH_CROSS}
 MAX_SIZE = 99
@@ -50,7 +49,7 @@ def structuring_element(shape: str, size: int) -> np.ndarray:
     return cv2.getStructuringElement(SHAPES[shape], (size, size))
 
 
-def morph(ctx: Context, img: Any, op: int, shape: str, size: int, iterations: int) -> Any:
+def morph(ctx: Context, img: Image, op: int, shape: str, size: int, iterations: int) -> Image:
     """``cv2.morphologyEx(op)`` with the neutral constant border, on the backend."""
     return ctx.be.morphology(img, op, structuring_element(shape, size), iterations, cv2.BORDER_CONSTANT)
 
@@ -67,7 +66,7 @@ def _params(default_size: int) -> list[Param]:
 
 
 def _define(name: str, op: int, summary: str, formula: str, default_size: int) -> None:
-    def run(ctx: Context, img: Any, *, shape: str, size: int, iterations: int) -> Any:
+    def run(ctx: Context, img: Image, *, shape: str, size: int, iterations: int) -> Image:
         return morph(ctx, img, op, shape, size, iterations)
 
     run.__name__ = name

@@ -73,16 +73,6 @@ def with_note(note: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-def to_float(ctx: Context, img: Any) -> Any:
-    """The image as float32 in 0..1 (a copy for float32 input)."""
-    return ctx.be.convert(img, np.float32, 1.0 / ctx.spec.max_value)
-
-
-def from_float(ctx: Context, img: Any) -> Any:
-    """A float32 0..1 image back in ``ctx.spec.dtype`` (rounded and saturated for integers)."""
-    return ctx.be.convert(img, ctx.spec.dtype, ctx.spec.max_value)
-
-
 def luma(ctx: Context, img_float: Any) -> Any:
     """One float32 plane of Rec. 709 luminance of a float32 image (the plane itself for gray)."""
     if ctx.spec.channels == 1:
@@ -197,7 +187,8 @@ def kuwahara(ctx: Context, img: Any, *, radius: int, border: str) -> Any:
     sums, squares = window_sum(values), window_sum(be.multiply(values, values))
     anchor = n // 2  # the filters' anchor for an n x n window
     ones_row = np.ones((1, spec.channels), dtype=np.float64)
-    best_sum = best_spread = None
+    best_sum: Any = None  # the first window's sums, then the running best (a native image)
+    best_spread: Any = None
     for dx, dy in ((0, 0), (radius, 0), (radius, radius), (0, radius)):
         x, y = anchor + dx, anchor + dy
         total = be.crop(sums, x, y, spec.width, spec.height)

@@ -104,9 +104,10 @@ levels = point_filter(
                                               p["out_white"]), p["channel"]),
     summary="Input/output levels with a midtone gamma, on all channels or one.",
     params=[
-        Param("in_black", "float", 0.0, min=0.0, max=0.99, unit="fraction of full scale",
+        # Defaults: a mild stretch, ImageMagick's `-level 5%,95%` (0 and 1 leave the image unchanged).
+        Param("in_black", "float", 0.05, min=0.0, max=0.99, unit="fraction of full scale",
               help="input value mapped to out_black (and everything below it)"),
-        Param("in_white", "float", 1.0, min=0.01, max=1.0, unit="fraction of full scale",
+        Param("in_white", "float", 0.95, min=0.01, max=1.0, unit="fraction of full scale",
               help="input value mapped to out_white (and everything above it); above in_black"),
         Param("gamma", "float", 1.0, min=0.1, max=10.0,
               help="midtone gamma: above 1 brightens, below 1 darkens (the exponent is 1/gamma)"),
@@ -142,10 +143,12 @@ tone_curve = point_filter(
     "tone_curve", lambda p, full: _per_channel(pchip(p["points"]), p["channel"]),
     summary="Tone curve through control points (monotone cubic), on all channels or one.",
     params=[
-        Param("points", "kernel", ((0.0, 0.0), (0.25, 0.25), (0.75, 0.75), (1.0, 1.0)),
+        # Default: a gentle S (contrast) curve; [[0,0],[1,1]] is the identity.
+        Param("points", "kernel", ((0.0, 0.0), (0.25, 0.2), (0.75, 0.85), (1.0, 1.0)),
               unit="fraction of full scale",
               help="control points [[x,y],...] (x input, y output, 0..1, x increasing), "
-                   "e.g. [[0,0],[0.25,0.2],[0.75,0.85],[1,1]] or @curve.csv (rows x,y)"),
+                   "e.g. [[0,0],[0.25,0.2],[0.75,0.85],[1,1]] (the default S curve; [[0,0],[1,1]] is the "
+                   "identity) or @curve.csv (rows x,y)"),
         channel_param(),
     ],
     check=_check_points,
@@ -159,8 +162,10 @@ tone_curve = point_filter(
 gamma = point_filter(
     "gamma", lambda p, full: [lambda v: v ** (1.0 / p["gamma"])],
     summary="Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens.",
-    params=[Param("gamma", "float", 1.0, min=0.1, max=10.0,
-                  help="above 1 brightens midtones, below 1 darkens them; 1 = unchanged")],
+    # Default: CIGammaAdjust's default inputPower 0.75, i.e. out = in ^ 0.75.
+    params=[Param("gamma", "float", 1.0 / 0.75, min=0.1, max=10.0,
+                  help="above 1 brightens midtones, below 1 darkens them; 1 = unchanged; the default 1/0.75 "
+                       "is Core Image's CIGammaAdjust power 0.75")],
     description="""``out = in ^ (1 / gamma)`` on values normalised to 0..1.
 
     The photo-editor meaning (Photoshop/GIMP levels midtone): ``gamma=2.2`` brightens
@@ -171,8 +176,9 @@ gamma = point_filter(
 exposure = point_filter(
     "exposure", lambda p, full: [lambda v: v * 2.0 ** p["ev"]],
     summary="Exposure in stops: out = in * 2 ^ ev.",
-    params=[Param("ev", "float", 0.0, min=-10.0, max=10.0, unit="EV (stops)",
-                  help="+1 doubles every value, -1 halves it; results clip at full scale")],
+    # Default: half a stop brighter (Core Image's CIExposureAdjust EV 0.5); 0 = unchanged.
+    params=[Param("ev", "float", 0.5, min=-10.0, max=10.0, unit="EV (stops)",
+                  help="+1 doubles every value, -1 halves it, 0 leaves the image; results clip at full scale")],
     float_device=lambda ctx, img, *, ev: _float_scale(ctx, img, 2.0 ** ev, 0.0),
     description="""``out = clip(in * 2 ^ ev, 0, full)``, linear in the stored values (no
     gamma decoding). Runs as a lookup table (uint8/uint16) and on the device for float32.""",
@@ -198,9 +204,12 @@ brightness_contrast = point_filter(
     "brightness_contrast", _brightness_contrast_curves,
     summary="out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated.",
     params=[
-        Param("brightness", "float", 0.0, min=-255.0, max=255.0, unit="8-bit levels",
-              help="added after the contrast gain; in 0..255 units (x257 for uint16, /255 for float32)"),
-        Param("contrast", "float", 1.0, min=0.0, max=10.0,
+        # Defaults: contrast 1.2 pivoting on mid-grey (-0.1 x 255 offsets the gain), as
+        # CIColorControls' contrast does; brightness=0, contrast=1 leave the image unchanged.
+        Param("brightness", "float", -25.5, min=-255.0, max=255.0, unit="8-bit levels",
+              help="added after the contrast gain; in 0..255 units (x257 for uint16, /255 for float32); "
+                   "the default -25.5 keeps mid-grey fixed under the default contrast"),
+        Param("contrast", "float", 1.2, min=0.0, max=10.0,
               help="gain around 0 (black stays black when brightness=0); 1 = unchanged"),
     ],
     float_device=lambda ctx, img, *, brightness, contrast: _float_scale(ctx, img, contrast, brightness / 255.0),

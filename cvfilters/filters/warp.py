@@ -25,27 +25,24 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import cv2
 import numpy as np
 
-from .. import registry
-from ..backends import BORDER_HELP, BORDERS
 from ..context import Context, ImageSpec
 from ..params import Param
 from ..registry import Filter, register
-from .common import split_color
+from ..sampling import (
+    OUTSIDE,
+    fill_param,
+    index_grid,
+    interpolation_param,
+    remap,
+    warp_border_param,
+)
+from ..signatures import check_keywords
+from ..types import AlphaPolicy, Category, Image
 
-INTERPOLATIONS: dict[str, int] = {
-    "nearest": cv2.INTER_NEAREST,
-    "linear": cv2.INTER_LINEAR,
-    "cubic": cv2.INTER_CUBIC,
-    "lanczos": cv2.INTER_LANCZOS4,
-}
 #: Parameters every warp kernel declares after its own; not passed to the coordinate function.
 SAMPLING_PARAMS = ("interpolation", "border", "fill")
-#: Where non-finite source coordinates are sent: far outside any image, so the border rule applies.
-OUTSIDE = -1.0e6
-
 CoordFn = Callable[..., tuple[Any, Any]]
 SizeFn = Callable[[Mapping[str, Any], int, int], tuple[int, int]]
 
@@ -68,63 +65,6 @@ def center_px(center: tuple[float, float], width: int, height: int) -> tuple[flo
 def radius_px(radius: float, width: int, height: int) -> float:
     """Pixels of a radius given as a fraction of ``min(width, height)``."""
     return radius * min(width, height)
-
-
-def pixel_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
-    """float64 ``(x, y)`` coordinates of every pixel centre, each of shape ``(height, width)``."""
-    x = np.arange(width, dtype=np.float64)
-    y = np.arange(height, dtype=np.float64)
-    return np.broadcast_to(x[None, :], (height, width)).copy(), np.broadcast_to(y[:, None], (height, width)).copy()
-
-
-# ------------------------------------------------------------------ sampling parameters
-def interpolation_param(default: str = "linear") -> Param:
-    return Param("interpolation", "choice", default, choices=tuple(INTERPOLATIONS),
-                 help="how a source position between pixel centres is sampled: nearest (exact pixels, "
-                      "blocky), linear (bilinear, 2x2), cubic (bicubic, 4x4), lanczos (Lanczos-4, 8x8)")
-
-
-def warp_border_param(default: str = "constant") -> Param:
-    return Param("border", "choice", default, choices=tuple(BORDERS),
-                 help="source positions outside the image: " + BORDER_HELP.split(": ", 1)[1].replace(", default", "")
-                      + "; constant uses `fill`")
-
-
-def fill_param(default: tuple[float, ...] = (0.0,)) -> Param:
-    return Param("fill", "color", default, min=0.0, max=1.0, unit="fraction of full scale",
-                 help="colour of border=constant (black, #ff8000, rgb(...), [r,g,b]); one value is every channel, "
-                      "alpha included: [0] is transparent black on images with alpha")
-
-
-def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -> tuple[float, ...]:
-    """Per-channel border values, in the scale of an image of ``spec``.
-
-    One number fills every channel; two are gray and alpha; three are RGB with opaque
-    alpha; four are RGBA. A gray image takes the BT.601 luma of the fill. Inside the
-    premultiply alpha policy the colour is multiplied by the fill's alpha.
-    """
-    colour, alpha = split_color(fill, 1 if spec.channels == 1 else 3, bgra=True)
-    if spec.channels == 4:
-        per_channel = (*(c * alpha for c in colour), alpha) if premultiplied else (*colour, alpha)
-    else:
-        per_channel = colour
-    return tuple(v * spec.max_value for v in per_channel)
-
-
-def remap(ctx: Context, image: Any, map_x: Any, map_y: Any, interpolation: str, border: str,
-          fill: tuple[float, ...], *, premultiplied: bool = True) -> Any:
-    """``ctx.be.remap`` with named interpolation and border, and a per-channel constant colour.
-
-    The backend primitive takes one border value for all channels; a fill whose
-    channels differ runs one remap per plane (split, remap, merge).
-    """
-    be = ctx.be
-    code, mode = INTERPOLATIONS[interpolation], BORDERS[border]
-    values = fill_values(fill, ctx.spec, premultiplied) if border == "constant" else (0.0,)
-    if len(set(values)) == 1:
-        return be.remap(image, map_x, map_y, code, mode, values[0])
-    planes = be.split(image)
-    return be.merge([be.remap(p, map_x, map_y, code, mode, v) for p, v in zip(planes, values, strict=True)])
 
 
 # ------------------------------------------------------------------ warp kernels
@@ -150,7 +90,7 @@ def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: in
         source coordinates become :data:`OUTSIDE` (the border applies there).
     """
     out_w, out_h = out_size or (width, height)
-    x, y = pixel_grid(out_w, out_h)
+    x, y = index_grid(out_w, out_h)
     result = fn(x, y, width=width, height=height, **values)
     try:
         src_x, src_y = result
@@ -164,7 +104,7 @@ def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: in
 
 def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: Iterable[Param] = (),
                 interpolation: str = "linear", border: str = "constant", fill: tuple[float, ...] = (0.0,),
-                category: str = "warp", alpha: str = "premultiply", output_size: SizeFn | None = None,
+                category: Category = "warp", alpha: AlphaPolicy = "premultiply", output_size: SizeFn | None = None,
                 check: Callable[[dict[str, Any]], str | None] | None = None, description: str | None = None,
                 replace: bool = False) -> Filter:
     """Register a warp defined by a function from output to source coordinates.
@@ -231,6 +171,7 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
     reserved = {*SAMPLING_PARAMS, "width", "height"} & {p.name for p in own}
     if reserved:
         raise ValueError(f"warp kernel {filter_name!r}: parameter names {sorted(reserved)} are reserved")
+    check_keywords(filter_name, fn, own, given=("width", "height"))
     declared = (*own, interpolation_param(interpolation), warp_border_param(border), fill_param(fill))
     for param in declared[len(own):]:
         param.coerce(param.default, filter_name)  # reject bad defaults now, not at the first run
@@ -249,7 +190,7 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
         geom = geometry(values)
         return evaluate_maps(fn, geom, spec.width, spec.height, out_size(geom, spec), filter_name)
 
-    def run(ctx: Context, img: Any, **values: Any) -> Any:
+    def run(ctx: Context, img: Image, **values: Any) -> Image:
         geom = geometry(values)
         key = ("warp_kernel", filter_name, fn, ctx.spec.size, tuple(sorted(geom.items())))
         built: list[tuple[np.ndarray, np.ndarray]] = []
@@ -269,9 +210,9 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
         return spec.with_(width=width, height=height)
 
     text = inspect.cleandoc(description or fn.__doc__ or summary)
-    flt = Filter(filter_name, category, summary, declared, run, alpha, f"{text}\n\n{CONVENTION_NOTE}", check,
-                 result_spec if output_size is not None else None, None, maps)
-    return registry.add(flt, replace=replace)
+    return register(filter_name, category=category, summary=summary, params=declared, alpha=alpha, check=check,
+                    output_spec=result_spec if output_size is not None else None, maps=maps,
+                    description=f"{text}\n\n{CONVENTION_NOTE}", replace=replace)(run)
 
 
 # ------------------------------------------------------------------ flip (exact, cv2.flip)
@@ -298,7 +239,7 @@ def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, 
     alpha="all",
     maps=_flip_maps,
 )
-def flip(ctx: Context, img: Any, *, axis: str) -> Any:
+def flip(ctx: Context, img: Image, *, axis: str) -> Image:
     """Exact mirror (``cv2.flip``); every channel, alpha included, moves with the pixels.
 
     Source of output pixel ``(x, y)``: ``(width - 1 - x, y)`` (horizontal),

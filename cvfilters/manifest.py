@@ -206,7 +206,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "sigma_color",
     "type": "float",
-    "default": 0.15,
+    "default": 0.3,
     "min": 0.001,
     "max": 1.0,
     "unit": "fraction of full scale",
@@ -379,6 +379,43 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "bloom": {
+  "module": "looks",
+  "category": "stylize",
+  "summary": "Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold).",
+  "params": [
+   {
+    "name": "radius",
+    "type": "float",
+    "default": 10.0,
+    "min": 0.5,
+    "max": 200.0,
+    "unit": "px",
+    "help": "standard deviation of the glow's blur",
+    "required": false
+   },
+   {
+    "name": "intensity",
+    "type": "float",
+    "default": 0.5,
+    "min": 0.0,
+    "max": 4.0,
+    "unit": "",
+    "help": "strength of the glow; 0 leaves the image unchanged",
+    "required": false
+   },
+   {
+    "name": "threshold",
+    "type": "float",
+    "default": 0.5,
+    "min": 0.0,
+    "max": 0.95,
+    "unit": "fraction of full scale",
+    "help": "only values above it glow (0: the whole image glows, as CIBloom)",
+    "required": false
+   }
+  ]
+ },
  "box_blur": {
   "module": "blur",
   "category": "blur",
@@ -419,17 +456,17 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "brightness",
     "type": "float",
-    "default": 0.0,
+    "default": -25.5,
     "min": -255.0,
     "max": 255.0,
     "unit": "8-bit levels",
-    "help": "added after the contrast gain; in 0..255 units (x257 for uint16, /255 for float32)",
+    "help": "added after the contrast gain; in 0..255 units (x257 for uint16, /255 for float32); the default -25.5 keeps mid-grey fixed under the default contrast",
     "required": false
    },
    {
     "name": "contrast",
     "type": "float",
-    "default": 1.0,
+    "default": 1.2,
     "min": 0.0,
     "max": 10.0,
     "unit": "",
@@ -674,6 +711,58 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "chroma_key": {
+  "module": "looks",
+  "category": "feather",
+  "summary": "Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha.",
+  "params": [
+   {
+    "name": "color",
+    "type": "color",
+    "default": [
+     0.0,
+     1.0,
+     0.0
+    ],
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "fraction of full scale",
+    "help": "the key colour (green screen by default): a CSS name, #rrggbb, rgb(...) or [r,g,b] fractions",
+    "required": false,
+    "example": "[0.9,0.35,0.16]"
+   },
+   {
+    "name": "tolerance",
+    "type": "float",
+    "default": 0.15,
+    "min": 0.0,
+    "max": 1.5,
+    "unit": "",
+    "help": "chroma distance (BT.601 Cb, Cr) within which pixels become fully transparent",
+    "required": false
+   },
+   {
+    "name": "softness",
+    "type": "float",
+    "default": 0.1,
+    "min": 0.0,
+    "max": 1.5,
+    "unit": "",
+    "help": "width of the transition to opaque beyond the tolerance (0: a hard edge)",
+    "required": false
+   },
+   {
+    "name": "spill",
+    "type": "float",
+    "default": 0.5,
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "",
+    "help": "removes this share of every pixel's chroma towards the key colour (green fringes); 0 keeps it",
+    "required": false
+   }
+  ]
+ },
  "clahe": {
   "module": "histogram",
   "category": "histogram",
@@ -783,7 +872,8 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     ],
     "unit": "",
     "help": "3x3 [[..],[..],[..]] or 3x4 whose last column is an offset in fractions of full scale; rows are output channels, columns input channels, in `order`; or @file",
-    "required": false
+    "required": false,
+    "example": "[[1.1,0,0],[0,1,0],[0,0,0.85]]"
    },
    {
     "name": "order",
@@ -878,6 +968,57 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "crop": {
+  "module": "geometry",
+  "category": "warp",
+  "summary": "Keep a rectangle of the image (x, y, width, height in px); changes the size.",
+  "params": [
+   {
+    "name": "x",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 32768,
+    "unit": "px",
+    "help": "left edge of the region",
+    "required": false,
+    "example": "48"
+   },
+   {
+    "name": "y",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 32768,
+    "unit": "px",
+    "help": "top edge of the region",
+    "required": false,
+    "example": "32"
+   },
+   {
+    "name": "width",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 32768,
+    "unit": "px",
+    "help": "width of the region; 0 = to the right edge (a region past the edge is cut there)",
+    "required": false,
+    "example": "160"
+   },
+   {
+    "name": "height",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 32768,
+    "unit": "px",
+    "help": "height of the region; 0 = to the bottom edge (a region past the edge is cut there)",
+    "required": false,
+    "example": "160"
+   }
+  ]
+ },
  "crosshatch": {
   "module": "cartoon",
   "category": "cartoon",
@@ -902,6 +1043,83 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "unit": "px",
     "help": "hatch line width, measured along x + y as GPUImage does",
     "required": false
+   }
+  ]
+ },
+ "crystallize": {
+  "module": "looks",
+  "category": "stylize",
+  "summary": "Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize).",
+  "params": [
+   {
+    "name": "radius",
+    "type": "float",
+    "default": 20.0,
+    "min": 2.0,
+    "max": 1000.0,
+    "unit": "px",
+    "help": "cell size: one point per radius x radius square, jittered",
+    "required": false
+   },
+   {
+    "name": "seed",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 2147483647,
+    "unit": "",
+    "help": "random seed: the same seed gives the same result",
+    "required": false
+   }
+  ]
+ },
+ "denoise": {
+  "module": "photo",
+  "category": "blur",
+  "summary": "Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16.",
+  "params": [
+   {
+    "name": "strength",
+    "type": "float",
+    "default": 10.0,
+    "min": 0.0,
+    "max": 100.0,
+    "unit": "8-bit levels",
+    "help": "filter strength h: larger removes more noise and more detail (x257 for 16-bit)",
+    "required": false
+   },
+   {
+    "name": "color_strength",
+    "type": "float",
+    "default": 10.0,
+    "min": 0.0,
+    "max": 100.0,
+    "unit": "8-bit levels",
+    "help": "uint8 colour: strength on the colour (chroma) channels",
+    "required": false
+   },
+   {
+    "name": "template",
+    "type": "int",
+    "default": 7,
+    "min": 3,
+    "max": 21,
+    "unit": "px",
+    "help": "side of the patches compared",
+    "required": false,
+    "odd": true
+   },
+   {
+    "name": "search",
+    "type": "int",
+    "default": 21,
+    "min": 3,
+    "max": 63,
+    "unit": "px",
+    "help": "side of the window searched for similar patches (time grows with its square)",
+    "required": false,
+    "odd": true,
+    "large": 35
    }
   ]
  },
@@ -969,6 +1187,89 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "max": 20,
     "unit": "",
     "help": "times the dilation/erosion is applied (OpenCV: open is n erosions then n dilations)",
+    "required": false
+   }
+  ]
+ },
+ "dnn_style": {
+  "module": "learned",
+  "category": "stylize",
+  "summary": "A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn.",
+  "params": [
+   {
+    "name": "model",
+    "type": "path",
+    "default": null,
+    "unit": "",
+    "help": "the .onnx file (@file.onnx or a path): 1 image in, 1 image out, the same size",
+    "required": true,
+    "example": "fixtures/tiny-style.onnx"
+   },
+   {
+    "name": "input_range",
+    "type": "choice",
+    "default": "-1..1",
+    "choices": [
+     "0..255",
+     "0..1",
+     "-1..1"
+    ],
+    "unit": "",
+    "help": "value range of the model's input and output: -1..1 (GAN styles with a tanh output), 0..1, or 0..255 (PyTorch fast neural style)",
+    "required": false
+   },
+   {
+    "name": "tensor_layout",
+    "type": "choice",
+    "default": "nchw",
+    "choices": [
+     "nchw",
+     "nhwc"
+    ],
+    "unit": "",
+    "help": "tensor layout: nchw (PyTorch exports) or nhwc (TensorFlow exports)",
+    "required": false
+   },
+   {
+    "name": "model_order",
+    "type": "choice",
+    "default": "rgb",
+    "choices": [
+     "rgb",
+     "bgr"
+    ],
+    "unit": "",
+    "help": "channel order the model expects",
+    "required": false
+   },
+   {
+    "name": "size_multiple",
+    "type": "int",
+    "default": 1,
+    "min": 1,
+    "max": 256,
+    "unit": "px",
+    "help": "the model needs sides that are multiples of this (GANs often 4, 8 or 32): the image is padded by reflection and the result cropped back",
+    "required": false
+   },
+   {
+    "name": "max_side",
+    "type": "int",
+    "default": 1024,
+    "min": 0,
+    "max": 16384,
+    "unit": "px",
+    "help": "larger images run in tiles of at most this side (memory); 0 = always the whole image",
+    "required": false
+   },
+   {
+    "name": "overlap",
+    "type": "int",
+    "default": 32,
+    "min": 0,
+    "max": 1024,
+    "unit": "px",
+    "help": "context each tile takes from its neighbours; at least the model's receptive radius makes tiling invisible",
     "required": false
    }
   ]
@@ -1047,7 +1348,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
  "emboss": {
   "module": "convolve",
   "category": "convolve",
-  "summary": "Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle).",
+  "summary": "Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request.",
   "params": [
    {
     "name": "intensity",
@@ -1067,6 +1368,14 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "max": 360.0,
     "unit": "deg",
     "help": "direction the light comes from, counter-clockwise from +x (0 right, 90 top, 135 top-left)",
+    "required": false
+   },
+   {
+    "name": "color",
+    "type": "bool",
+    "default": false,
+    "unit": "",
+    "help": "emboss every colour channel on its own (colour fringes, Pillow's EMBOSS) instead of the luma (a grey relief, GIMP's emboss)",
     "required": false
    },
    {
@@ -1156,11 +1465,11 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "ev",
     "type": "float",
-    "default": 0.0,
+    "default": 0.5,
     "min": -10.0,
     "max": 10.0,
     "unit": "EV (stops)",
-    "help": "+1 doubles every value, -1 halves it; results clip at full scale",
+    "help": "+1 doubles every value, -1 halves it, 0 leaves the image; results clip at full scale",
     "required": false
    }
   ]
@@ -1346,11 +1655,11 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "gamma",
     "type": "float",
-    "default": 1.0,
+    "default": 1.3333333333333333,
     "min": 0.1,
     "max": 10.0,
     "unit": "",
-    "help": "above 1 brightens midtones, below 1 darkens them; 1 = unchanged",
+    "help": "above 1 brightens midtones, below 1 darkens them; 1 = unchanged; the default 1/0.75 is Core Image's CIGammaAdjust power 0.75",
     "required": false
    }
   ]
@@ -1398,6 +1707,51 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "grain": {
+  "module": "looks",
+  "category": "stylize",
+  "summary": "Film grain: seeded, reproducible Gaussian noise, clumped to a grain size.",
+  "params": [
+   {
+    "name": "amount",
+    "type": "float",
+    "default": 0.04,
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "fraction of full scale",
+    "help": "standard deviation of the grain; 0 leaves the image unchanged",
+    "required": false
+   },
+   {
+    "name": "size",
+    "type": "float",
+    "default": 0.8,
+    "min": 0.0,
+    "max": 20.0,
+    "unit": "px",
+    "help": "grain size: the blur of the noise (0 = independent pixels)",
+    "required": false
+   },
+   {
+    "name": "monochrome",
+    "type": "bool",
+    "default": true,
+    "unit": "",
+    "help": "the same grain on every channel (film); false: colour noise",
+    "required": false
+   },
+   {
+    "name": "seed",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 2147483647,
+    "unit": "",
+    "help": "random seed: the same seed gives the same result",
+    "required": false
+   }
+  ]
+ },
  "grayscale": {
   "module": "color",
   "category": "color",
@@ -1417,6 +1771,23 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "max": 512,
     "unit": "px",
     "help": "side of the square cells (dot spacing); cells start at the top-left corner",
+    "required": false
+   }
+  ]
+ },
+ "hex_pixellate": {
+  "module": "looks",
+  "category": "stylize",
+  "summary": "Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate).",
+  "params": [
+   {
+    "name": "size",
+    "type": "float",
+    "default": 8.0,
+    "min": 1.0,
+    "max": 1000.0,
+    "unit": "px",
+    "help": "hexagon circumradius (centre to corner)",
     "required": false
    }
   ]
@@ -1449,6 +1820,33 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     ],
     "unit": "",
     "help": "edge handling: reflect101 (gfedcb|abcdefgh|gfedcba, default), replicate (aaaaaa|abcdefgh|hhhhhhh, Core Image's clamp-to-extent), reflect (fedcba|abcdefgh|hgfedcb), wrap (cdefgh|abcdefgh|abcdefg), constant (000000|abcdefgh|0000000)",
+    "required": false
+   }
+  ]
+ },
+ "highlights_shadows": {
+  "module": "photo",
+  "category": "color",
+  "summary": "Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow).",
+  "params": [
+   {
+    "name": "shadows",
+    "type": "float",
+    "default": 0.5,
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "",
+    "help": "lightens dark tones; 0 leaves them (Core Image's CIHighlightShadowAdjust shadowAmount)",
+    "required": false
+   },
+   {
+    "name": "highlights",
+    "type": "float",
+    "default": 0.7,
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "",
+    "help": "below 1 darkens bright tones; 1 leaves them (CIHighlightShadowAdjust highlightAmount)",
     "required": false
    }
   ]
@@ -1512,11 +1910,11 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "degrees",
     "type": "float",
-    "default": 0.0,
+    "default": 30.0,
     "min": -360.0,
     "max": 360.0,
     "unit": "deg",
-    "help": "positive turns red towards yellow and green (the direction of HSV hue); 360 = unchanged",
+    "help": "positive turns red towards yellow and green (the direction of HSV hue); 0 or 360 = unchanged",
     "required": false
    }
   ]
@@ -1628,7 +2026,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "in_black",
     "type": "float",
-    "default": 0.0,
+    "default": 0.05,
     "min": 0.0,
     "max": 0.99,
     "unit": "fraction of full scale",
@@ -1638,7 +2036,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "in_white",
     "type": "float",
-    "default": 1.0,
+    "default": 0.95,
     "min": 0.01,
     "max": 1.0,
     "unit": "fraction of full scale",
@@ -1703,7 +2101,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "unit": "",
     "help": "a .cube file (LUT_3D_SIZE and/or LUT_1D_SIZE) or a 1-D table (.csv/.txt rows of 1 or 3 values R,G,B, or .npy); @path works too (inside a pipeline file, relative to its folder)",
     "required": true,
-    "example": "/work/wt/i16/fixtures/warm.cube"
+    "example": "fixtures/warm.cube"
    },
    {
     "name": "scale",
@@ -2029,6 +2427,88 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "pad": {
+  "module": "geometry",
+  "category": "warp",
+  "summary": "Add pixels around the image (top, bottom, left, right) with a border rule; changes the size.",
+  "params": [
+   {
+    "name": "top",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 4096,
+    "unit": "px",
+    "help": "pixels added at the top",
+    "required": false,
+    "example": "16",
+    "large": 1024
+   },
+   {
+    "name": "bottom",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 4096,
+    "unit": "px",
+    "help": "pixels added at the bottom",
+    "required": false,
+    "example": "16",
+    "large": 1024
+   },
+   {
+    "name": "left",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 4096,
+    "unit": "px",
+    "help": "pixels added at the left",
+    "required": false,
+    "example": "16",
+    "large": 1024
+   },
+   {
+    "name": "right",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 4096,
+    "unit": "px",
+    "help": "pixels added at the right",
+    "required": false,
+    "example": "16",
+    "large": 1024
+   },
+   {
+    "name": "border",
+    "type": "choice",
+    "default": "constant",
+    "choices": [
+     "reflect101",
+     "replicate",
+     "reflect",
+     "wrap",
+     "constant"
+    ],
+    "unit": "",
+    "help": "what the new pixels hold: reflect101 (gfedcb|abcdefgh|gfedcba), replicate (aaaaaa|abcdefgh|hhhhhhh, Core Image's clamp-to-extent), reflect (fedcba|abcdefgh|hgfedcb), wrap (cdefgh|abcdefgh|abcdefg), constant (000000|abcdefgh|0000000); constant (default) uses `fill`",
+    "required": false
+   },
+   {
+    "name": "fill",
+    "type": "color",
+    "default": [
+     0.0
+    ],
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "fraction of full scale",
+    "help": "colour of border=constant (black, #ff8000, rgb(...), [r,g,b]); one value is every channel, alpha included: [0] is transparent black on images with alpha",
+    "required": false
+   }
+  ]
+ },
  "perspective": {
   "module": "warp",
   "category": "warp",
@@ -2199,6 +2679,55 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "pointillize": {
+  "module": "looks",
+  "category": "stylize",
+  "summary": "Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize).",
+  "params": [
+   {
+    "name": "radius",
+    "type": "float",
+    "default": 20.0,
+    "min": 2.0,
+    "max": 1000.0,
+    "unit": "px",
+    "help": "spacing of the dots: one per radius x radius square, jittered",
+    "required": false
+   },
+   {
+    "name": "dot",
+    "type": "float",
+    "default": 0.5,
+    "min": 0.05,
+    "max": 2.0,
+    "unit": "fraction of radius",
+    "help": "dot radius as a fraction of the spacing (dots are cut where cells meet)",
+    "required": false
+   },
+   {
+    "name": "fill",
+    "type": "color",
+    "default": [
+     1.0
+    ],
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "fraction of full scale",
+    "help": "colour of border=constant (black, #ff8000, rgb(...), [r,g,b]); one value is every channel, alpha included: [0] is transparent black on images with alpha",
+    "required": false
+   },
+   {
+    "name": "seed",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 2147483647,
+    "unit": "",
+    "help": "random seed: the same seed gives the same result",
+    "required": false
+   }
+  ]
+ },
  "posterize": {
   "module": "tone",
   "category": "color",
@@ -2310,6 +2839,74 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "resize": {
+  "module": "geometry",
+  "category": "warp",
+  "summary": "Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size.",
+  "params": [
+   {
+    "name": "width",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 32768,
+    "unit": "px",
+    "help": "output width; 0 = from height and the aspect ratio (or from scale when height is 0 too)",
+    "required": false,
+    "large": 8192
+   },
+   {
+    "name": "height",
+    "type": "int",
+    "default": 0,
+    "min": 0,
+    "max": 32768,
+    "unit": "px",
+    "help": "output height; 0 = from width and the aspect ratio (or from scale when width is 0 too)",
+    "required": false,
+    "large": 8192
+   },
+   {
+    "name": "scale",
+    "type": "float",
+    "default": 0.5,
+    "min": 0.001,
+    "max": 32.0,
+    "unit": "factor",
+    "help": "used when width and height are both 0: 0.5 halves, 2 doubles, 1 keeps the size",
+    "required": false,
+    "large": 16.0
+   },
+   {
+    "name": "fit",
+    "type": "choice",
+    "default": "stretch",
+    "choices": [
+     "stretch",
+     "contain",
+     "cover"
+    ],
+    "unit": "",
+    "help": "with width and height both given: stretch to exactly that size, contain (fit inside, keep the aspect ratio) or cover (fill it, keep the aspect ratio, crop the overflow centred)",
+    "required": false
+   },
+   {
+    "name": "interpolation",
+    "type": "choice",
+    "default": "area",
+    "choices": [
+     "area",
+     "linear",
+     "cubic",
+     "lanczos",
+     "nearest"
+    ],
+    "unit": "",
+    "help": "area (pixel-area average: best for shrinking), linear (bilinear), cubic (bicubic 4x4), lanczos (Lanczos-4, 8x8), nearest (the pixel whose centre is nearest)",
+    "required": false
+   }
+  ]
+ },
  "rotate": {
   "module": "warp",
   "category": "warp",
@@ -2384,7 +2981,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "amount",
     "type": "float",
-    "default": 1.0,
+    "default": 1.5,
     "min": 0.0,
     "max": 4.0,
     "unit": "",
@@ -2537,11 +3134,11 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    {
     "name": "strength",
     "type": "float",
-    "default": 1.5,
+    "default": null,
     "min": 0.1,
     "max": 5.0,
     "unit": "",
-    "help": "line darkness: out = 1 - strength (1 - sketch); 1 = as drawn, > 1 darker lines",
+    "help": "line darkness: out = 1 - strength (1 - sketch); 1 = as drawn, > 1 darker lines; automatic: 1.5 for gray, 1 for color (cv2.pencilSketch as drawn: its colour drawing is already dark, 1.5 sinks it towards black)",
     "required": false
    },
    {
@@ -2963,6 +3560,53 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "temperature_tint": {
+  "module": "photo",
+  "category": "color",
+  "summary": "Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint).",
+  "params": [
+   {
+    "name": "temperature",
+    "type": "float",
+    "default": 8000.0,
+    "min": 1700.0,
+    "max": 50000.0,
+    "unit": "K",
+    "help": "colour temperature of the picture's white (Core Image's neutral); above target_temperature warms the picture, below cools it; equal to target_temperature (and tint equal to target_tint) leaves it unchanged",
+    "required": false
+   },
+   {
+    "name": "tint",
+    "type": "float",
+    "default": 0.0,
+    "min": -150.0,
+    "max": 150.0,
+    "unit": "",
+    "help": "green-magenta shift of the picture's white, Lightroom's units: positive turns the picture magenta, negative green",
+    "required": false
+   },
+   {
+    "name": "target_temperature",
+    "type": "float",
+    "default": 6500.0,
+    "min": 1700.0,
+    "max": 50000.0,
+    "unit": "K",
+    "help": "the white it becomes (Core Image's targetNeutral); 6500 K is about the display's white",
+    "required": false
+   },
+   {
+    "name": "target_tint",
+    "type": "float",
+    "default": 0.0,
+    "min": -150.0,
+    "max": 150.0,
+    "unit": "",
+    "help": "tint of the target white",
+    "required": false
+   }
+  ]
+ },
  "threshold": {
   "module": "tone",
   "category": "color",
@@ -3080,11 +3724,11 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
      ],
      [
       0.25,
-      0.25
+      0.2
      ],
      [
       0.75,
-      0.75
+      0.85
      ],
      [
       1.0,
@@ -3092,7 +3736,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
      ]
     ],
     "unit": "fraction of full scale",
-    "help": "control points [[x,y],...] (x input, y output, 0..1, x increasing), e.g. [[0,0],[0.25,0.2],[0.75,0.85],[1,1]] or @curve.csv (rows x,y)",
+    "help": "control points [[x,y],...] (x input, y output, 0..1, x increasing), e.g. [[0,0],[0.25,0.2],[0.75,0.85],[1,1]] (the default S curve; [[0,0],[1,1]] is the identity) or @curve.csv (rows x,y)",
     "required": false
    },
    {
@@ -3243,6 +3887,23 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
    }
   ]
  },
+ "vibrance": {
+  "module": "photo",
+  "category": "color",
+  "summary": "Vibrance: raise the saturation of muted colours more than of vivid ones.",
+  "params": [
+   {
+    "name": "amount",
+    "type": "float",
+    "default": 0.5,
+    "min": -1.0,
+    "max": 1.0,
+    "unit": "",
+    "help": "positive boosts muted colours most, negative mutes them; 0 leaves the image unchanged",
+    "required": false
+   }
+  ]
+ },
  "vignette": {
   "module": "feather",
   "category": "feather",
@@ -3268,17 +3929,17 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "min": 0.01,
     "max": 10.0,
     "unit": "fraction of half-diagonal",
-    "help": "distance at which intensity=2 reaches black; 1 = the corners",
+    "help": "distance at which intensity=1 reaches black; 1 = the corners",
     "required": false
    },
    {
     "name": "intensity",
     "type": "float",
-    "default": 1.0,
+    "default": 0.75,
     "min": 0.0,
     "max": 2.0,
     "unit": "",
-    "help": "strength; 0 leaves the image unchanged",
+    "help": "darkening at distance R: the corners keep 1 - intensity of their brightness with radius=1 (0.75: a quarter); 0 leaves the image unchanged, 2 blacks out everything beyond 0.71 R",
     "required": false
    }
   ]
@@ -3383,6 +4044,46 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "default": false,
     "unit": "",
     "help": "gpuimage: measure y in units of the width (a circle, not an ellipse, on non-square images)",
+    "required": false
+   }
+  ]
+ },
+ "white_balance": {
+  "module": "photo",
+  "category": "color",
+  "summary": "Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto).",
+  "params": [
+   {
+    "name": "method",
+    "type": "choice",
+    "default": "grayworld",
+    "choices": [
+     "grayworld",
+     "simple",
+     "learning"
+    ],
+    "unit": "",
+    "help": "grayworld: scale B, G, R so their means agree; simple: stretch each channel between its percentiles; learning: OpenCV's learned illuminant estimate (Cheng et al.)",
+    "required": false
+   },
+   {
+    "name": "saturation",
+    "type": "float",
+    "default": null,
+    "min": 0.0,
+    "max": 1.0,
+    "unit": "fraction",
+    "help": "grayworld and learning: pixels more saturated than this are left out of the estimate; automatic: OpenCV's defaults, 0.9 (grayworld) and 0.98 (learning)",
+    "required": false
+   },
+   {
+    "name": "percent",
+    "type": "float",
+    "default": 2.0,
+    "min": 0.0,
+    "max": 49.0,
+    "unit": "%",
+    "help": "simple: share of the darkest and brightest values of each channel clipped before the stretch",
     "required": false
    }
   ]

@@ -1,0 +1,58 @@
+"""Whether a window can open here: ``DISPLAY``/Wayland and an X server that answers (for ``preview``)."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sys
+from pathlib import Path
+
+DISPLAY_HINT = "preview needs a display (set DISPLAY or run under Xvfb)"
+_X_DISPLAY = re.compile(r"^(?P<host>[^:]*):(?P<number>\d+)(?:\.\d+)?$")
+
+
+def require_display() -> None:
+    """Raise :class:`cvfilters.UsageError` (exit 2) when no window can be opened.
+
+    On Linux that is: no ``DISPLAY`` (or only ``WAYLAND_DISPLAY`` where OpenCV's Qt has no
+    Wayland plugin), or an X server that does not answer. Qt aborts the process when it
+    cannot connect, so this is checked before OpenCV opens a window.
+    """
+    from cvfilters.errors import UsageError
+
+    if not sys.platform.startswith("linux"):
+        return
+    display = os.environ.get("DISPLAY")
+    if display:
+        if not _x_server_answers(display):
+            raise UsageError(f"{DISPLAY_HINT}; cannot connect to DISPLAY={display}")
+    elif not (os.environ.get("WAYLAND_DISPLAY") and _highgui_speaks_wayland()):
+        raise UsageError(DISPLAY_HINT)
+
+
+def _x_server_answers(display: str) -> bool:
+    match = _X_DISPLAY.match(display)
+    if match is None:
+        return True  # a form this check does not know; let OpenCV try
+    number, host = int(match["number"]), match["host"]
+    if host in ("", "unix"):
+        addresses = [(socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"), (socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
+    else:
+        addresses = [(socket.AF_INET, (host, 6000 + number))]
+    for family, address in addresses:
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as connection:
+                connection.settimeout(2.0)
+                connection.connect(address)
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _highgui_speaks_wayland() -> bool:
+    import cv2
+
+    platforms = Path(cv2.__file__).parent / "qt" / "plugins" / "platforms"
+    return not platforms.is_dir() or any("wayland" in plugin.name for plugin in platforms.iterdir())

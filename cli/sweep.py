@@ -1,0 +1,89 @@
+"""The ``cvfilters sweep`` command: a contact sheet of a filter over one or two parameter ranges."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+
+from .app import app
+from .common import check_backend
+
+
+@app.command("sweep", short_help="Contact sheet of a filter over parameter ranges.")
+def sweep_command(
+    image: Annotated[Path, typer.Argument(metavar="IMAGE", hidden=True)],
+    specs: Annotated[list[str], typer.Option("-f", "--filter", metavar="SPEC",
+                                             help="A spec with one or two ranges PARAM=A..B/N; repeat or join with |")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The contact sheet (any image format).")],
+    tile: Annotated[int, typer.Option(min=32, max=4096, help="Longer side of each tile in pixels.")] = 256,
+    work: Annotated[int | None, typer.Option(min=16, help="Run the filters on a copy this long on its longer "
+                                                          "side (default: full size, as apply would).")] = None,
+    backend: Annotated[str, typer.Option(help="auto, cpu, opencl or cuda.")] = "auto",
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing sheet (never the input).")] = False,
+    large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
+) -> None:
+    """Render a contact sheet of a filter over one or two parameter ranges, each tile labelled with its values.
+
+    IMAGE: the image to filter.
+
+    'vignette:intensity=0..2/6' gives one row of 6 tiles (0, 0.4 ... 2); a second range,
+    'gaussian_blur:sigma=1..8/4,ksize=3..9/4', gives a grid. Other parameters are given as usual.
+    """
+    from cvfilters import io
+    from cvfilters.params import allow_large
+    from cvfilters.sheets import parse_sweep, sweep_sheet
+
+    with allow_large(large):
+        sweep = parse_sweep(specs)
+        check_backend(backend)
+        _check_sheet_path(output, image, overwrite)
+        source = _shrunk(io.read(image), work)
+        with _tile_progress(math.prod(sweep.shape)) as advance:
+            sheet = sweep_sheet(source, sweep, tile=tile, backend=backend, progress=advance)
+    io.write(output, sheet, overwrite=overwrite)
+
+
+def _check_sheet_path(output: Path, image: Path, overwrite: bool) -> None:
+    from cvfilters import io
+    from cvfilters.errors import ImageWriteError, UsageError
+
+    try:
+        io.output_dtype(output, np.uint8)
+    except ImageWriteError as exc:
+        raise UsageError(str(exc)) from None
+    if output.exists() and image.exists() and os.path.samefile(output, image):
+        raise UsageError(f"{output}: is the input file; cvfilters never overwrites its input")
+    if output.exists() and not overwrite:
+        raise UsageError(f"{output}: exists already (pass --overwrite to replace it)")
+
+
+def _shrunk(image: np.ndarray, work: int | None) -> np.ndarray:
+    if work is None or max(image.shape[:2]) <= work:
+        return image
+    from cvfilters.sheets.display import shrink_by  # cv2: not for --help
+
+    return shrink_by(image, work / max(image.shape[:2]), round)
+
+
+
+@contextlib.contextmanager
+def _tile_progress(total: int) -> Iterator[Any]:
+    """A transient rich bar on a terminal (``advance`` after each tile); nothing when piped."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("rendering tiles"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("tiles", total=total)
+        yield lambda: bar.advance(task)

@@ -1,0 +1,64 @@
+"""Temporary files of atomic writes: their names, and removing those a killed run left behind.
+
+An atomic write goes to ``.NAME.<16 hex>.tmp`` beside its target (videos:
+``.STEM.<16 hex>.tmp.EXT``, and ``.<16 hex>.mux.EXT`` while the audio is copied) and is
+renamed onto it. A
+writer killed in between cannot clean up; the next run into that folder removes such files
+once they are a minute old and no live process holds them open (read from ``/proc/*/fd`` on
+Linux), or, where open files cannot be listed, once they are an hour old. Only names of
+exactly this pattern are touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from pathlib import Path
+
+# .NAME.<hex>.tmp (images), .STEM.<hex>.tmp.EXT (videos, whose writer needs the extension), .<hex>.mux.EXT
+PATTERN = re.compile(r"^\.(?:.+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?|[0-9a-f]{16}\.mux\.[A-Za-z0-9]{1,5})$")
+STALE_AGE_SECONDS = 60.0  # younger files may belong to a write between two steps (a video being muxed)
+UNLISTED_AGE_SECONDS = 3600.0
+
+
+def _open_files() -> set[tuple[int, int]] | None:
+    """(device, inode) of every file a process holds open, or None where that cannot be listed."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        return None
+    held: set[tuple[int, int]] = set()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (entry / "fd").iterdir():
+                with contextlib.suppress(OSError):
+                    info = fd.stat()
+                    held.add((info.st_dev, info.st_ino))
+    return held
+
+
+def remove_stale(directory: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files of interrupted writes in ``directory``; returns those removed."""
+    try:
+        candidates = [p for p in Path(directory).iterdir() if PATTERN.match(p.name) and p.is_file()]
+    except OSError:
+        return []
+    if not candidates:
+        return []
+    held = _open_files()
+    removed = []
+    now = time.time()
+    for path in candidates:
+        try:
+            info = path.stat()
+            age = now - info.st_mtime
+            if (held is not None and age > STALE_AGE_SECONDS and (info.st_dev, info.st_ino) not in held) or \
+                    (held is None and age > UNLISTED_AGE_SECONDS):
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
