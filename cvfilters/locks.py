@@ -31,7 +31,7 @@ class ForkSafeLock:
         self._lock.acquire()
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, *_: object) -> None:
         self._lock.release()
 
     def _renew(self) -> None:
