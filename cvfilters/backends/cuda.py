@@ -87,14 +87,14 @@ class CudaBackend(DeviceBackend):
 
     Notes
     -----
-    ``cv2.cuda.create*Filter`` objects are cached per kind, image type and parameters.
+    ``cv2.cuda.create*Filter`` objects are cached per kind, image type and parameters,
+    in each thread (they hold scratch buffers, so threads do not share them).
     """
 
     name = "cuda"
 
     def __init__(self) -> None:
         super().__init__()
-        self._filters: dict[Hashable, Any] = {}
         self._stream: Any = None
 
     @property
@@ -147,9 +147,13 @@ class CudaBackend(DeviceBackend):
         return cv2.cuda.merge([run(plane) for plane in cv2.cuda.split(image)])
 
     def _filter(self, key: Hashable, create: Callable[[], Any]) -> Any:
-        if key not in self._filters:
-            self._filters[key] = create()
-        return self._filters[key]
+        """A cached ``cv2.cuda`` filter object; one set per thread (they hold scratch buffers)."""
+        filters = getattr(self._local, "filters", None)
+        if filters is None:
+            filters = self._local.filters = {}
+        if key not in filters:
+            filters[key] = create()
+        return filters[key]
 
     def _separable(self, image: Any, key: tuple[Hashable, ...], create: Callable[[int, int], Any],
                    target: int, delta: float) -> Any:
