@@ -19,6 +19,7 @@ _._coerce_point, _._coerce_color
 
 # public API used by scripts, tests and users
 with_filter_table  # scripts/update_readme.py, tests/test_readme.py
+fx_stub  # scripts/update_fx_stub.py writes cvfilters/fx.pyi
 point_op_of, color_matrix_of, lut_table, lut_file_of  # introspection of point, matrix and lut filters
 __call__  # Filter objects are called like functions
 unregister  # removing a user's filter

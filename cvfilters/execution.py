@@ -13,8 +13,10 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
+from . import boundary
 from .backends import Backend, Counters, availability, get_backend, native_backend, select
 from .context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
+from .defaults import resolve_channel_order, running_in
 from .errors import InvalidImageError
 from .types import Image, ImageT
 
@@ -25,21 +27,35 @@ Body = Callable[[Context, Image], tuple[Image, ImageSpec]]
 """``body(ctx, native) -> (native result, its spec)``: the work run on the chosen backend."""
 
 
-def run_image(image: ImageT, backend: str, body: Body) -> tuple[ImageT, Backend, Counters]:
+def run_image(image: Any, backend: str, body: Body, *, channel_order: str | None = None,
+              layout: str = "hwc") -> tuple[Any, Backend, Counters]:
     """Run ``body`` on ``image`` on a backend: upload once, download once.
+
+    ``image`` crosses the Python boundary first (:mod:`cvfilters.boundary`: PIL images,
+    array-likes, float64/int16, ``layout``), and an RGB(A) image (``channel_order``, or
+    the process default) has R and B swapped on the device before ``body`` and back after
+    it, so ``body`` always sees BGR(A).
 
     Returns
     -------
     (result, backend, counters)
-        The result has the input's type (and shape, when the spec is unchanged); the
-        counters are what this run added to the backend's.
+        The result has the input's kind, type (and shape, when the spec is unchanged);
+        the counters are what this run added to the backend's.
     """
-    spec = spec_of(image)
-    be = select(backend, image, spec.pixels)
+    host, entry = boundary.enter(image, resolve_channel_order(channel_order), layout)
+    spec = spec_of(host)
+    be = select(backend, host, spec.pixels)
     before = be.counters.snapshot()
-    native, current = body(Context(be, spec), to_backend(image, be))
-    out = from_backend(native, be, image, reshape=current == spec)
-    return out, be, be.counters.since(before)
+    native = to_backend(host, be)
+    swap = entry.order == "rgb"
+    if swap:
+        native = boundary.swap_native(be, native, spec.channels)
+    with running_in(entry.order):
+        native, current = body(Context(be, spec), native)
+    if swap:
+        native = boundary.swap_native(be, native, current.channels)
+    out = from_backend(native, be, host, reshape=current == spec)
+    return boundary.leave(out, entry), be, be.counters.since(before)
 
 
 def spec_of(image: Image) -> ImageSpec:
@@ -56,7 +72,7 @@ def spec_of(image: Image) -> ImageSpec:
         raise InvalidImageError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
     if spec is None or spec.channels not in SUPPORTED_CHANNELS:
         shape = getattr(image, "shape", "?")
-        raise InvalidImageError(f"image shape {shape} is not H x W or H x W x C with C in 1, 3, 4")
+        raise InvalidImageError(f"image shape {shape} is not H x W or H x W x C with C in 1, 2 (gray + alpha), 3, 4")
     if spec.dtype not in SUPPORTED_DTYPES:
         raise InvalidImageError(f"image dtype {spec.dtype} is not supported (use uint8, uint16 or float32)")
     if spec.height == 0 or spec.width == 0:

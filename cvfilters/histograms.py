@@ -13,8 +13,11 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .arrays import as_array, is_pil
+from .defaults import ChannelOrder, resolve_channel_order
+
 _U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
-_CHANNEL_NAMES = {"b": 0, "g": 1, "r": 2, "a": 3}
+_CHANNEL_NAMES = {"bgr": {"b": 0, "g": 1, "r": 2, "a": 3}, "rgb": {"r": 0, "g": 1, "b": 2, "a": 3}}
 
 
 def calc_hist_counts(image: np.ndarray, channel: int, bins: int, low: float, high: float,
@@ -35,13 +38,16 @@ def level_counts(host: np.ndarray, levels: int) -> np.ndarray:
 
 
 def host_array(image: Any) -> np.ndarray:
+    """A numpy array of an image: device images downloaded, PIL images and array-likes viewed."""
     if isinstance(image, np.ndarray):
         return image
     if isinstance(image, cv2.UMat):
         return image.get()
     if isinstance(image, cv2.cuda.GpuMat):
         return image.download()
-    raise TypeError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
+    if is_pil(image):
+        return np.asarray(image)
+    return as_array(image)
 
 
 def equalize_table(counts: np.ndarray) -> np.ndarray:
@@ -121,13 +127,14 @@ def percentile_level(counts: np.ndarray, fraction: float) -> float:
 
 
 def histogram(image: Any, bins: int = 256, *, channels: int | str | Sequence[int | str] | None = None,
-              mask: np.ndarray | None = None) -> np.ndarray:
+              mask: np.ndarray | None = None, channel_order: ChannelOrder | None = None) -> np.ndarray:
     """Pixel counts of an image's values in ``bins`` equal-width bins, per channel or of its luminance.
 
     Parameters
     ----------
-    image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
-        uint8, uint16 or float32; gray, BGR or BGRA. Device images are copied to the host.
+    image : numpy.ndarray, PIL.Image.Image, array-like, cv2.UMat or cv2.cuda.GpuMat
+        uint8, uint16 or float32; gray, BGR(A) or RGB(A) (``channel_order``). Device
+        images are copied to the host.
     bins : int
         2 to 65536. The range ``[0, full + 1)`` (256 or 65536 for integer images) or
         ``[0, 1]`` (float32) is split into ``bins`` equal bins; bin ``k`` holds values
@@ -135,12 +142,16 @@ def histogram(image: Any, bins: int = 256, *, channels: int | str | Sequence[int
         (65536 for uint16) every value has its own bin. float32 values below 0 count in
         the first bin, values from 1 up in the last; NaN is not counted.
     channels : int, str, sequence of them, or None
-        None: every colour channel (B, G, R; alpha left out; the gray channel of a gray
-        image). A channel index or ``"b"``, ``"g"``, ``"r"``, ``"a"``; ``"luminance"``:
-        BT.601 luma ``0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor`` to gray; the
-        image itself if gray). A single int or str gives a 1-D result.
+        None: every colour channel in the image's order (alpha left out; the gray
+        channel of a gray image). A channel index or ``"b"``, ``"g"``, ``"r"``, ``"a"``
+        (found by ``channel_order``); ``"luminance"``: BT.601 luma
+        ``0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor`` to gray; the image itself if
+        gray). A single int or str gives a 1-D result.
     mask : numpy.ndarray, optional
         H x W; only pixels where it is non-zero are counted.
+    channel_order : {"bgr", "rgb"}, optional
+        The image's channel order (default BGR, or ``cvfilters.set_defaults``); PIL
+        images are RGB.
 
     Returns
     -------
@@ -154,6 +165,7 @@ def histogram(image: Any, bins: int = 256, *, channels: int | str | Sequence[int
     >>> int(histogram(gray, channels=0)[7]), histogram(gray).shape
     (16, (1, 256))
     """
+    order = "rgb" if is_pil(image) else resolve_channel_order(channel_order)
     array = host_array(image)
     if array.ndim not in (2, 3) or array.dtype not in (_U8, _U16, _F32):
         raise ValueError(f"histogram: expected a uint8, uint16 or float32 image (H x W [x C]), "
@@ -171,20 +183,21 @@ def histogram(image: Any, bins: int = 256, *, channels: int | str | Sequence[int
         if mask.shape != array.shape[:2]:
             raise ValueError(f"histogram: mask shape {mask.shape} is not the image's {array.shape[:2]}")
         mask = (mask != 0).astype(np.uint8)
-    rows = [_channel_counts(_channel_plane(array, count, which), int(bins), mask) for which in wanted]
+    rows = [_channel_counts(_channel_plane(array, count, which, order), int(bins), mask) for which in wanted]
     return rows[0] if single else np.stack(rows)
 
 
-def _channel_plane(array: np.ndarray, count: int, which: int | str) -> np.ndarray:
+def _channel_plane(array: np.ndarray, count: int, which: int | str, order: str) -> np.ndarray:
     if isinstance(which, str):
         key = which.lower()
         if key in ("luminance", "luma", "gray", "y"):
             if count == 1:
                 return array if array.ndim == 2 else array[..., 0]
-            return cv2.cvtColor(np.ascontiguousarray(array[..., :3]), cv2.COLOR_BGR2GRAY)
-        if key not in _CHANNEL_NAMES:
+            code = cv2.COLOR_RGB2GRAY if order == "rgb" else cv2.COLOR_BGR2GRAY
+            return cv2.cvtColor(np.ascontiguousarray(array[..., :3]), code)
+        if key not in _CHANNEL_NAMES[order]:
             raise ValueError(f"histogram: channel {which!r} is not b, g, r, a, luminance or an index")
-        which = _CHANNEL_NAMES[key]
+        which = _CHANNEL_NAMES[order][key]
     if isinstance(which, bool) or not isinstance(which, (int, np.integer)) or not 0 <= which < count:
         raise ValueError(f"histogram: channel {which!r} does not exist in a {count}-channel image")
     return array if array.ndim == 2 else array[..., int(which)]

@@ -42,6 +42,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import atomic, decoders, encoders
+from .arrays import host_bgr, swap_rb
+from .defaults import ChannelOrder, resolve_channel_order
 from .errors import (
     EmptyFileError,
     FileMissingError,
@@ -167,7 +169,7 @@ def probe(path: StrPath) -> tuple[int, int]:
     return image.shape[1], image.shape[0]
 
 
-def read(path: StrPath, *, max_pixels: int | None = None) -> np.ndarray:
+def read(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None) -> np.ndarray:
     """Read an image upright, with its depth and channels as stored.
 
     Parameters
@@ -176,12 +178,15 @@ def read(path: StrPath, *, max_pixels: int | None = None) -> np.ndarray:
         The image file; its format is recognised from the content.
     max_pixels : int, optional
         See :func:`max_pixels_limit`; checked from the header before decoding.
+    channel_order : {"bgr", "rgb"}, optional
+        The order of the colour channels returned: BGR(A) as OpenCV's unless the call
+        or ``cvfilters.set_defaults(channel_order="rgb")`` says RGB(A).
 
     Returns
     -------
     numpy.ndarray
         uint8, uint16 or float32 (float64 data becomes float32); (H, W) gray, (H, W, 3)
-        BGR or (H, W, 4) BGRA. The EXIF orientation is applied.
+        BGR (or RGB) or (H, W, 4) BGRA (RGBA). The EXIF orientation is applied.
 
     Raises
     ------
@@ -194,15 +199,16 @@ def read(path: StrPath, *, max_pixels: int | None = None) -> np.ndarray:
     UnsupportedDepthError
         Signed integer and other pixel types.
     """
-    return read_with_metadata(path, max_pixels=max_pixels)[0]
+    return read_with_metadata(path, max_pixels=max_pixels, channel_order=channel_order)[0]
 
 
-def read_with_metadata(path: StrPath, *, max_pixels: int | None = None) -> tuple[np.ndarray, Metadata]:
+def read_with_metadata(path: StrPath, *, max_pixels: int | None = None,
+                       channel_order: ChannelOrder | None = None) -> tuple[np.ndarray, Metadata]:
     """Read an image like :func:`read`, with its EXIF, ICC profile and XMP.
 
     Parameters
     ----------
-    path, max_pixels
+    path, max_pixels, channel_order
         As for :func:`read`, which lists the errors raised too.
 
     Returns
@@ -211,7 +217,8 @@ def read_with_metadata(path: StrPath, *, max_pixels: int | None = None) -> tuple
         The upright image, and its metadata with the EXIF Orientation reset to 1. The ICC
         profile comes from the header where OpenCV does not read it (TIFF, AVIF).
     """
-    return decode(read_bytes(path), path, max_pixels=max_pixels)
+    image, metadata = decode(read_bytes(path), path, max_pixels=max_pixels)
+    return (swap_rb(image) if resolve_channel_order(channel_order) == "rgb" else image), metadata
 
 
 def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tuple[np.ndarray, Metadata]:
@@ -294,6 +301,7 @@ def write(
     quality: int | None = None,
     compression: int | None = None,
     overwrite: bool = True,
+    channel_order: ChannelOrder | None = None,
 ) -> Path:
     """Write an image atomically, converting what the format cannot hold.
 
@@ -306,9 +314,9 @@ def write(
     path : str or os.PathLike
         Output path; the extension (one of :data:`IMAGE_EXTENSIONS` that this OpenCV
         build encodes) picks the format.
-    image : numpy.ndarray
+    image : numpy.ndarray, PIL.Image.Image or array-like
         uint8, uint16 or float32 in 0..1 (float64 is taken as float32); 1, 3 or 4
-        channels in BGR(A) order.
+        channels in BGR(A) order, RGB(A) with ``channel_order="rgb"`` (PIL images are RGB).
     metadata : Metadata, optional
         Written where the format holds it (JPEG, PNG, WebP, AVIF); EXIF Orientation as 1.
     quality : int, optional
@@ -318,6 +326,8 @@ def write(
         PNG zlib level, 0 to 9, ignored elsewhere.
     overwrite : bool
         When False an existing target is refused.
+    channel_order : {"bgr", "rgb"}, optional
+        The order of ``image``'s colour channels (default BGR, or ``cvfilters.set_defaults``).
 
     Returns
     -------
@@ -345,7 +355,8 @@ def write(
     params = _encode_params(ext, quality, compression)
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
-    write_bytes(path, _encode(path, ext, np.asarray(image), metadata, params, compression))
+    image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
+    write_bytes(path, _encode(path, ext, image, metadata, params, compression))
     return Path(path)
 
 

@@ -291,7 +291,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "type": "path",
     "default": null,
     "unit": "file",
-    "help": "the image blended over this one (@file; stretched to this image's size, resampled premultiplied); none: the solid `color`",
+    "help": "the image blended over this one (@file, or an array / PIL image from Python; stretched to this image's size, resampled premultiplied); none: the solid `color`",
     "required": false
    },
    {
@@ -1219,7 +1219,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "required": false
    },
    {
-    "name": "layout",
+    "name": "tensor_layout",
     "type": "choice",
     "default": "nchw",
     "choices": [
@@ -1231,7 +1231,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "required": false
    },
    {
-    "name": "channel_order",
+    "name": "model_order",
     "type": "choice",
     "default": "rgb",
     "choices": [
@@ -2185,7 +2185,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "type": "path",
     "default": null,
     "unit": "",
-    "help": "reference image (any format cvfilters reads), or a histogram file (.npy/.json written by cvfilters.filters.histogram.save_histogram); @file on the command line",
+    "help": "reference image (any format cvfilters reads, or an array / PIL image from Python), or a histogram file (.npy/.json written by cvfilters.filters.histogram.save_histogram); @file on the command line",
     "required": true,
     "example": "fixtures/chelsea.jpg"
    },

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import InvalidImageError, ParameterError, SpecError
 
 KINDS = ("int", "float", "bool", "choice", "str", "point", "kernel", "color", "path")
 _TRUE = {"true", "yes", "on", "1"}
@@ -83,6 +83,10 @@ class Param:
     large : float, optional
         Values above it are refused unless :func:`allow_large` is active (CLI:
         ``--allow-large``): they are allowed but can make a job run very long.
+    image : bool
+        A ``path`` parameter naming an image that Python callers may give as an
+        array, PIL image or array-like instead (:class:`cvfilters.arrays.ImageValue`;
+        not saved to pipeline files).
     """
 
     name: str
@@ -97,6 +101,7 @@ class Param:
     odd: bool = False
     example: Any = None
     large: float | None = None
+    image: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -223,9 +228,19 @@ class Param:
             raise self._fail(filter_name, value, "must be a string")
         return value
 
-    def _coerce_path(self, value: Any, filter_name: str) -> str:
+    def _coerce_path(self, value: Any, filter_name: str) -> Any:
+        if self.image and not isinstance(value, (str, os.PathLike)):
+            from .arrays import ImageValue
+
+            if isinstance(value, ImageValue):
+                return value
+            try:
+                return ImageValue(value, type(value).__name__)
+            except InvalidImageError as exc:
+                raise ParameterError(filter_name, self.name, f"is neither a file path nor a usable image ({exc})") \
+                    from None
         if not isinstance(value, (str, os.PathLike)):
-            raise self._fail(filter_name, value, "must be a file path")
+            raise self._fail(filter_name, type(value).__name__, "must be a file path")
         return os.fspath(value)
 
     def _sequence(self, value: Any, filter_name: str) -> list[Any]:
@@ -333,6 +348,9 @@ class Param:
 
     def to_json(self, value: Any) -> Any:
         """A JSON/YAML-ready form of a canonical value (tuples become lists)."""
+        if self.image and not isinstance(value, (str, type(None))):
+            raise SpecError(f"{self.name}={value} is an image in memory; write it to a file and name the file "
+                            "to save this pipeline")
         if isinstance(value, tuple):
             return [self.to_json(v) for v in value]
         return value
@@ -408,5 +426,8 @@ def _num(value: float | None) -> str:
 
 
 def _short(value: Any, limit: int = 40) -> str:
-    text = value if isinstance(value, str) and value.isprintable() else repr(value)
+    """``value`` for a one-line message: arrays by shape and dtype, other reprs on one line and cut at ``limit``."""
+    if isinstance(value, np.ndarray):
+        return f"<array {'x'.join(str(n) for n in value.shape)} {value.dtype}>"
+    text = value if isinstance(value, str) and value.isprintable() else " ".join(repr(value).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

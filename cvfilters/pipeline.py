@@ -20,19 +20,23 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
+import cv2
+from numpy.typing import NDArray
 
-from . import atomic, registry
+from . import atomic, parallel, registry
+from .arrays import ArrayLike, Layout, Many
 from .backends import Counters
-from .depths import float32_to_int16, int16_to_float32
+from .defaults import ChannelOrder, resolve_channel_order
 from .errors import SpecError, UsageError
 from .execution import device_name, run_image, spec_of
 from .fusion import compile_steps
 from .registry import Filter
 from .steps import Step, run_steps
-from .types import ImageT
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PILImage
 
 PIPELINE_VERSION = 1
 MAX_PIPELINE_FILE = 1024 * 1024
@@ -244,52 +248,156 @@ class Pipeline:
             self._compiled = (key, compile_steps(self.steps))
         return self._compiled[1]
 
-    def __call__(self, image: ImageT, *, backend: str = "auto") -> ImageT:
-        """Run the pipeline; the result has the input's type, shape and dtype."""
-        return self.run(image, backend=backend)[0]
+    @overload
+    def __call__(self, image: PILImage, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc") -> PILImage: ...
+    @overload
+    def __call__(self, image: cv2.UMat, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc") -> cv2.UMat: ...
+    @overload
+    def __call__(self, image: cv2.cuda.GpuMat, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc") -> cv2.cuda.GpuMat: ...
+    @overload
+    def __call__(self, image: NDArray[Any] | ArrayLike, *, backend: str = "auto",
+                 channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> NDArray[Any]: ...
 
-    def run(self, image: ImageT, *, backend: str = "auto") -> tuple[ImageT, RunReport]:
+    def __call__(self, image: Any, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc") -> Any:
+        """Run the pipeline; the result has the input's kind, type, shape and dtype (see :meth:`run`)."""
+        return self.run(image, backend=backend, channel_order=channel_order, layout=layout)[0]
+
+    def run(self, image: Any, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+            layout: Layout = "hwc") -> tuple[Any, RunReport]:
         """Run the pipeline and report the backend, transfers and fallbacks.
 
         Parameters
         ----------
-        image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
-            uint8, uint16, int16 or float32 (0..1); 1, 3 or 4 channels (BGR/BGRA).
+        image : numpy.ndarray, PIL.Image.Image, array-like, cv2.UMat or cv2.cuda.GpuMat
+            uint8, uint16 or float32 (0..1), and float64 or int16 (run as float32,
+            :mod:`cvfilters.boundary` and :mod:`cvfilters.depths`); gray, gray + alpha,
+            3 or 4 channels. PIL images come back as PIL images of their mode,
+            array-likes (``__array__``, ``__dlpack__``) as numpy arrays.
         backend : {"auto", "cpu", "opencl", "cuda"}
             Where to run; an unavailable backend named explicitly is an error.
+        channel_order : {"bgr", "rgb"}, optional
+            The order of the colour channels of ``image`` and of the result: BGR(A)
+            as OpenCV's unless ``cvfilters.set_defaults(channel_order="rgb")`` says
+            otherwise. PIL images are always RGB.
+        layout : {"hwc", "chw"}
+            ``chw`` takes C x H x W arrays (torch's layout) and returns C x H x W.
 
         Returns
         -------
         (image, RunReport)
-            int16 arrays run as float32 0..1 and come back as int16 (:mod:`cvfilters.depths`).
         """
-        if isinstance(image, np.ndarray) and image.dtype == np.int16:
-            result, report = self.run(int16_to_float32(image), backend=backend)
-            return float32_to_int16(result), report  # type: ignore[return-value]  # int16 arrays are ndarrays
         plan = self.compile()
-        out, be, counters = run_image(image, backend, lambda ctx, native: run_steps(ctx, native, plan))
+        out, be, counters = run_image(image, backend, lambda ctx, native: run_steps(ctx, native, plan),
+                                      channel_order=channel_order, layout=layout)
         return out, RunReport(be.name, device_name(be), tuple(plan), counters)
 
+    @overload
+    def map(self, images: NDArray[Any] | ArrayLike, *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> NDArray[Any]: ...
+    @overload
+    def map(self, images: Many[PILImage], *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[PILImage]: ...
+    @overload
+    def map(self, images: Many[cv2.UMat], *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[cv2.UMat]: ...
+    @overload
+    def map(self, images: Many[cv2.cuda.GpuMat], *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[cv2.cuda.GpuMat]: ...
+    @overload
+    def map(self, images: Many[NDArray[Any] | ArrayLike], *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> list[NDArray[Any]]: ...
 
-def apply(image: ImageT, filter: str | Filter, /, *, backend: str = "auto", **params: Any) -> ImageT:
-    """Apply one filter to an image.
+    def map(self, images: Any, *, workers: int | None = None, backend: str = "auto",
+            channel_order: ChannelOrder | None = None, layout: Layout = "hwc") -> Any:
+        """Run the pipeline on many images with one compiled plan; results in input order.
+
+        Parameters
+        ----------
+        images : iterable of images, or an array batch
+            A list (or any iterable) of images of any kind :meth:`run` takes, or one
+            (N, H, W) / (N, H, W, C) array (``layout="chw"``: (N, C, H, W)).
+        workers : int, optional
+            Threads running images at once (OpenCV releases the GIL while it computes):
+            None uses one per CPU core (serially for batches under a megapixel in all),
+            1 runs serially in the calling thread. While threads run, OpenCV's own pool
+            is set to one thread (:mod:`cvfilters.parallel`).
+        backend, channel_order, layout
+            As for :meth:`run`, for every image.
+
+        Returns
+        -------
+        list, or numpy.ndarray
+            A list of results for an iterable; an array batch for an array batch (the
+            results stacked, so they must share their shape).
+        """
+        return parallel.map_images(self, images, workers=workers, backend=backend,
+                                   order=resolve_channel_order(channel_order), layout=layout)
+
+
+@overload
+def apply(image: PILImage, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> PILImage: ...
+@overload
+def apply(image: cv2.UMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> cv2.UMat: ...
+@overload
+def apply(image: cv2.cuda.GpuMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> cv2.cuda.GpuMat: ...
+@overload
+def apply(image: NDArray[Any] | ArrayLike, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> NDArray[Any]: ...
+
+
+def apply(image: Any, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> Any:
+    """Apply one filter, a spec string or a pipeline to an image.
+
+    Arrays are BGR(A), OpenCV's order, unless ``channel_order="rgb"`` (or
+    ``cvfilters.set_defaults(channel_order="rgb")``) says they are RGB(A); PIL images
+    are RGB. Colour parameters are RGB(A) as people write colours, whatever the order.
 
     Parameters
     ----------
-    image : numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat
-        uint8, uint16 or float32; 1, 3 or 4 channels.
-    filter : str or Filter
-        A registered filter name or a filter object.
+    image : numpy.ndarray, PIL.Image.Image, array-like, cv2.UMat or cv2.cuda.GpuMat
+        uint8, uint16, float32 (0..1), float64 or int16; gray, gray + alpha, 3 or 4
+        channels (see :meth:`Pipeline.run`).
+    filter : str, Filter or Pipeline
+        A registered filter name, a filter object, a spec string such as
+        ``"gaussian_blur:sigma=3 | pixellate:size=8"``, or a :class:`Pipeline`.
     backend : {"auto", "cpu", "opencl", "cuda"}
+    channel_order : {"bgr", "rgb"}, optional
+        The order of the colour channels of ``image`` and of the result (default BGR,
+        or the process default).
+    layout : {"hwc", "chw"}
+        ``chw`` for C x H x W arrays.
     **params
-        The filter's parameters (``cvfilters info NAME`` lists them). ``image`` and
-        ``filter`` are positional-only, so filters may have parameters of those names.
+        The filter's parameters (``cvfilters info NAME`` lists them), for a filter
+        name or object. ``image`` and ``filter`` are positional-only, so filters may
+        have parameters of those names.
 
     Returns
     -------
-    Same type, shape and dtype as ``image``.
+    The same kind of image as ``image``: type, shape and dtype.
+
+    Examples
+    --------
+    >>> out = apply(rgb, "sepia", channel_order="rgb")             # doctest: +SKIP
+    >>> out = apply(img, "gaussian_blur:sigma=3 | pixellate:size=8")  # doctest: +SKIP
     """
-    return Pipeline([(filter, params)])(image, backend=backend)
+    return as_pipeline(filter, params)(image, backend=backend, channel_order=channel_order, layout=layout)
+
+
+def as_pipeline(filter: str | Filter | Pipeline, params: Mapping[str, Any] | None = None) -> Pipeline:
+    """The pipeline ``apply`` runs: a filter name or object (with ``params``), a spec string, or a Pipeline."""
+    if isinstance(filter, Pipeline) or (isinstance(filter, str) and any(ch in filter for ch in ":|")):
+        if params:
+            raise SpecError(f"give parameters in the spec or as keywords, not both (keywords: {', '.join(params)})")
+        return filter if isinstance(filter, Pipeline) else Pipeline.parse(filter)
+    return Pipeline([(filter, params or {})])
 
 
 # ---------------------------------------------------------------- spec parsing

@@ -10,6 +10,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .arrays import swap_rb
+from .defaults import ChannelOrder, resolve_channel_order
 from .pixels import full_scale
 
 # Pixels k-means fits its centres on (a seeded random sample); every pixel is then
@@ -143,7 +145,8 @@ def _to_dtype(unit: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def quantize_palette(img: np.ndarray, k: int, *, attempts: int = 3, seed: int = 0, space: str = "bgr",
-                     max_samples: int = KMEANS_SAMPLES) -> tuple[np.ndarray, np.ndarray]:
+                     max_samples: int = KMEANS_SAMPLES,
+                     channel_order: ChannelOrder | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Quantize an image to at most ``k`` colours by k-means; return it with its palette.
 
     Parameters
@@ -163,14 +166,18 @@ def quantize_palette(img: np.ndarray, k: int, *, attempts: int = 3, seed: int = 
     max_samples : int, keyword-only
         k-means fits its centres on at most this many randomly chosen pixels; every
         pixel is then mapped to its nearest centre.
+    channel_order : {"bgr", "rgb"}, keyword-only, optional
+        The order of ``img``'s colour channels and of the palette's (default BGR, or
+        ``cvfilters.set_defaults``). An RGB image gives the RGB palette of the
+        result its BGR twin gives, exactly.
 
     Returns
     -------
     quantized : numpy.ndarray
         Same shape and dtype as ``img``; alpha is kept.
     palette : numpy.ndarray
-        (n, 3) BGR colours (or (n, 1) gray levels), n <= k, in ``img``'s dtype, ordered
-        from the most to the least used.
+        (n, 3) colours in ``channel_order`` (or (n, 1) gray levels), n <= k, in
+        ``img``'s dtype, ordered from the most to the least used.
 
     Examples
     --------
@@ -178,7 +185,10 @@ def quantize_palette(img: np.ndarray, k: int, *, attempts: int = 3, seed: int = 
     >>> palette.shape                                       # doctest: +SKIP
     (8, 3)
     """
+    rgb = resolve_channel_order(channel_order) == "rgb"
     array = np.asarray(img)
+    if rgb:
+        array = swap_rb(array)
     if array.dtype not in (np.uint8, np.uint16, np.float32):
         raise ValueError(f"Incorrect dtype of `img`: {array.dtype} (use uint8, uint16 or float32)")
     if not 1 <= k <= 256:
@@ -198,4 +208,7 @@ def quantize_palette(img: np.ndarray, k: int, *, attempts: int = 3, seed: int = 
     quantized = palette[labels]
     if channels == 4:
         quantized = np.dstack([quantized, planes[..., 3:]])
-    return quantized.reshape(array.shape), palette
+    quantized = quantized.reshape(array.shape)
+    if rgb:
+        return swap_rb(quantized), swap_rb(palette[None])[0]
+    return quantized, palette

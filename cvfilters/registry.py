@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +30,11 @@ from .errors import ParameterError, UnknownFilterError, UsageError
 from .params import Param
 from .policies import ALPHA_POLICIES, apply_alpha_policy
 from .signatures import check_keywords, doc_of, signature_of
-from .types import AlphaPolicy, Category, Image, ImageT
+from .types import AlphaPolicy, Category, Image
+
+if TYPE_CHECKING:
+    from .arrays import Layout
+    from .defaults import ChannelOrder
 
 CATEGORIES = ("blur", "convolve", "color", "warp", "stylize", "feather", "histogram", "cartoon")
 FilterFn = Callable[..., Any]
@@ -133,7 +137,8 @@ class Filter:
         """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
         return spec if self.output_spec is None else self.output_spec(params, spec)
 
-    def __call__(self, image: ImageT, /, *, backend: str = "auto", **params: Any) -> ImageT:
+    def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
+                 layout: Layout = "hwc", **params: Any) -> Any:
         from .execution import run_image  # loads cv2 and the backends: listing filters needs neither
 
         resolved = self.resolve(params)
@@ -141,7 +146,7 @@ class Filter:
         def body(ctx: Context, native: Image) -> tuple[Image, ImageSpec]:
             return self.run(ctx, native, resolved), self.result_spec(resolved, ctx.spec)
 
-        return run_image(image, backend, body)[0]
+        return run_image(image, backend, body, channel_order=channel_order, layout=layout)[0]
 
     def info(self) -> dict[str, Any]:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""
@@ -152,6 +157,8 @@ class Filter:
 
 
 _REGISTRY: dict[str, Filter] = {}
+# Keywords ``apply``, pipelines and filter objects take besides a filter's own parameters.
+CALL_KEYWORDS = ("backend", "channel_order", "layout")
 
 
 def register(name: str | None = None, *, category: Category, summary: str, params: Iterable[Param] = (),
@@ -234,6 +241,10 @@ def register(name: str | None = None, *, category: Category, summary: str, param
     def decorator(fn: FilterFn) -> Filter:
         filter_name = name or fn.__name__
         _validate_declaration(filter_name, category, alpha, replace, listed)
+        taken = sorted({p.name for p in declared} & set(CALL_KEYWORDS))
+        if taken:
+            raise ValueError(f"filter {filter_name!r}: parameter {taken[0]!r} is a keyword of every filter call "
+                             f"({', '.join(CALL_KEYWORDS)}); name it otherwise")
         check_keywords(filter_name, fn, declared)
         doc = inspect.cleandoc(description or fn.__doc__ or summary)
         flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,

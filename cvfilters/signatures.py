@@ -17,10 +17,13 @@ from typing import Any, Literal
 
 from .params import Param
 
-IMAGE_DOC = ("numpy.ndarray, cv2.UMat or cv2.cuda.GpuMat",
-             "uint8, uint16 or float32; 1, 3 or 4 channels (BGR order).")
+IMAGE_DOC = ("numpy.ndarray, PIL.Image.Image, array-like, cv2.UMat or cv2.cuda.GpuMat",
+             "uint8, uint16, float32, float64 or int16; 1, 2, 3 or 4 channels (BGR order unless channel_order).")
 BACKEND_DOC = ('{"auto", "cpu", "opencl", "cuda"}, default "auto"',
                "Where to run; an unavailable backend named explicitly is an error.")
+ORDER_DOC = ('{"bgr", "rgb"}, optional', "The order of the image's colour channels (default BGR, OpenCV's, or "
+             "cvfilters.set_defaults); PIL images are RGB.")
+LAYOUT_DOC = ('{"hwc", "chw"}, default "hwc"', "chw takes and returns C x H x W arrays.")
 _ANNOTATIONS: dict[str, Any] = {
     "int": int, "float": float, "bool": bool, "str": str,
     "point": tuple[float, float], "color": tuple[float, ...], "kernel": tuple[tuple[float, ...], ...],
@@ -39,13 +42,15 @@ def annotation(param: Param) -> Any:
 
 
 def signature_of(params: Iterable[Param]) -> inspect.Signature:
-    """``(image, /, *, <params with defaults>, backend="auto")``: how a filter object is called."""
+    """``(image, /, *, <params with defaults>, backend="auto", channel_order=None, layout="hwc")``: a filter call."""
     keyword = inspect.Parameter.KEYWORD_ONLY
     return inspect.Signature([
         inspect.Parameter("image", inspect.Parameter.POSITIONAL_ONLY),
         *(inspect.Parameter(p.name, keyword, default=inspect.Parameter.empty if p.required else p.default,
                             annotation=annotation(p)) for p in params),
         inspect.Parameter("backend", keyword, default="auto", annotation=Literal["auto", "cpu", "opencl", "cuda"]),
+        inspect.Parameter("channel_order", keyword, default=None, annotation=Literal["bgr", "rgb"] | None),
+        inspect.Parameter("layout", keyword, default="hwc", annotation=Literal["hwc", "chw"]),
     ], return_annotation="same type as image")
 
 
@@ -84,7 +89,8 @@ def doc_of(name: str, summary: str, description: str, params: Sequence[Param]) -
             lines.append(f"    {param.help}")
         if param.large is not None:
             lines.append(f"    Values above {param.large:g} need allow_large (CLI --allow-large).")
-    lines += [f"backend : {BACKEND_DOC[0]}", f"    {BACKEND_DOC[1]}", "",
+    lines += [f"backend : {BACKEND_DOC[0]}", f"    {BACKEND_DOC[1]}", f"channel_order : {ORDER_DOC[0]}",
+              f"    {ORDER_DOC[1]}", f"layout : {LAYOUT_DOC[0]}", f"    {LAYOUT_DOC[1]}", "",
               "Returns", "-------", "image", "    Same type, shape and dtype as ``image`` unless the filter "
               "changes them.", "", "Examples", "--------", f">>> out = cvfilters.get_filter({name!r})(image)"
               "  # doctest: +SKIP"]

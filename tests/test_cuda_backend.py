@@ -554,10 +554,11 @@ def test_filter_objects_are_a_bounded_lru(simulated: SimulatedDevice, monkeypatc
     image, _ = images(np.uint8, 1)
     for shift in range(10):  # one table per frame, as equalize on a video
         simulated.lut(simulated.upload(image), np.roll(TABLE, shift))
-    assert len(simulated._filters) == 4
-    keys = list(simulated._filters)  # the last four tables (shifts 6..9)
+    cache = simulated._local.filters  # this thread's cache
+    assert len(cache) == 4
+    keys = list(cache)  # the last four tables (shifts 6..9)
     simulated.lut(simulated.upload(image), np.roll(TABLE, 6))  # a hit: no new object, moved to the end
-    assert list(simulated._filters) == keys[1:] + keys[:1]
+    assert list(cache) == keys[1:] + keys[:1]
 
 
 def test_every_capability_row_cites_its_source() -> None:

@@ -67,8 +67,8 @@ def test_range_layout_and_channel_order(tmp_path: Path, input_range: str, low: f
         for order in ("rgb", "bgr"):
             model = write_model(tmp_path / f"{layout}.onnx", weights[:, :, None, None], bias, layout=layout,
                                 tanh=False)
-            out = cvf.apply(image, "dnn_style", model=model, input_range=input_range, layout=layout,
-                            channel_order=order, backend="cpu")
+            out = cvf.apply(image, "dnn_style", model=model, input_range=input_range, tensor_layout=layout,
+                            model_order=order, backend="cpu")
             x = (image[..., ::-1] if order == "rgb" else image).astype(np.float64) * (high - low) + low
             y = np.clip((x @ weights.T.astype(np.float64) + bias - low) / (high - low), 0, 1)
             np.testing.assert_allclose(out, y[..., ::-1] if order == "rgb" else y, atol=2e-5)

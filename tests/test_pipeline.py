@@ -144,8 +144,8 @@ def test_unavailable_backend_is_an_error_not_a_fallback() -> None:
 
 
 @pytest.mark.parametrize(("image", "message"), [
-    (np.zeros((4, 4), np.float64), "dtype float64 is not supported"),
-    (np.zeros((4, 4, 2), np.uint8), "is not H x W"),
+    (np.zeros((4, 4), np.int32), "dtype int32 is not supported"),
+    (np.zeros((4, 4, 5), np.uint8), "is not H x W"),
     (np.zeros((0, 4), np.uint8), "empty"),
     ([[1, 2]], "expected a numpy array"),
 ])

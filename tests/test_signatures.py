@@ -63,7 +63,7 @@ def test_color_and_warp_kernels_check_their_functions(scratch) -> None:
 def test_signature_lists_the_declared_parameters_with_defaults() -> None:
     signature = inspect.signature(cvf.get_filter("gaussian_blur"))
     params = signature.parameters
-    assert list(params) == ["image", "sigma", "ksize", "border", "backend"]
+    assert list(params) == ["image", "sigma", "ksize", "border", "backend", "channel_order", "layout"]
     assert params["image"].kind is inspect.Parameter.POSITIONAL_ONLY
     assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in ("sigma", "ksize", "border", "backend"))
     assert (params["sigma"].default, params["ksize"].default, params["border"].default) == (2.0, 0, "reflect101")
@@ -96,7 +96,7 @@ def test_help_shows_summary_types_defaults_and_ranges() -> None:
 def test_every_filter_has_a_generated_signature_and_doc() -> None:
     for flt in cvf.list_filters():
         names = list(inspect.signature(flt).parameters)
-        assert names == ["image", *(p.name for p in flt.params), "backend"], flt.name
+        assert names == ["image", *(p.name for p in flt.params), "backend", "channel_order", "layout"], flt.name
         assert flt.__doc__.startswith(flt.summary) and "Parameters\n----------" in flt.__doc__, flt.name
 
 

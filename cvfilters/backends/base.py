@@ -10,6 +10,7 @@ host, upload) and is counted in :attr:`Backend.counters`, which ``--explain`` pr
 from __future__ import annotations
 
 import abc
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..locks import ForkSafeLock
 from ..types import DType, Image
 
 BORDERS: dict[str, int] = {
@@ -89,8 +91,17 @@ class Backend(abc.ABC):
     name: str = ""
 
     def __init__(self) -> None:
-        self.counters = Counters()
+        self._local = threading.local()
         self._cache: OrderedDict[Hashable, Any] = OrderedDict()
+        self._cache_lock = ForkSafeLock()
+
+    @property
+    def counters(self) -> Counters:
+        """What this backend did in the calling thread (each thread counts its own runs)."""
+        counters = getattr(self._local, "counters", None)
+        if counters is None:
+            counters = self._local.counters = Counters()
+        return counters
 
     # ------------------------------------------------------------ availability
     @classmethod
@@ -125,17 +136,22 @@ class Backend(abc.ABC):
         """A device copy of a host array built by ``factory``, built and uploaded once per key.
 
         Used for masks and maps that depend only on the image size and the parameters.
+        Thread-safe: threads asking for the same key at once may both build it, and
+        all of them get the one stored first.
         """
-        try:
+        with self._cache_lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        value = self.to_device(factory())  # outside the lock: factories may be slow or use the cache
+        with self._cache_lock:
+            if key not in self._cache:
+                self.counters.constants += 1
+                self._cache[key] = value
+                if len(self._cache) > CACHE_ENTRIES:
+                    self._cache.popitem(last=False)
             self._cache.move_to_end(key)
             return self._cache[key]
-        except KeyError:
-            self.counters.constants += 1
-            value = self.to_device(factory())
-            self._cache[key] = value
-            if len(self._cache) > CACHE_ENTRIES:
-                self._cache.popitem(last=False)
-            return value
 
     def host_copy(self, image: Any, label: str) -> np.ndarray:
         """A numpy copy of a device image for work no primitive covers (statistics).

@@ -222,14 +222,11 @@ class CudaBackend(DeviceBackend):
     so a result is complete when :meth:`download` returns. ``cv2.cuda.create*`` objects
     are cached per kind, image type and parameters in a least-recently-used cache of
     :data:`FILTER_ENTRIES` entries, so per-frame tables (equalize, match_histogram on
-    video) do not keep one device object per frame.
+    video) do not keep one device object per frame; one cache per thread (the objects
+    hold scratch buffers, so threads do not share them).
     """
 
     name = "cuda"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._filters: OrderedDict[Hashable, Any] = OrderedDict()
 
     @classmethod
     def probe(cls) -> Availability:
@@ -291,14 +288,18 @@ class CudaBackend(DeviceBackend):
         return CUDA.merge([run(plane) for plane in CUDA.split(image)])
 
     def _filter(self, key: Hashable, create: Callable[[], Any]) -> Any:
-        """The cached ``cv2.cuda`` object for ``key`` (LRU, :data:`FILTER_ENTRIES` entries)."""
+        """The cached ``cv2.cuda`` object for ``key``: an LRU of :data:`FILTER_ENTRIES` entries per thread
+        (the objects hold scratch buffers, so threads do not share them)."""
+        filters = getattr(self._local, "filters", None)
+        if filters is None:
+            filters = self._local.filters = OrderedDict()
         try:
-            self._filters.move_to_end(key)
-            return self._filters[key]
+            filters.move_to_end(key)
+            return filters[key]
         except KeyError:
-            made = self._filters[key] = create()
-            if len(self._filters) > FILTER_ENTRIES:
-                self._filters.popitem(last=False)
+            made = filters[key] = create()
+            if len(filters) > FILTER_ENTRIES:
+                filters.popitem(last=False)
             return made
 
     def _separable(self, primitive: str, image: Any, key: tuple[Hashable, ...], create: Callable[[int, int], Any],

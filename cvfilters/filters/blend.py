@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 
 from .. import io, masks
+from ..arrays import ImageValue
 from ..context import Context, ImageSpec
 from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from ..params import Param
@@ -94,7 +95,8 @@ def masked(ctx: Context, img: Image, *, mask: str, filter: str, feather: float, 
 
 
 # ---------------------------------------------------------------------------- blend
-def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+def _source(image: str | ImageValue | None, color: tuple[float, ...],
+            spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
     """Host ``(colour (H, W, C), alpha (H, W))`` of the blend source, float32 0..1, straight colour.
 
     A source image of another size is resized premultiplied (no dark fringe at soft edges).
@@ -104,7 +106,7 @@ def _source(image: str | None, color: tuple[float, ...], spec: ImageSpec) -> tup
         solid, opacity = split_color(color, colors, bgra=spec.channels == 4)
         plane = np.broadcast_to(np.asarray(solid, np.float32), (spec.height, spec.width, colors))
         return np.ascontiguousarray(plane), np.full((spec.height, spec.width), opacity, np.float32)
-    src = io.read(image)
+    src = image.bgr() if isinstance(image, ImageValue) else io.read(image)
     values = src.astype(np.float32) / np.float32(full_scale(src.dtype))
     if values.ndim == 2:
         col, alpha = values[:, :, None], np.ones(values.shape, np.float32)
@@ -189,9 +191,9 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
     summary="Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask.",
     alpha="all",
     params=[
-        FileParam("source", "path", None, unit="file",
-                  help="the image blended over this one (@file; stretched to this image's size, resampled "
-                       "premultiplied); none: the solid `color`"),
+        FileParam("source", "path", None, unit="file", image=True,
+                  help="the image blended over this one (@file, or an array / PIL image from Python; stretched to "
+                       "this image's size, resampled premultiplied); none: the solid `color`"),
         Param("color", "color", (0.0, 0.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",
               help="solid source colour when no source is given (red, #ff8000, rgb(...), [r,g,b]); one value "
                    "is every channel, alpha too on images with alpha"),
@@ -203,8 +205,8 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
         *_mask_params(required=False),
     ],
 )
-def blend(ctx: Context, img: Image, *, source: str | None, color: tuple[float, ...], mode: str, opacity: float,
-          mask: str | None, feather: float, feather_method: FeatherMethod, invert: bool) -> Image:
+def blend(ctx: Context, img: Image, *, source: str | ImageValue | None, color: tuple[float, ...], mode: str,
+          opacity: float, mask: str | None, feather: float, feather_method: FeatherMethod, invert: bool) -> Image:
     """W3C Compositing and Blending, source-over with a separable blend mode.
 
     The source (``source`` image, else ``color``) has straight colour ``Cs`` and alpha
@@ -233,7 +235,8 @@ def blend(ctx: Context, img: Image, *, source: str | None, color: tuple[float, .
     """
     be, spec = ctx.be, ctx.spec
     colors = color_channels(spec)
-    src_key = ("blend-src", None if source is None else masks.file_stamp(source), None if source else color,
+    stamp = source.key() if isinstance(source, ImageValue) else None if source is None else masks.file_stamp(source)
+    src_key = ("blend-src", stamp, None if source is not None else color,
                spec.size, colors)
     alpha_key = (src_key, opacity, _weight_key(mask, feather, feather_method, invert, spec))
 

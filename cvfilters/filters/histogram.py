@@ -38,6 +38,7 @@ import cv2
 import numpy as np
 
 from .. import registry
+from ..arrays import ImageValue
 from ..context import Context
 from ..errors import CvfError, ParameterError
 from ..histograms import (
@@ -86,12 +87,16 @@ def otsu_threshold(image: Image) -> float:
 
 
 
+def _is_histogram_file(reference: str | ImageValue) -> bool:
+    return isinstance(reference, str) and reference.lower().endswith(HISTOGRAM_SUFFIXES)
+
+
 def _check_match(params: dict[str, Any]) -> str | None:
     try:
         data = _reference(params["reference"])
     except ValueError as exc:
         return f"reference={exc}"
-    if params["reference"].lower().endswith(HISTOGRAM_SUFFIXES) and params["space"] != "per_channel" \
+    if _is_histogram_file(params["reference"]) and params["space"] != "per_channel" \
             and data.shape[0] != 1:
         return (f"reference={params['reference']} holds {data.shape[0]} channels; space={params['space']} "
                 "matches one (save it with space=" + params["space"] + ")")
@@ -157,9 +162,10 @@ def clahe(ctx: Context, img: Image, *, clip_limit: float, tiles: int, space: str
     category="histogram",
     summary="Match the histogram of a reference image or saved histogram (CDF-to-LUT).",
     params=[
-        Param("reference", "path", None, required=True, example="fixtures/chelsea.jpg",
-              help="reference image (any format cvfilters reads), or a histogram file (.npy/.json written by "
-                   "cvfilters.filters.histogram.save_histogram); @file on the command line"),
+        Param("reference", "path", None, required=True, example="fixtures/chelsea.jpg", image=True,
+              help="reference image (any format cvfilters reads, or an array / PIL image from Python), or a "
+                   "histogram file (.npy/.json written by cvfilters.filters.histogram.save_histogram); @file on "
+                   "the command line"),
         Param("space", "choice", "per_channel", choices=SPACE_CHOICES,
               help="per_channel (default) matches B, G and R to the reference's B, G and R, carrying its colour "
                    "cast; ycrcb (Y), lab (L*) or hsv (V) match only the luma channel, colour kept. "
@@ -167,7 +173,7 @@ def clahe(ctx: Context, img: Image, *, clip_limit: float, tiles: int, space: str
     ],
     check=_check_match,
 )
-def match_histogram(ctx: Context, img: Image, *, reference: str, space: str) -> Image:
+def match_histogram(ctx: Context, img: Image, *, reference: str | ImageValue, space: str) -> Image:
     """Map each level to the reference level with the same cumulative share of pixels.
 
     ``T(v) = interp(Fs(v), Fr(r), r)``, rounded: ``Fs`` is the image's cumulative

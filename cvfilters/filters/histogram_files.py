@@ -11,6 +11,7 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
+from ..arrays import ImageValue
 from ..errors import CvfError
 from ..histograms import (
     host_array,
@@ -108,22 +109,29 @@ def load_histogram(path: str | os.PathLike[str]) -> np.ndarray:
     return counts.astype(np.float64)
 
 
-def _file_key(path: str) -> tuple[str, int, int]:
+def _file_key(path: str | ImageValue) -> tuple[Any, ...]:
+    if isinstance(path, ImageValue):
+        return (path, path.order)
     resolved = Path(path).expanduser().resolve()
     stat = resolved.stat()
     return str(resolved), stat.st_mtime_ns, stat.st_size
 
 
 @lru_cache(maxsize=8)
-def _load_reference(key: tuple[str, int, int]) -> np.ndarray:
-    """A reference image (any dtype and channels) or histogram file (float64 (C, K)), cached per file version."""
+def _load_reference(key: tuple[Any, ...]) -> np.ndarray:
+    """A reference image (any dtype and channels) or histogram file (float64 (C, K)), cached per file version.
+
+    An image given from Python (:class:`~cvfilters.arrays.ImageValue`) is its BGR(A) array.
+    """
     path = key[0]
+    if isinstance(path, ImageValue):
+        return path.bgr()
     if Path(path).suffix.lower() in HISTOGRAM_SUFFIXES:
         return load_histogram(path)
     return read(path)
 
 
-def _reference(path: str) -> np.ndarray:
+def _reference(path: str | ImageValue) -> np.ndarray:
     """Load a reference, raising ``ValueError`` with a one-line reason."""
     try:
         key = _file_key(path)
@@ -136,9 +144,9 @@ def _reference(path: str) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def _reference_counts_cached(key: tuple[str, int, int], channels: int, space: str) -> np.ndarray:
+def _reference_counts_cached(key: tuple[Any, ...], channels: int, space: str) -> np.ndarray:
     data = _load_reference(key)
-    if Path(key[0]).suffix.lower() in HISTOGRAM_SUFFIXES:
+    if not isinstance(key[0], ImageValue) and Path(key[0]).suffix.lower() in HISTOGRAM_SUFFIXES:
         return data
     count = 1 if data.ndim == 2 else data.shape[2]
     if channels == 1:

@@ -192,9 +192,9 @@ def _check(params: dict[str, Any]) -> str | None:
         Param("input_range", "choice", "-1..1", choices=tuple(RANGES),
               help="value range of the model's input and output: -1..1 (GAN styles with a tanh output), "
                    "0..1, or 0..255 (PyTorch fast neural style)"),
-        Param("layout", "choice", "nchw", choices=("nchw", "nhwc"),
+        Param("tensor_layout", "choice", "nchw", choices=("nchw", "nhwc"),
               help="tensor layout: nchw (PyTorch exports) or nhwc (TensorFlow exports)"),
-        Param("channel_order", "choice", "rgb", choices=("rgb", "bgr"), help="channel order the model expects"),
+        Param("model_order", "choice", "rgb", choices=("rgb", "bgr"), help="channel order the model expects"),
         Param("size_multiple", "int", 1, min=1, max=256, unit="px",
               help="the model needs sides that are multiples of this (GANs often 4, 8 or 32): the image is "
                    "padded by reflection and the result cropped back"),
@@ -206,12 +206,12 @@ def _check(params: dict[str, Any]) -> str | None:
     ],
     check=_check,
 )
-def dnn_style(ctx: Context, img: Any, *, model: str, input_range: str, layout: str, channel_order: str,
+def dnn_style(ctx: Context, img: Any, *, model: str, input_range: str, tensor_layout: str, model_order: str,
               size_multiple: int, max_side: int, overlap: int) -> Any:
     """``out = decode(net(encode(in)))`` with ``cv2.dnn.readNetFromONNX(model)``.
 
     ``encode`` scales 0..1 values to ``input_range``, reorders B, G, R to
-    ``channel_order`` and lays the tile out as ``layout`` (1 x 3 x H x W or 1 x H x W x 3,
+    ``model_order`` and lays the tile out as ``tensor_layout`` (1 x 3 x H x W or 1 x H x W x 3,
     float32); ``decode`` undoes all three on the output (assumed in the same range and
     layout, clipped). Images whose longer side exceeds ``max_side`` run in overlapping
     tiles (see ``overlap``); ``size_multiple`` pads each run by reflection. Gray images go
@@ -222,7 +222,7 @@ def dnn_style(ctx: Context, img: Any, *, model: str, input_range: str, layout: s
     """
     spec = ctx.spec
     loaded = load_net(model, dnn_target(ctx.be.name))
-    codec = Codec(input_range, layout, channel_order)
+    codec = Codec(input_range, tensor_layout, model_order)
 
     def compute(host: np.ndarray) -> np.ndarray:
         values = host.reshape(spec.height, spec.width, spec.channels).astype(np.float32) / np.float32(spec.max_value)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..context import Context, ImageSpec
+from ..defaults import ChannelOrder
 from ..errors import ParameterError
 from ..pipeline import Pipeline
 from ..pixels import premultiply, unpremultiply
@@ -83,7 +84,8 @@ def masked_composite(ctx: Context, image: Image, steps: Sequence[Any], key: Hash
 
 
 def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: float = 0.0,
-                 feather_method: FeatherMethod = "gaussian", invert: bool = False, backend: str = "auto") -> ImageT:
+                 feather_method: FeatherMethod = "gaussian", invert: bool = False, backend: str = "auto",
+                 channel_order: ChannelOrder | None = None) -> ImageT:
     """Apply a filter or pipeline only inside a (feathered) mask.
 
     ``out = filtered * w + image * (1 - w)`` with ``w`` the mask, inverted if asked and
@@ -105,6 +107,8 @@ def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: flo
     invert : bool
         Apply the filter outside the mask instead.
     backend : {"auto", "cpu", "opencl", "cuda"}
+    channel_order : {"bgr", "rgb"}, optional
+        The order of ``image``'s colour channels (see :func:`cvfilters.apply`).
 
     Returns
     -------
@@ -139,6 +143,6 @@ def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: flo
 
     flt = register("masked", category="feather", summary="Apply a pipeline inside a mask.", alpha="all",
                    listed=False)(run)
-    return Pipeline([Step(flt, {})])(image, backend=backend)
+    return Pipeline([Step(flt, {})])(image, backend=backend, channel_order=channel_order)
 
 

@@ -40,11 +40,11 @@ class FileParam(Param):
 
     def coerce(self, value: Any, filter_name: str, *, base_dir: str | os.PathLike[str] | None = None,
                confine: bool = False) -> Any:
-        if isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray) and not self.image:
             hint = "cvfilters.apply_masked(image, pipeline, mask)" if self.shapes else "a file"
             raise ParameterError(filter_name, self.name, f"takes a file path, not an array; use {hint}")
         path = super().coerce(value, filter_name, base_dir=base_dir, confine=confine)
-        if path is not None and not os.path.isfile(path):
+        if isinstance(path, str) and not os.path.isfile(path):
             hint = " or a shape such as 'ellipse:0.5,0.5,0.3,0.4'" if self.shapes else ""
             raise ParameterError(filter_name, self.name, f"={value}: no such file (give @FILE{hint})")
         return path
