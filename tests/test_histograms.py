@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from skimage.exposure import match_histograms
 
+from cvfilters.errors import InvalidImageError
 from cvfilters.histograms import (
     equalize_table,
     histogram,
@@ -187,9 +188,10 @@ def test_histogram_refuses_what_it_cannot_count() -> None:
         with pytest.raises(ValueError) as caught:
             histogram(image, **kwargs)
         assert str(caught.value) == message
-    with pytest.raises(TypeError) as caught:
+    with pytest.raises(InvalidImageError) as caught:
         histogram([[1, 2]])
-    assert str(caught.value) == "expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not list"
+    assert str(caught.value) == ("image: expected a numpy array, PIL image, cv2.UMat, cv2.cuda.GpuMat or an object "
+                                 "with __array__ or __dlpack__, not list")
 
 
 def test_histogram_keeps_empty_top_bins_and_full_single_bars() -> None:

@@ -141,10 +141,13 @@ def test_pipeline_file_syntax_errors(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- images
+LAYOUT = "is not H x W or H x W x C with C in 1, 2 (gray + alpha), 3, 4"
+
+
 @pytest.mark.parametrize(("image", "message"), [
-    (np.zeros((4, 4, 2), np.uint8), "image shape (4, 4, 2) is not H x W or H x W x C with C in 1, 3, 4"),
-    (np.zeros((4,), np.uint8), "image shape (4,) is not H x W or H x W x C with C in 1, 3, 4"),
-    (np.zeros((2, 2, 2, 3), np.uint8), "image shape (2, 2, 2, 3) is not H x W or H x W x C with C in 1, 3, 4"),
+    (np.zeros((4, 4, 2), np.uint8), f"image shape (4, 4, 2) {LAYOUT}"),
+    (np.zeros((4,), np.uint8), f"image shape (4,) {LAYOUT}"),
+    (np.zeros((2, 2, 2, 3), np.uint8), f"image shape (2, 2, 2, 3) {LAYOUT}"),
     (np.zeros((4, 4), np.int32), "image dtype int32 is not supported (use uint8, uint16 or float32)"),
     (np.zeros((0, 4), np.uint8), "image is empty (0 pixels)"),
     (np.zeros((3, 0, 3), np.float32), "image is empty (0 pixels)"),
