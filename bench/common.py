@@ -241,12 +241,25 @@ def max_diff(a: Any, b: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- machine
-def _first_line(command: list[str]) -> str:
+@cache
+def imagemagick() -> tuple[str | None, str]:
+    """ImageMagick's ``convert`` on PATH and its version line, or ``(None, why it is not used)``.
+
+    Another program may own the name (a stand-in script, Windows' ``convert.exe``): only a
+    ``convert`` whose ``-version`` names ImageMagick is used; anything else is skipped with
+    the reason, never run as a peer.
+    """
+    path = shutil.which("convert")
+    if path is None:
+        return None, "no `convert` on PATH"
     try:
-        out = subprocess.run(command, capture_output=True, text=True, timeout=20).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.strip().splitlines()[0] if out.strip() else ""
+        done = subprocess.run([path, "-version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"`{path} -version` failed ({type(exc).__name__})"
+    first = done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
+    if done.returncode != 0 or "ImageMagick" not in first:
+        return None, f"`{path}` is not ImageMagick (`-version` exit {done.returncode}: {first[:60]!r})"
+    return path, first
 
 
 def cpu_model() -> str:
@@ -297,9 +310,9 @@ def machine_info() -> dict[str, str]:
         info["pyvips"] = f"{pyvips.__version__} on libvips {pyvips.version(0)}.{pyvips.version(1)}.{pyvips.version(2)}"
     except Exception:  # noqa: BLE001 - pyvips raises OSError when libvips is missing
         info["pyvips"] = "not installed"
-    magick = shutil.which("convert")
-    version = _first_line([magick, "-version"]) if magick else ""
-    info["ImageMagick"] = version.replace("Version: ImageMagick ", "").split(" https")[0] or "not installed"
+    magick, version = imagemagick()
+    info["ImageMagick"] = (version.replace("Version: ImageMagick ", "").split(" https")[0] if magick
+                           else f"not used: {version}")
     info["OPENCV_OPENCL_DEVICE"] = os.environ.get("OPENCV_OPENCL_DEVICE", "(unset)")
     return info
 

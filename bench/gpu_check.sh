@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # GPU check: on a machine with an NVIDIA GPU and an OpenCV build with CUDA, run the
-# cuda/opencl test subset and the quick benchmark on cpu, opencl and cuda, in under
-# 5 minutes, and print what ran where.
+# cuda and opencl-on-GPU test subsets and the backends benchmark (cpu, opencl, cuda),
+# in under 5 minutes, record both in bench/results.json and bench/RESULTS.md (section
+# "GPU check" and the backends section; the other sections are kept), and print what
+# ran where.
 #
 #   bench/gpu_check.sh                     # from the repository root or anywhere
 #
 # Environment:
 #   PYTHON                   interpreter (default: python3, else python)
-#   GPU_CHECK_OUT            where the benchmark writes results.json/RESULTS.md
-#                            (default bench/work/gpu; the repository's bench/RESULTS.md
-#                            and README are not touched)
+#   GPU_CHECK_OUT            folder of results.json/RESULTS.md to update (default bench;
+#                            the README is not touched)
 #   GPU_CHECK_ALLOW_MISSING  1: run even without a GPU or a CUDA build (cuda tests skip,
 #                            the benchmark reports cuda as unavailable); default: stop
 #   PYTEST_LIMIT, BENCH_LIMIT  seconds for each step (default 110 and 170)
@@ -19,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-$(command -v python3 || command -v python)}
-OUT=${GPU_CHECK_OUT:-bench/work/gpu}
+OUT=${GPU_CHECK_OUT:-bench}
 PYTEST_LIMIT=${PYTEST_LIMIT:-110}
 BENCH_LIMIT=${BENCH_LIMIT:-170}
 started=$(date +%s)
@@ -64,27 +65,35 @@ else
   export CVFILTERS_REQUIRE_BACKENDS=cuda
 fi
 
+# The device subsets: every test parametrised over device backends (parity with cpu, the
+# cuda primitives, fusion and pipelines on the device, the families' device tests).
+TESTS=(tests/test_backend_parity.py tests/test_cuda_backend.py tests/test_pipeline.py tests/test_fusion.py
+       tests/test_blur.py tests/test_convolve.py tests/test_warp.py tests/test_feather.py tests/test_histogram.py
+       tests/test_cartoon.py tests/test_color.py)
 say "tests: pytest --backend=cuda,opencl (limit ${PYTEST_LIMIT}s)"
 t0=$(date +%s)
-timeout "$PYTEST_LIMIT" "$PYTHON" -m pytest --backend=cuda,opencl -q -rs \
-  tests/test_backend_parity.py tests/test_cuda_backend.py tests/test_pipeline.py 2>&1 | tail -n 40
+mkdir -p "$OUT"
+timeout "$PYTEST_LIMIT" "$PYTHON" -m pytest --backend=cuda,opencl -q -rs -p no:cacheprovider \
+  --junitxml="$OUT/gpu_tests.xml" "${TESTS[@]}" 2>&1 | tail -n 40
 rc=${PIPESTATUS[0]}
 tests_s=$(( $(date +%s) - t0 ))
 [[ $rc -ne 0 ]] && status=1
 
-say "benchmark: bench/run.py --quick --backends cpu,opencl,cuda (limit ${BENCH_LIMIT}s)"
+say "benchmark: bench/run.py --quick --only backends --backends cpu,opencl,cuda (limit ${BENCH_LIMIT}s)"
 t0=$(date +%s)
-mkdir -p "$OUT"
-timeout "$BENCH_LIMIT" "$PYTHON" bench/run.py --quick --backends cpu,opencl,cuda --out "$OUT" --readme none \
-  >"$OUT/stdout.md" 2>"$OUT/stderr.txt"
+timeout "$BENCH_LIMIT" "$PYTHON" bench/run.py --quick --only backends --backends cpu,opencl,cuda --out "$OUT" \
+  --readme none >"$OUT/gpu_bench_stdout.md" 2>"$OUT/gpu_bench_stderr.txt"
 brc=$?
 bench_s=$(( $(date +%s) - t0 ))
-tail -n 15 "$OUT/stderr.txt"
+tail -n 15 "$OUT/gpu_bench_stderr.txt"
 [[ $brc -ne 0 ]] && status=1
+
+say "recording the tests in $OUT/results.json and $OUT/RESULTS.md"
+"$PYTHON" bench/gpu_record.py "$OUT" "pytest --backend=cuda,opencl (${#TESTS[@]} files): exit $rc after ${tests_s}s" \
+  || status=1
 if [[ -f "$OUT/RESULTS.md" ]]; then
-  say "benchmark targets and the backends table ($OUT/RESULTS.md)"
-  sed -n '/^## Targets/,/^## Caveats/p' "$OUT/RESULTS.md" | sed '$d'
   sed -n '/^## Backends/,/^## Peak memory/p' "$OUT/RESULTS.md" | sed '$d'
+  sed -n '/^## GPU check/,$p' "$OUT/RESULTS.md"
 fi
 
 say "what ran where"

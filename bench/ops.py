@@ -7,7 +7,6 @@ libvips images) are built outside the timed call.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+from common import imagemagick
 
 import cvfilters as cvf
 from cvfilters.filters.feather import vignette_factor
@@ -250,7 +250,8 @@ MAGICK_ARGS: dict[str, Callable[[int, int], list[str]]] = {
 
 
 def magick() -> str | None:
-    return shutil.which("convert")
+    """ImageMagick's ``convert``, or None where the name is missing or another program's."""
+    return imagemagick()[0]
 
 
 def magick_files(img: np.ndarray, gray: np.ndarray, folder: Path) -> dict[str, Path]:

@@ -19,10 +19,25 @@ What each column times:
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
-from common import SIZE_LABEL, SIZES, WORK, Config, Section, Stat, Table, measure, ms, test_gray, test_image, verdict
+from common import (
+    SIZE_LABEL,
+    SIZES,
+    WORK,
+    Config,
+    Section,
+    Stat,
+    Table,
+    imagemagick,
+    measure,
+    ms,
+    test_gray,
+    test_image,
+    verdict,
+)
 from ops import (
     OPS,
     PEER_FACTORIES,
@@ -57,10 +72,20 @@ def section(cfg: Config) -> Section:
         shutil.rmtree(folder, ignore_errors=True)  # the MPC pixel caches are large (about 0.5 GB at 24 MP)
 
 
+def _magick_files(img: Any, gray: Any, folder: Path) -> tuple[dict[str, Path], str]:
+    """ImageMagick's input files, or none and the reason ImageMagick is skipped (never a failure)."""
+    if magick() is None:
+        return {}, imagemagick()[1]
+    try:
+        return magick_files(img, gray, folder), ""
+    except (OSError, subprocess.SubprocessError) as exc:
+        return {}, f"`convert` could not write its input files ({type(exc).__name__}: {str(exc)[:80]})"
+
+
 def _section(cfg: Config, folder: Path) -> Section:
     height, width = SIZES[cfg.peer_size]
     img, gray = test_image(height, width), test_gray(height, width)
-    files = magick_files(img, gray, folder) if magick() else {}
+    files, magick_skip = _magick_files(img, gray, folder)
     sec = Section("peers", f"Peers on the same images, {SIZE_LABEL[cfg.peer_size]}, BGR uint8")
     table = Table(f"{SIZE_LABEL[cfg.peer_size]} (ms)",
                   ["operation", "raw cv2", "cvfilters", "scikit-image / scipy", "Pillow", "pyvips",
@@ -136,7 +161,7 @@ def _section(cfg: Config, folder: Path) -> Section:
     if pyvips_module() is None:
         table.notes.append("pyvips is not installed here: its column is n/a.")
     if not files:
-        table.notes.append("ImageMagick (`convert`) is not installed here: its column is n/a.")
+        table.notes.append(f"ImageMagick skipped: {magick_skip}; its column is n/a.")
     sec.tables.append(table)
     sec.tables.append(_cartoon_defaults(cfg, img))
     sec.summary.append(["cvfilters vs the fastest of scikit-image, Pillow, pyvips (where cv2 is faster than it)",

@@ -116,7 +116,24 @@ def results_md(data: dict[str, Any]) -> str:
         for table in entry["section"]["tables"]:
             out += [_table_md(table), ""]
         out += [f"- {note}" for note in entry["section"].get("notes", [])]
+    out += ["", *gpu_check_md(data.get("gpu_check"))]
     return "\n".join(out).rstrip() + "\n"
+
+
+def gpu_check_md(check: dict[str, Any] | None) -> list[str]:
+    """The GPU check section: what ``bench/gpu_check.sh`` ran on a GPU machine, or that nothing has."""
+    out = ["## GPU check", ""]
+    if not check:
+        return out + ["Nothing has run on a real GPU yet: `bench/gpu_check.sh` on a machine with an NVIDIA GPU and "
+                      "OpenCV built with CUDA runs the cuda and opencl test subsets and the backends benchmark, "
+                      "and records them here.", ""]
+    out += [f"Run {check['date']} on {check['gpu']}; OpenCV {check['opencv']}; `{check['command']}`.", "",
+            "| test file | passed | failed | skipped |", "|---|---|---|---|"]
+    out += [f"| {name} | {row['passed']} | {row['failed']} | {row['skipped']} |"
+            for name, row in check["files"].items()]
+    if check.get("failures"):
+        out += ["", "Failures:", ""] + [f"- `{name}`: {cell_md(message)}" for name, message in check["failures"]]
+    return out + [""]
 
 
 def readme_block(data: dict[str, Any], results_link: str = "bench/RESULTS.md") -> str:

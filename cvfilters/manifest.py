@@ -2254,7 +2254,7 @@ FILTERS: dict[str, dict[str, Any]] = json.loads(r'''
     "min": 1,
     "max": 101,
     "unit": "px",
-    "help": "side of the square window (odd); exact for every dtype; above 51 needs --allow-large",
+    "help": "side of the square window (odd); exact for every dtype (cuda uint8: within 1 level); above 51 needs --allow-large",
     "required": false,
     "odd": true,
     "large": 51

@@ -25,6 +25,34 @@ CHANNELS = (1, 3, 4)
 # results may differ by one rounding step; float32 by accumulated single-precision error.
 PARITY_TOLERANCE = {np.dtype(np.uint8): 1.0 / 255, np.dtype(np.uint16): 2.0 / 65535, np.dtype(np.float32): 1e-4}
 
+# What OpenCV's own CUDA tests allow per primitive (levels of an integer image, and the
+# float32 tolerance), where that is more than one rounding step: a real GPU gives this much.
+CUDA_PRIMITIVE_TOLERANCE = {
+    "gaussian": (4, 1e-4),  # opencv_contrib cudafilters/test/test_filters.cpp GaussianBlur
+    "median": (1, 1e-4),  # test_filters.cpp Median (interior only; the backend pads the border)
+    "clahe": (1, 1e-4),  # cudaimgproc/test/test_histogram.cpp CLAHE
+    "resize-area": (1, 1e-2),  # cudawarping/test/test_resize.cpp ResizeSameAsHost, INTER_AREA
+}
+# The filters whose device path runs each of those primitives (the output error of a
+# filter can exceed its primitive's where later steps amplify it: widen it here then).
+CUDA_FILTER_PRIMITIVES = {
+    "gaussian_blur": "gaussian", "tilt_shift": "gaussian", "unsharp_mask": "gaussian", "high_pass": "gaussian",
+    "sketch": "gaussian", "smooth_toon": "gaussian", "adaptive_threshold": "gaussian", "feather_mask": "gaussian",
+    "median_blur": "median", "cartoon": "median", "clahe": "clahe", "pixellate": "resize-area",
+    "halftone": "resize-area",
+}
+
+
+def _levels(dtype: np.dtype, levels: float, float_tolerance: float) -> float:
+    if dtype.kind == "f":
+        return max(PARITY_TOLERANCE[dtype], float_tolerance)
+    return max(PARITY_TOLERANCE[dtype], levels / np.iinfo(dtype).max)
+
+
+DEVICE_TOLERANCE = {("cuda", name): {dtype: _levels(dtype, *CUDA_PRIMITIVE_TOLERANCE[primitive])
+                                     for dtype in PARITY_TOLERANCE}
+                    for name, primitive in CUDA_FILTER_PRIMITIVES.items()}
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _in_repository_root() -> None:
@@ -91,6 +119,24 @@ def photo(height: int = 48, width: int = 64, channels: int = 3, dtype: type = np
     else:
         image = bgr
     return to_dtype(image, dtype)
+
+
+def photo16(height: int = 160, width: int = 200, channels: int = 3) -> np.ndarray:
+    """A genuine 16-bit image: tens of thousands of distinct levels per channel.
+
+    The astronaut is reduced in float32 (area averages fall between 8-bit levels) and a
+    smooth field of +-2% is added, so neighbouring pixels differ by a few 16-bit levels,
+    as in a real 16-bit photo; ``photo(..., dtype=np.uint16)`` is 8-bit x 257 (at most 256
+    levels). Deterministic.
+    """
+    base = cv2.imread(str(FIXTURES / "astronaut.png")).astype(np.float32) / 255
+    bgr = cv2.resize(base, (width, height), interpolation=cv2.INTER_AREA).astype(np.float64)
+    y, x = np.mgrid[0:height, 0:width]
+    field = np.dstack([0.02 * np.sin(x / 17.0 + c) * np.cos(y / 23.0 - 0.5 * c) for c in range(3)])
+    values = np.clip(0.96 * bgr + 0.02 + field, 0.0, 1.0)
+    if channels == 1:
+        values = values @ np.array([0.114, 0.587, 0.299])
+    return np.rint(values * 65535).astype(np.uint16)
 
 
 def to_dtype(image8: np.ndarray, dtype: type) -> np.ndarray:

@@ -146,6 +146,8 @@ def test_device_workers_pin_their_device(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def make_clip(path: Path, frames: int = 12, fps: float = 10.0) -> list[np.ndarray]:
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), fps, (64, 48))
+    if not writer.isOpened():
+        pytest.skip("this OpenCV build has no video writer for MJPG AVI")
     written = []
     for i in range(frames):
         frame = cv2.resize(photo(48, 64), (64, 48))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,61 @@ def test_unknown_section_is_a_usage_error() -> None:
     done = subprocess.run([sys.executable, str(BENCH / "run.py"), "--only", "nope", "--readme", "none"],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert done.returncode == 2 and "unknown section" in done.stderr
+
+
+STAND_INS = {
+    # Windows' convert.exe (FAT to NTFS) answers anything with a usage error.
+    "stand-in": "#!/bin/sh\necho 'Invalid Parameter - -version' >&2\nexit 4\n",
+    # Says it is ImageMagick, then fails on real work.
+    "broken": "#!/bin/sh\n[ \"$1\" = -version ] && { echo 'Version: ImageMagick 6.9.11-60 Q16'; exit 0; }\nexit 1\n",
+    "missing": None,
+}
+
+
+@pytest.mark.parametrize("kind", STAND_INS)
+def test_peers_skip_a_convert_that_is_not_a_working_imagemagick(tmp_path: Path, kind: str) -> None:
+    """A fresh machine's ``convert`` may be missing or another program: the peers section is
+    skipped for it, with the reason in the report, and the suite does not fail."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    if STAND_INS[kind] is not None:
+        (tools / "convert").write_text(STAND_INS[kind])
+        (tools / "convert").chmod(0o755)
+    env = {**os.environ, "PATH": str(tools)}  # nothing else: the suite runs sys.executable
+    done = subprocess.run([sys.executable, str(BENCH / "run.py"), "--tiny", "--only", "peers", "--out", str(tmp_path),
+                           "--readme", "none"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    entry = json.loads((tmp_path / "results.json").read_text())["sections"]["peers"]
+    assert "error" not in entry
+    why = {"stand-in": "is not ImageMagick (`-version` exit 4", "broken": "could not write its input files",
+           "missing": "no `convert` on PATH"}[kind]
+    notes = [note for table in entry["section"]["tables"] for note in table["notes"]]
+    assert any(note.startswith("ImageMagick skipped: ") and why in note for note in notes), notes
+    assert "ImageMagick skipped: " in (tmp_path / "RESULTS.md").read_text()
+    for row in entry["section"]["tables"][0]["rows"]:
+        assert row[7] == "n/a"  # the ImageMagick column
+
+
+def test_gpu_check_records_test_results_in_results_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/gpu_record.py turns pytest's JUnit XML into the GPU check section of RESULTS.md."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import gpu_record
+    import report
+
+    assert "Nothing has run on a real GPU yet" in report.results_md({"sections": {}})
+    (tmp_path / "gpu_tests.xml").write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_cuda_backend" name="test_a"/>'
+        '<testcase classname="tests.test_cuda_backend" name="test_b"><failure message="max difference 5"/></testcase>'
+        '<testcase classname="tests.test_blur" name="test_c"><skipped message="no cuda"/></testcase>'
+        '</testsuite></testsuites>')
+    monkeypatch.setattr(gpu_record, "gpu_name", lambda: "NVIDIA H200")
+    gpu_record.main(tmp_path, "pytest --backend=cuda,opencl")
+    text = (tmp_path / "RESULTS.md").read_text()
+    assert "Run " in text and "on NVIDIA H200" in text
+    assert "| tests/test_cuda_backend.py | 1 | 1 | 0 |" in text and "| tests/test_blur.py | 0 | 0 | 1 |" in text
+    assert "`tests.test_cuda_backend::test_b`: max difference 5" in text
+    assert json.loads((tmp_path / "results.json").read_text())["gpu_check"]["gpu"] == "NVIDIA H200"
 
 
 def test_cartoon_benchmark_runs_at_the_tiny_size() -> None:

@@ -12,7 +12,7 @@ import cvfilters as cvf
 from cvfilters.filters.blur import median_filter
 from cvfilters.pipeline import Pipeline
 
-from .conftest import PARITY_TOLERANCE, photo, visible
+from .conftest import PARITY_TOLERANCE, photo, photo16, visible
 
 
 def per_channel(fn, image: np.ndarray) -> np.ndarray:
@@ -98,13 +98,15 @@ def test_median_filter_function_keeps_extreme_values() -> None:
 
 
 # ----------------------------------------------------------------------------- bilateral
-def bilateral_reference(image: np.ndarray, d: int, sigma_color: float, sigma_space: float) -> np.ndarray:
-    """OpenCV's bilateral filter in numpy: a disc of radius d // 2, L1 colour distance, reflect101."""
+def bilateral_reference(image: np.ndarray, d: int, sigma_color: float, sigma_space: float,
+                        pad: str = "reflect") -> np.ndarray:
+    """OpenCV's bilateral filter in numpy: a disc of radius d // 2, L1 colour distance, reflect101
+    (``pad`` is numpy's name of the border: "reflect" is OpenCV's reflect101, "edge" replicate)."""
     values = image.astype(np.float64)
     if values.ndim == 2:
         values = values[..., None]
     radius = d // 2
-    padded = np.pad(values, ((radius, radius), (radius, radius), (0, 0)), mode="reflect")
+    padded = np.pad(values, ((radius, radius), (radius, radius), (0, 0)), mode=pad)
     height, width = values.shape[:2]
     total = np.zeros_like(values)
     weights = np.zeros(values.shape[:2])
@@ -263,3 +265,94 @@ def test_tilt_shift_hard_edge_with_zero_falloff() -> None:
     np.testing.assert_array_equal(out[10:30], image[10:30])
     np.testing.assert_allclose(out[:10], blurred[:10], atol=1e-6)
     np.testing.assert_allclose(out[30:], blurred[30:], atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- gaussian: automatic size, borders
+# OpenCV's rule for ksize=0 (imgproc/src/smooth.dispatch.cpp, createGaussianKernels):
+# ksize = cvRound(sigma * (depth == CV_8U ? 3 : 4) * 2 + 1) | 1, written out by hand per case.
+AUTO_KSIZE = [
+    # (dtype, sigma, ksize): round(2 * 4 sigma + 1) | 1, or 2 * 3 sigma + 1 for uint8
+    (np.float32, 1.3, 11),  # round(11.4) = 11
+    (np.float32, 0.7, 7),  # round(6.6) = 7
+    (np.float32, 1.1, 11),  # round(9.8) = 10, made odd: 11 (without the + 1: 9)
+    (np.float32, 2.0, 17),
+    (np.uint16, 2.0, 17),
+    (np.uint8, 1.3, 9),  # round(8.8) = 9
+    (np.uint8, 2.0, 13),
+]
+
+
+def gaussian_taps(sigma: float, ksize: int) -> np.ndarray:
+    x = np.arange(ksize) - ksize // 2
+    taps = np.exp(-(x**2) / (2 * sigma**2))
+    return taps / taps.sum()
+
+
+@pytest.mark.parametrize(("dtype", "sigma", "ksize"), AUTO_KSIZE)
+def test_gaussian_automatic_size_follows_opencvs_rule(dtype: type, sigma: float, ksize: int) -> None:
+    """The default ksize=0: the response to a line is exactly the hand-computed taps over that support."""
+    full = {np.uint8: 255.0, np.uint16: 65535.0, np.float32: 1.0}[dtype]
+    image = np.zeros((5, 41), dtype)
+    image[:, 20] = full  # a vertical line: each row's response is the 1-D kernel
+    out = cvf.apply(image, "gaussian_blur", sigma=sigma, backend="cpu")
+    expected = np.zeros(41)
+    expected[20 - ksize // 2 : 21 + ksize // 2] = gaussian_taps(sigma, ksize) * full
+    # Integer depths run OpenCV's bit-exact fixed-point Gaussian (quantized taps, one rounding):
+    # measured up to 1.1 levels (uint8) and 0.63 (uint16) off the exact taps here.
+    tolerance = {np.float32: 1e-6, np.uint16: 1.0, np.uint8: 1.5}[dtype]
+    for row in out:
+        np.testing.assert_allclose(row.astype(np.float64), expected, atol=tolerance)
+    if dtype == np.float32:  # the support ends exactly where the rule says
+        assert out[2, 20 - ksize // 2] > 0 and out[2, 19 - ksize // 2] == 0
+
+
+def test_gaussian_automatic_size_of_uint16_reaches_four_sigma() -> None:
+    """uint16 takes the 8-sigma kernel (not uint8's 6 sigma): its tails carry whole levels."""
+    image = np.zeros((3, 41), np.uint16)
+    image[:, 20] = 65535
+    out = cvf.apply(image, "gaussian_blur", sigma=2.0, backend="cpu")
+    # tap 8 of a 17-tap kernel, sigma 2: exp(-8) / sum = 6.7e-5 of full scale = 4.4 levels
+    tap8 = math.exp(-8.0) / sum(math.exp(-(x * x) / 8.0) for x in range(-8, 9)) * 65535
+    assert round(tap8) == 4
+    assert out[1, 12] == round(tap8) and out[1, 28] == round(tap8) and out[1, 11] == 0
+
+
+SCIPY_MODE = {"reflect101": "mirror", "replicate": "nearest", "reflect": "reflect", "wrap": "wrap",
+              "constant": "constant"}
+
+
+def gradient_field(height: int = 23, width: int = 29) -> np.ndarray:
+    """A float32 image whose two sides differ, so every border mode reads different values."""
+    y, x = np.mgrid[0:height, 0:width]
+    return (0.02 * x + 0.3 * np.sin(0.37 * y) + 0.01 * (x * y % 7)).astype(np.float32)
+
+
+@pytest.mark.parametrize("border", list(SCIPY_MODE))
+@pytest.mark.parametrize(("name", "params", "reference"), [
+    # the automatic size (sigma 1.5, float: 13 taps) with scipy's radius set to match: 6 px
+    ("gaussian_blur", {"sigma": 1.5},
+     lambda p, mode: ndimage.gaussian_filter(p, 1.5, mode=mode, truncate=6 / 1.5)),
+    ("box_blur", {"size": 5}, lambda p, mode: ndimage.uniform_filter(p, 5, mode=mode)),
+    ("box_blur", {"size": 4},  # even size: anchor at size // 2, one more pixel before than after
+     lambda p, mode: ndimage.correlate(p, np.full((4, 4), 1 / 16), mode=mode, origin=0)),
+], ids=["gaussian-auto", "box-5", "box-4"])
+def test_every_border_mode_is_its_own(backend: str, name: str, params: dict, reference, border: str) -> None:
+    """Each border mode equals its scipy reference and none of the other modes' references."""
+    image = gradient_field()
+    out = cvf.apply(image, name, border=border, backend=backend, **params)
+    references = {mode: reference(image.astype(np.float64), scipy_mode) for mode, scipy_mode in SCIPY_MODE.items()}
+    np.testing.assert_allclose(out, references[border], atol=2e-5)
+    for other, expected in references.items():
+        if other != border:
+            assert np.abs(out - expected).max() > 1e-3, f"{border} looks like {other}"
+
+
+def test_gaussian_and_median_on_a_genuine_16_bit_photo() -> None:
+    """16-bit detail below one 8-bit step survives: scipy in float64, rounded, within 1 level."""
+    image = photo16(channels=1)
+    assert len(np.unique(image)) > 20000
+    out = cvf.apply(image, "gaussian_blur", sigma=1.5, backend="cpu")
+    expected = ndimage.gaussian_filter(image.astype(np.float64), 1.5, mode="mirror", truncate=6 / 1.5)
+    assert np.abs(out - np.rint(expected)).max() <= 1  # OpenCV's fixed-point 16-bit Gaussian
+    median = cvf.apply(image, "median_blur", size=7, backend="cpu")  # > 256 values: the uint16 ranks path
+    np.testing.assert_array_equal(median, ndimage.median_filter(image, 7, mode="nearest"))

@@ -14,14 +14,19 @@ import skimage.data
 from scipy import ndimage
 
 import cvfilters as cvf
-from cvfilters.filters.cartoon import CROSSHATCH_FAMILIES, adaptive_offset
-from cvfilters.filters.stylize import KUWAHARA_TIE
 from cvfilters.pipeline import Pipeline
 from cvfilters.quantize import kmeans, quantize_palette
 
 from .conftest import PARITY_TOLERANCE, photo, to_dtype, visible
 
 PHOTOS = ("astronaut", "coffee", "chelsea")
+# GPUImageCrosshatchFilter's fragment shader, written out: (luminance below, x + direction y, offset in spacings)
+#   if (lum < 1.00) mod(x + y, s) <= w;            if (lum < 0.75) mod(x - y, s) <= w;
+#   if (lum < 0.50) mod(x + y - s / 2, s) <= w;    if (lum < 0.30) mod(x - y - s / 2, s) <= w
+GPUIMAGE_HATCHES = ((1.0, 1, 0.0), (0.75, -1, 0.0), (0.5, 1, 0.5), (0.3, -1, 0.5))
+# kuwahara (`cvfilters info kuwahara`): a later window wins only if its variance is lower by
+# more than 1e-6 of full scale squared, outside the exact 8-bit path
+KUWAHARA_TIE_FRACTION = 1e-6
 LUMA = np.array([0.0721, 0.7154, 0.2125])  # Rec. 709 in BGR order, GPUImage's W
 
 
@@ -225,16 +230,120 @@ def test_cartoon_uint8_colour_is_the_recipe_and_agrees_with_the_float_path() -> 
     assert np.abs(as_float * 255 - out)[kept].mean() < 1.0
 
 
-@pytest.mark.parametrize("sensitivity", [0.3, 1.0])
-def test_cartoon_adaptive_edges_are_adaptive_threshold_rule(sensitivity: float) -> None:
-    image = sk_photo("chelsea")
+def outline_mask(out: np.ndarray) -> np.ndarray:
+    return out.max(axis=-1) == 0
+
+
+def lifted(name: str) -> np.ndarray:
+    """A photo with no black pixel, so black in the output is exactly the outline."""
+    return np.maximum(sk_photo(name), 1)
+
+
+# C of cv2.adaptiveThreshold in 8-bit levels and the Laplacian limit, as documented in
+# `cvfilters info cartoon`: 2 + 18 (1 - s) and 4 + 60 (1 - s), written out per case.
+ADAPTIVE_C = {0.3: 14.6, 1.0: 2.0, 0.5: 11.0}
+LAPLACIAN_LIMIT = {0.3: 46.0, 0.8: 16.0}
+
+
+@pytest.mark.parametrize(("sensitivity", "edge_blur", "block"), [(0.3, 7, 9), (1.0, 5, 15), (0.5, 1, 3)])
+def test_cartoon_adaptive_edges_are_adaptive_threshold_rule(sensitivity: float, edge_blur: int, block: int) -> None:
+    image = lifted("chelsea")
     out = cvf.apply(image, "cartoon", quantize="none", passes=0, thickness=1, sensitivity=sensitivity,
-                    backend="cpu")
-    gray = cv2.medianBlur(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), 7).astype(np.float64)
-    mean = ndimage.uniform_filter(gray, 9, mode="nearest")
-    # cv2.adaptiveThreshold's rule (outline where gray <= mean - C) with the exact block mean
-    expected = np.rint(81 * (gray - mean)) + round(81 * adaptive_offset(sensitivity)) <= 0
-    np.testing.assert_array_equal(out.max(axis=-1) == 0, expected)
+                    edge_blur=edge_blur, block=block, backend="cpu")
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float64)
+    if edge_blur > 1:  # median with a replicated border
+        gray = ndimage.median_filter(gray, edge_blur, mode="nearest")
+    mean = ndimage.uniform_filter(gray, block, mode="nearest")
+    # cv2.adaptiveThreshold's rule (outline where gray <= mean - C) on whole numbers: block^2 (gray - mean + C)
+    area = block * block
+    expected = np.rint(area * (gray - mean)) + round(area * ADAPTIVE_C[sensitivity]) <= 0
+    np.testing.assert_array_equal(outline_mask(out), expected)
+
+
+@pytest.mark.parametrize("sensitivity", list(LAPLACIAN_LIMIT))
+def test_cartoon_laplacian_edges_are_the_documented_rule(sensitivity: float) -> None:
+    image = lifted("coffee")[::2, ::2]
+    out = cvf.apply(image, "cartoon", edges="laplacian", quantize="none", passes=0, thickness=1,
+                    sensitivity=sensitivity, edge_blur=3, backend="cpu")
+    gray = ndimage.median_filter(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float64), 3, mode="nearest")
+    surround = ndimage.correlate(gray, np.array([[1, 1, 1], [1, -8, 1], [1, 1, 1]], float), mode="nearest")
+    np.testing.assert_array_equal(outline_mask(out), surround >= LAPLACIAN_LIMIT[sensitivity])
+
+
+# OpenCV's elliptic structuring elements (cv2.getStructuringElement(MORPH_ELLIPSE, ...)), by hand.
+DISCS = {3: [[0, 1, 0], [1, 1, 1], [0, 1, 0]],
+         5: [[0, 0, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [0, 0, 1, 0, 0]]}
+
+
+@pytest.mark.parametrize("thickness", [3, 5])
+def test_cartoon_thickness_dilates_the_outline_by_a_disc(thickness: int) -> None:
+    image = lifted("astronaut")[::4, ::4]
+    params = {"quantize": "none", "passes": 0, "edges": "adaptive"}
+    thin = outline_mask(cvf.apply(image, "cartoon", thickness=1, backend="cpu", **params))
+    thick = outline_mask(cvf.apply(image, "cartoon", thickness=thickness, backend="cpu", **params))
+    expected = ndimage.binary_dilation(thin, structure=np.array(DISCS[thickness], bool))
+    np.testing.assert_array_equal(thick, expected)
+    assert thick.sum() > 1.5 * thin.sum()
+
+
+def block_mean_2x2(values: np.ndarray) -> np.ndarray:
+    """INTER_AREA at exactly half size: the mean of each 2 x 2 block."""
+    h, w = values.shape[0] // 2, values.shape[1] // 2
+    return values[: 2 * h, : 2 * w].reshape(h, 2, w, 2, -1).mean(axis=(1, 3))
+
+
+def linear_upscale(values: np.ndarray, height: int, width: int) -> np.ndarray:
+    """INTER_LINEAR resize: source ``(x + 0.5) in / out - 0.5``, clamped to the edge pixels."""
+    def axis(n_out: int, n_in: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = np.maximum((np.arange(n_out) + 0.5) * n_in / n_out - 0.5, 0)
+        i0 = np.minimum(np.floor(s).astype(int), n_in - 1)
+        return i0, np.minimum(i0 + 1, n_in - 1), s - np.floor(s)
+
+    y0, y1, fy = axis(height, values.shape[0])
+    x0, x1, fx = axis(width, values.shape[1])
+    rows = values[y0] * (1 - fy)[:, None, None] + values[y1] * fy[:, None, None]
+    return rows[:, x0] * (1 - fx)[None, :, None] + rows[:, x1] * fx[None, :, None]
+
+
+@pytest.mark.parametrize(("passes", "scale", "diameter", "sigma_color", "sigma_space"),
+                         [(1, 1.0, 5, 30.0, 4.0), (3, 1.0, 5, 30.0, 4.0), (2, 1.0, 7, 60.0, 1.5),
+                          (2, 0.5, 5, 30.0, 4.0)])
+def test_cartoon_smoothing_is_repeated_bilateral_at_scale(passes: int, scale: float, diameter: int,
+                                                          sigma_color: float, sigma_space: float) -> None:
+    """``passes`` bilateral filters (replicated border) at ``scale``: numpy's bilateral, block means, linear."""
+    from .test_blur import bilateral_reference
+
+    image = photo(30, 36, 3, np.float32)  # the float32 colour path (uint8 without k-means runs the 8-bit recipe)
+    out = cvf.apply(image, "cartoon", edges="none", quantize="none", passes=passes, scale=scale,
+                    diameter=diameter, sigma_color=sigma_color, sigma_space=sigma_space, backend="cpu") * 255
+    work = image.astype(np.float64)
+    if scale != 1.0:
+        work = block_mean_2x2(work)
+    for _ in range(passes):
+        work = bilateral_reference(work, diameter, sigma_color / 255, sigma_space, pad="edge")
+    if scale != 1.0:
+        work = linear_upscale(work, 30, 36)
+    # cv2's tabulated colour weight (float32 bilateral); one pass more or less is >= 13 levels
+    assert np.abs(out - work * 255).max() <= 0.75
+
+
+def test_cartoon_seed_and_colors_change_the_palette() -> None:
+    image = sk_photo("coffee")[::4, ::4]
+    params = {"edges": "none", "passes": 1}
+    four = cvf.apply(image, "cartoon", colors=4, backend="cpu", **params)
+    twelve = cvf.apply(image, "cartoon", colors=12, backend="cpu", **params)
+    assert distinct_colours(four) == 4 and distinct_colours(twelve) == 12
+    seeds = {cvf.apply(image, "cartoon", colors=12, seed=s, backend="cpu", **params).tobytes() for s in range(4)}
+    assert len(seeds) > 1  # the seed picks k-means' starting centres
+
+
+def test_cartoon_levels_posterize_to_that_many_values() -> None:
+    ramp = np.linspace(0, 255, 64).round().astype(np.uint8)
+    image = np.dstack([np.tile(ramp, (16, 1))] * 3)  # every level from black to white
+    for levels in (2, 4):
+        out = cvf.apply(image, "cartoon", quantize="posterize", levels=levels, edges="none", backend="cpu")
+        expected = {round(255 * i / (levels - 1)) for i in range(levels)}
+        assert set(np.unique(out)) == expected
 
 
 # ------------------------------------------------------------------------------ toon
@@ -314,12 +423,12 @@ def test_kuwahara_matches_direct_loops(radius: int, channels: int, border: str, 
 def test_kuwahara_uint16_and_flat_image() -> None:
     image = photo(16, 20, 3, np.uint16)
     out = cvf.apply(image, "kuwahara", radius=3, backend="cpu")
-    expected = kuwahara_loops(image, 3, "edge", tie=KUWAHARA_TIE * 65535.0**2)
+    expected = kuwahara_loops(image, 3, "edge", tie=KUWAHARA_TIE_FRACTION * 65535.0**2)
     assert np.abs(out.astype(np.float64) - expected).max() <= 0.5 + 1e-6
     big = photo(20, 24, 3, np.uint8)  # radius 15 is the last exact 8-bit size, 16 goes through float64
     for radius in (15, 16):
         out = cvf.apply(big, "kuwahara", radius=radius, backend="cpu")
-        tie = 1e-9 if radius == 15 else KUWAHARA_TIE * 255.0**2
+        tie = 1e-9 if radius == 15 else KUWAHARA_TIE_FRACTION * 255.0**2
         assert np.abs(out.astype(np.float64) - kuwahara_loops(big, radius, "edge", tie)).max() <= 0.5 + 1e-6
     flat = np.full((9, 9, 3), 77, np.uint8)
     np.testing.assert_array_equal(cvf.apply(flat, "kuwahara", radius=5, backend="cpu"), flat)
@@ -387,7 +496,7 @@ def crosshatch_reference(image: np.ndarray, spacing: float, width: float) -> np.
     lum = luminance(image)
     y, x = np.mgrid[0:lum.shape[0], 0:lum.shape[1]] + 0.5
     black = np.zeros(lum.shape, bool)
-    for limit, direction, offset in CROSSHATCH_FAMILIES:
+    for limit, direction, offset in GPUIMAGE_HATCHES:
         black |= (lum < limit) & (np.mod(x + direction * y - offset * spacing, spacing) <= width)
     return ~black
 
@@ -418,12 +527,37 @@ HOST_CALLS = {
 
 @pytest.mark.parametrize("name", list(HOST_CALLS))
 def test_host_looks_are_the_opencv_call_in_every_depth(name: str) -> None:
+    """cv2-parity (these filters wrap the call): the same 8-bit result, scaled for 16 bits.
+
+    What each look does is checked independently in ``test_host_looks_do_what_they_say``."""
     image = photo(40, 52, 3, np.uint8)
     expected = HOST_CALLS[name](image)
     np.testing.assert_array_equal(cvf.apply(image, name, backend="cpu"), expected)
     np.testing.assert_array_equal(cvf.apply(to_dtype(image, np.uint16), name, backend="cpu"),
                                   expected.astype(np.uint16) * 257)
     assert "8-bit" in cvf.get_filter(name).description  # `cvfilters info` says so
+
+
+def total_variation(image: np.ndarray) -> float:
+    values = image.astype(np.float64)
+    return float(np.abs(np.diff(values, axis=0)).mean() + np.abs(np.diff(values, axis=1)).mean())
+
+
+def test_host_looks_do_what_they_say() -> None:
+    """Independent of the wrapped calls: smoothing looks lower the total variation of a noisy
+    photo and keep a strong edge; detail_enhance raises it; mean_shift leaves fewer colours."""
+    rng = np.random.default_rng(3)
+    image = np.clip(sk_photo("chelsea")[::3, ::3].astype(np.int16) + rng.integers(-12, 13, (100, 151, 3)), 0, 255)
+    image = image.astype(np.uint8)
+    image[:, 70:] = np.maximum(image[:, 70:], 200)  # a bright block: a strong vertical edge at x = 70
+    tv = total_variation(image)
+    for name in ("stylization", "edge_preserving", "mean_shift", "oil_paint"):
+        out = cvf.apply(image, name, backend="cpu")
+        assert total_variation(out) < 0.9 * tv, name  # stylization also inks edges: 0.83 measured
+        step = out[:, 74:80].astype(float).mean() - out[:, 60:66].astype(float).mean()
+        assert step > 0.5 * (image[:, 74:80].astype(float).mean() - image[:, 60:66].astype(float).mean()), name
+    assert total_variation(cvf.apply(image, "detail_enhance", backend="cpu")) > 1.1 * tv
+    assert distinct_colours(cvf.apply(image, "mean_shift", backend="cpu")) < 0.5 * distinct_colours(image)
 
 
 def test_oil_paint_flattens_texture() -> None:

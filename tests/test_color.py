@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import math
 
 import cv2
 import numpy as np
@@ -21,15 +22,19 @@ from cvfilters.context import ImageSpec
 from cvfilters.errors import ParameterError
 from cvfilters.filters import cube as cube_module
 from cvfilters.filters import lut_device
-from cvfilters.filters.color import SEPIA_RGB, color_kernel, color_matrix_of, point_op_of
+from cvfilters.filters.color import color_kernel, color_matrix_of, point_op_of
 from cvfilters.params import Param
 from cvfilters.pipeline import Pipeline
 
-from .conftest import FIXTURES, full_scale, photo
+from .conftest import FIXTURES, full_scale, photo, photo16
 
 DTYPES = (np.uint8, np.uint16, np.float32)
 ATOL = {np.dtype(np.uint8): 1, np.dtype(np.uint16): 1, np.dtype(np.float32): 1e-5}
 LUMA = np.array([0.114, 0.587, 0.299])  # BT.601 in BGR order
+# The classic sepia matrix (Microsoft's recommendation, RGB rows), written here by hand.
+SEPIA = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]])
+# NTSC YIQ from RGB (FCC): Y is BT.601 luma, I and Q the chroma plane.
+YIQ = np.array([[0.299, 0.587, 0.114], [0.595716, -0.274453, -0.321263], [0.211456, -0.522591, 0.311135]])
 
 
 def sample(dtype: type, channels: int = 3, seed: int = 0) -> np.ndarray:
@@ -90,6 +95,15 @@ def test_curve_matches_numpy(backend: str, case: str, dtype: type) -> None:
     out = cvf.apply(image, case.split("-")[0], backend=backend, **params)
     exact = case.startswith(("solarize", "threshold", "invert"))
     assert_close(out, expect(image, formula), exact=exact)
+
+
+@pytest.mark.parametrize("case", list(CURVE_CASES))
+def test_curve_on_a_genuine_16_bit_photo(case: str) -> None:
+    """Tens of thousands of distinct levels: a 16-bit table indexed everywhere, not at 256 points."""
+    params, formula = CURVE_CASES[case]
+    image = photo16()
+    out = cvf.apply(image, case.split("-")[0], backend="cpu", **params)
+    assert_close(out, expect(image, formula), exact=case.startswith(("solarize", "threshold", "invert")))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -321,7 +335,7 @@ def rgb_matrix_oracle(image: np.ndarray, matrix_rgb: np.ndarray, offset_rgb=(0.0
 def test_sepia_matches_its_matrix(backend: str, dtype: type) -> None:
     image = photo(30, 40, 3, dtype)
     out = cvf.apply(image, "sepia", intensity=0.8, backend=backend)
-    assert_close(out, rgb_matrix_oracle(image, 0.2 * np.eye(3) + 0.8 * SEPIA_RGB))
+    assert_close(out, rgb_matrix_oracle(image, 0.2 * np.eye(3) + 0.8 * SEPIA))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
@@ -329,7 +343,9 @@ def test_saturation_zero_is_gray(backend: str, dtype: type) -> None:
     image = photo(30, 40, 3, dtype)
     out = cvf.apply(image, "saturation", amount=0.0, backend=backend)
     assert np.abs(out.astype(np.float64) - out[..., :1]).max() <= (0 if dtype != np.float32 else 1e-6)
-    assert_close(out, cvf.apply(image, "grayscale", backend="cpu"))
+    gray = image.astype(np.float64) @ LUMA  # BT.601 luma on every channel
+    assert_close(out, np.repeat(gray[..., None], 3, axis=2) if dtype == np.float32 else np.rint(gray)[..., None]
+                 .repeat(3, axis=2))
     np.testing.assert_array_equal(cvf.apply(image, "saturation", amount=1.0, backend=backend), image)
 
 
@@ -342,6 +358,18 @@ def test_hue_shift_full_turn_is_identity(backend: str, dtype: type) -> None:
             np.testing.assert_allclose(out, image, atol=1e-6)
         else:
             np.testing.assert_array_equal(out, image)
+
+
+@pytest.mark.parametrize("degrees", [40.0, -115.0])
+def test_hue_shift_rotates_the_yiq_chroma_plane(degrees: float) -> None:
+    """out = YIQ^-1 R(-degrees) YIQ in: luma kept, (I, Q) turned, from the NTSC matrix written here."""
+    image = photo(20, 24, 3, np.float32) * 0.6 + 0.2  # mid-range: no clipping
+    out = cvf.apply(image, "hue_shift", degrees=degrees, backend="cpu").astype(np.float64)
+    yiq = image[..., ::-1].astype(np.float64) @ YIQ.T
+    c, s = math.cos(math.radians(degrees)), math.sin(math.radians(degrees))
+    turned = np.stack([yiq[..., 0], c * yiq[..., 1] + s * yiq[..., 2], -s * yiq[..., 1] + c * yiq[..., 2]], axis=-1)
+    expected = np.clip(turned @ np.linalg.inv(YIQ).T, 0, 1)[..., ::-1]
+    np.testing.assert_allclose(out, expected, atol=2e-6)
 
 
 def test_hue_shift_direction_and_composition() -> None:
@@ -374,6 +402,8 @@ def test_color_matrix_rejects_bad_shapes() -> None:
 
 
 def test_color_matrix_of_describes_what_runs() -> None:
+    """Consistency of the matrices fusion composes with what each filter runs (not an oracle of either:
+    the formulas are checked above against matrices written in this file)."""
     image = photo(20, 20, 3, np.float32)
     for name, params in [("sepia", {"intensity": 0.6}), ("saturation", {"amount": 1.7}), ("hue_shift", {"degrees": 33}),
                          ("color_matrix", {"matrix": [[1, 0, 0, 0.1], [0, 0.5, 0, 0], [0, 0, 1, 0]]}),

@@ -299,3 +299,53 @@ def test_presets_share_the_generic_path(monkeypatch) -> None:
         before = len(seen)
         Pipeline([(name, {})])(image, backend="cpu")
         assert len(seen) > before, name
+
+
+# ---------------------------------------------------------------- from mutation survivors
+def test_prepare_kernel_scales_flips_and_pads_even_sides() -> None:
+    k = [[1.0, 2.0], [3.0, 4.0]]
+    # correlate: padded after the last tap (anchor w // 2); convolve: flipped, padded before the first
+    np.testing.assert_array_equal(correlation.prepare_kernel(k, scale=2.0), [[2, 4, 0], [6, 8, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(correlation.prepare_kernel(k, mode="convolve"), [[0, 0, 0], [0, 4, 3], [0, 2, 1]])
+    np.testing.assert_allclose(correlation.prepare_kernel([[1.0, 3.0, 4.0]], normalize=True, scale=0.5),
+                               [[0.0625, 0.1875, 0.25]])
+    assert correlation.prepare_kernel(k).dtype == np.float32
+
+
+def test_uint8_integer_kernel_beyond_int16_is_exact() -> None:
+    """|kernel| * 255 above 32767 must not go through int16 (it would saturate at 32767)."""
+    image = np.array([[0, 100, 200, 255]], np.uint8)
+    out = cvf.apply(image, "convolve", kernel=[[150]], scale=1 / 150, backend="cpu")
+    np.testing.assert_array_equal(out, image)
+    small = cvf.apply(image, "convolve", kernel=[[128]], scale=1 / 128, backend="cpu")  # 128 * 255 fits
+    np.testing.assert_array_equal(small, image)
+
+
+def test_normalize_takes_any_nonzero_sum() -> None:
+    image = photo(9, 11, 1, np.float32)
+    out = cvf.apply(image, "convolve", kernel=[[0.25, 0.25, 0.25]], normalize=True, border="replicate",
+                    backend="cpu")
+    np.testing.assert_allclose(out, ndimage.uniform_filter1d(image.astype(np.float64), 3, axis=1, mode="nearest"),
+                               atol=1e-6)
+    with pytest.raises(cvf.ParameterError) as caught:
+        cvf.get_filter("convolve").resolve({"kernel": [[1, -1]], "normalize": True})
+    assert str(caught.value) == "convolve: normalize=true needs a kernel whose values do not sum to 0"
+    with pytest.raises(cvf.ParameterError) as caught:
+        cvf.get_filter("sobel").resolve({"dx": 0, "dy": 0})
+    assert str(caught.value) == "sobel: dx + dy must be at least 1 (or set magnitude=true)"
+
+
+@pytest.mark.parametrize(("name", "kx"), [("prewitt", [[-1, 0, 1]] * 3), ("scharr", [[-3, 0, 3], [-10, 0, 10],
+                                                                                      [-3, 0, 3]])])
+def test_gradient_direction_x_is_scaled(name: str, kx: list[list[int]]) -> None:
+    image = photo(12, 14, 1, np.float32)
+    out = cvf.apply(image, name, direction="x", scale=0.5, border="replicate", backend="cpu")
+    expected = np.abs(ndimage.correlate(image.astype(np.float64), np.array(kx, float), mode="nearest")) * 0.5
+    np.testing.assert_allclose(out, expected, atol=1e-5)  # float32 is not clipped
+
+
+def test_sobel_scale_multiplies_the_absolute_response() -> None:
+    y, x = np.mgrid[0:4, 0:5]
+    image = (10 * x + y * y).astype(np.float32)  # Sobel dx = 8 * 10 = 80 inside (see test_filters_oracles)
+    out = cvf.apply(image, "sobel", dx=1, dy=0, scale=0.25, backend="cpu")
+    np.testing.assert_allclose(out[:, 1:4], 20.0, atol=1e-4)

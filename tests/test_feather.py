@@ -99,6 +99,41 @@ def test_edges_weight_formula(backend: str, shape: str, falloff: str) -> None:
         np.testing.assert_allclose(out[y, x], w * 0.25 + (1 - w) * 1.0, atol=1e-5, err_msg=f"pixel {(x, y)}")
 
 
+@pytest.mark.parametrize("mode", ["edges", "radial"])
+def test_fill_colour_with_alpha_on_bgra_is_premultiplied_over(mode: str) -> None:
+    """BGRA, fill=color (RGBA) with alpha 0.4: premultiplied ``w * in + (1 - w) * colour``, alpha included."""
+    width, height, radius, color = 40, 30, 9.0, (0.2, 0.9, 0.6, 0.4)
+    image = photo(height, width, 4, np.float32)
+    params = {"radius": radius} if mode == "edges" else {"inner": 0.1, "outer": 0.8}
+    out = cvf.apply(image, "feather", mode=mode, color=color, backend="cpu", **params).astype(np.float64)
+    for x, y in SAMPLES + [(1, 14), (20, 1)]:
+        if mode == "edges":
+            w = min(1.0, edge_distance(width, height, x, y, "rect") / radius)
+        else:
+            r = math.hypot(x + 0.5 - width / 2, y + 0.5 - height / 2) / half_diagonal(width, height)
+            w = 1 - min(1.0, max(0.0, (r - 0.1) / 0.7))
+        a_in = float(image[y, x, 3])
+        alpha = w * a_in + (1 - w) * color[3]
+        premultiplied = w * image[y, x, :3] * a_in + (1 - w) * np.array(color[2::-1]) * color[3]  # RGB colour
+        np.testing.assert_allclose(out[y, x, 3], alpha, atol=1e-5, err_msg=f"alpha at {(x, y)}")
+        if alpha > 0.05:
+            np.testing.assert_allclose(out[y, x, :3], premultiplied / alpha, atol=1e-4, err_msg=f"colour at {(x, y)}")
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_fill_colour_alpha_is_an_opacity_without_alpha(channels: int) -> None:
+    """BGR and gray, a colour with alpha 0.25: ``out = in + 0.25 (1 - w) (colour - in)``."""
+    width, height, radius = 40, 30, 9.0
+    image = photo(height, width, channels, np.float32)
+    color = (0.1, 0.8, 0.3, 0.25) if channels == 3 else (0.7, 0.25)
+    out = cvf.apply(image, "feather", radius=radius, color=color, backend="cpu").astype(np.float64)
+    target = np.array(color[2::-1]) if channels == 3 else np.array(color[0])  # colours are RGB(A)
+    for x, y in SAMPLES + [(0, 14), (20, 0)]:
+        w = min(1.0, edge_distance(width, height, x, y, "rect") / radius)
+        expected = image[y, x] + 0.25 * (1 - w) * (target - image[y, x])
+        np.testing.assert_allclose(out[y, x], expected, atol=1e-5, err_msg=f"pixel {(x, y)}")
+
+
 def test_edges_to_transparent_adds_alpha(backend: str) -> None:
     image = photo(30, 40, 3, np.uint8)
     out = cvf.apply(image, "feather", fill="transparent", radius=10, backend=backend)

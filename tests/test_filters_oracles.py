@@ -165,3 +165,20 @@ def test_alpha_fully_opaque_matches_three_channel_result() -> None:
     four = cvf.apply(bgra, "gaussian_blur", sigma=2)
     assert np.abs(four[..., :3].astype(int) - three).max() <= 1
     np.testing.assert_array_equal(four[..., 3], 255)
+
+
+@pytest.mark.parametrize("kernel", [
+    [[0, 0, 0], [1, 2, 1], [3, 0, 1]],  # one zero edge row: nothing may be trimmed
+    [[0, 1, 0], [0, 2, 5], [0, 1, 0]],  # one zero edge column
+    [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 1, -2, 3, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]],  # zero pairs: trimmed
+    [[0, 0, 0], [0, 0, 0], [0, 0, 0]],  # all zero: the bias alone
+    [[0, 0, 0, 0], [0, 0, 2, 0]],  # even sides with zero edges
+])
+def test_convolve_kernels_with_zero_edges_match_scipy(kernel: list[list[float]]) -> None:
+    """Zero outer rows and columns may be dropped only in pairs, keeping the anchor where it is."""
+    image = photo(17, 21, 1, np.float32)
+    out = cvf.apply(image, "convolve", kernel=kernel, bias=0.125, border="replicate", backend="cpu")
+    k = np.asarray(kernel, float)
+    # scipy's origin for even sides: the anchor after the last tap's centre, as cvfilters documents for correlate
+    expected = ndimage.correlate(image.astype(np.float64), k, mode="nearest") + 0.125
+    np.testing.assert_allclose(out, expected, atol=2e-6)

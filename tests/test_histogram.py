@@ -1,9 +1,10 @@
 """Histogram filters, ``histogram()`` and the histogram plot, each against an independent oracle.
 
-Oracles: ``cv2.equalizeHist``, ``cv2.createCLAHE``, ``cv2.adaptiveThreshold``,
-``cv2.normalize``, ``np.bincount``/``np.histogram``, scikit-image's
-``match_histograms``, ``rescale_intensity`` and ``threshold_otsu``, and a numpy CDF
-equalisation written here. Photos are scikit-image's (astronaut, coffee, chelsea,
+Oracles: numpy CDF equalisation and one-tile CLAHE (clip, redistribute, CDF) written
+here, ``cv2.adaptiveThreshold``, ``cv2.normalize``, ``np.bincount``/``np.histogram``,
+scikit-image's ``match_histograms``, ``rescale_intensity`` and ``threshold_otsu``. Tests
+against ``cv2.equalizeHist``/``cv2.createCLAHE`` (the calls the filters make) are
+labelled cv2-parity and sit next to an independent one. Photos are scikit-image's (astronaut, coffee, chelsea,
 camera, moon, page), shipped with the package.
 
 Tolerances (levels of the image's dtype unless said otherwise):
@@ -37,7 +38,7 @@ from cvfilters.filters.histogram import load_histogram, otsu_threshold, save_his
 from cvfilters.histograms import histogram
 from cvfilters.pipeline import Pipeline
 
-from .conftest import FIXTURES, photo
+from .conftest import FIXTURES, photo, photo16
 
 hist_module = importlib.import_module("cvfilters.filters.histogram")
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,15 +72,49 @@ def run(image: np.ndarray, name: str, backend: str = "cpu", **params: object) ->
 
 
 # ---------------------------------------------------------------- numpy references
-def cdf_equalize(plane: np.ndarray, levels: int) -> np.ndarray:
-    """Global equalisation written from the definition: round((cdf - cdf_min) / (N - cdf_min) * (L - 1))."""
+def cdf_equalize(plane: np.ndarray, levels: int, single: bool = False) -> np.ndarray:
+    """Global equalisation written from the definition: round((cdf - cdf_min) / (N - cdf_min) * (L - 1)).
+
+    ``single``: the product in float32, ``(cdf - cdf_min) * float32((L - 1) / (N - cdf_min))``,
+    as OpenCV's documented 8-bit equalizeHist computes it (its results differ from float64
+    by one level on some products).
+    """
     counts = np.bincount(plane.ravel(), minlength=levels).astype(np.int64)
     cdf = np.cumsum(counts)
     cdf_min = counts[np.flatnonzero(counts)[0]]
     if cdf_min == plane.size:
         return plane.copy()
-    table = np.rint((cdf - cdf_min) * (levels - 1.0) / (plane.size - cdf_min))
+    if single:
+        scale = np.float32(levels - 1) / np.float32(plane.size - cdf_min)
+        table = np.rint((cdf - cdf_min).astype(np.float32) * scale)
+    else:
+        table = np.rint((cdf - cdf_min) * (levels - 1.0) / (plane.size - cdf_min))
     return table[plane].astype(plane.dtype)
+
+
+def equalize8(plane: np.ndarray) -> np.ndarray:
+    return cdf_equalize(plane, 256, single=True)
+
+
+def clahe_one_tile(plane: np.ndarray, clip_limit: float, levels: int) -> np.ndarray:
+    """CLAHE over a single tile, from Zuiderveld's algorithm as OpenCV states it.
+
+    Clip every bin at ``max(int(clip_limit * N / L), 1)`` (no clipping for 0), spread the
+    clipped counts evenly (``excess // L`` to every bin, the remainder one each to bins
+    ``0, s, 2s, ...`` with ``s = max(L // remainder, 1)``), then map through the
+    cumulative histogram scaled by ``(L - 1) / N`` (float32), rounded.
+    """
+    n = plane.size
+    hist = np.bincount(plane.ravel(), minlength=levels).astype(np.int64)
+    if clip_limit > 0:
+        limit = max(int(clip_limit * n / levels), 1)
+        excess = int(np.maximum(hist - limit, 0).sum())
+        hist = np.minimum(hist, limit) + excess // levels
+        remainder = excess % levels
+        if remainder:
+            hist[np.arange(0, levels, max(levels // remainder, 1))[:remainder]] += 1
+    scale = np.float32(levels - 1) / np.float32(n)
+    return np.rint(np.cumsum(hist).astype(np.float32) * scale).clip(0, levels - 1).astype(plane.dtype)[plane]
 
 
 def ks_to_uniform(plane: np.ndarray) -> float:
@@ -147,25 +182,33 @@ def test_histogram_takes_device_images_and_rejects_bad_arguments() -> None:
 
 # ---------------------------------------------------------------- equalize
 @pytest.mark.parametrize("name", ["camera", "moon", "page", "small", "random", "constant", "one_row"])
-def test_equalize_gray_uint8_is_cv2_equalizehist(backend: str, name: str) -> None:
+def test_equalize_gray_uint8_is_the_cdf_formula(backend: str, name: str) -> None:
     images = {"small": photo(40, 56, 1), "random": np.random.default_rng(5).integers(0, 256, (33, 47), np.uint8),
               "constant": np.full((9, 9), 77, np.uint8), "one_row": photo(1, 7, 1)}
     image = images.get(name) if name in images else gray(name)
-    np.testing.assert_array_equal(run(image, "equalize", backend), cv2.equalizeHist(image))
+    out = run(image, "equalize", backend)
+    np.testing.assert_array_equal(out, equalize8(image))
+    np.testing.assert_array_equal(out, cv2.equalizeHist(image))  # cv2-parity: the call the filter makes
 
 
 def test_equalize_rounds_in_float32_like_opencv() -> None:
     """Small random images hit products that round differently in float32 and float64."""
     rng = np.random.default_rng(0)
+    differs = 0
     for _ in range(30):
         image = rng.integers(0, 256, tuple(rng.integers(3, 40, 2)), dtype=np.uint8)
-        np.testing.assert_array_equal(run(image, "equalize"), cv2.equalizeHist(image))
+        np.testing.assert_array_equal(run(image, "equalize"), equalize8(image))
+        differs += not np.array_equal(equalize8(image), cdf_equalize(image, 256))
+    assert differs > 0  # the float32 product matters on these images
 
 
 def test_equalize_uint16_and_float32_follow_the_cdf_definition(backend: str) -> None:
     image16 = cv2.imread(str(CAMERA16), cv2.IMREAD_UNCHANGED)
     assert image16.dtype == np.uint16
     np.testing.assert_array_equal(run(image16, "equalize", backend), cdf_equalize(image16, 65536))
+    genuine = photo16(channels=1)  # ~23000 distinct levels, where camera-16bit has 254
+    assert len(np.unique(genuine)) > 20000 and len(np.unique(image16)) < 300
+    np.testing.assert_array_equal(run(genuine, "equalize", backend), cdf_equalize(genuine, 65536))
     image32 = low_contrast(gray("moon")).astype(np.float32) / 255
     levels = np.rint(image32 * 65535).astype(np.uint16)
     expected = cdf_equalize(levels, 65536).astype(np.float32) / 65535
@@ -180,7 +223,7 @@ def test_equalize_uint16_and_float32_follow_the_cdf_definition(backend: str) -> 
 def test_equalize_colour_uint8_on_luminance(space: str, forward: int, back: int, index: int) -> None:
     image = bgr("coffee")
     planes = list(cv2.split(cv2.cvtColor(image, forward)))
-    planes[index] = cv2.equalizeHist(planes[index])
+    planes[index] = equalize8(planes[index])
     expected = cv2.cvtColor(cv2.merge(planes), back)
     np.testing.assert_array_equal(run(image, "equalize", space=space), expected)
 
@@ -198,7 +241,7 @@ def test_equalize_per_channel_and_alpha() -> None:
     image = np.dstack([bgr("chelsea"), np.random.default_rng(1).integers(0, 256, (300, 451), np.uint8)])
     out = run(image, "equalize", space="per_channel")
     for c in range(3):
-        np.testing.assert_array_equal(out[..., c], cv2.equalizeHist(image[..., c]))
+        np.testing.assert_array_equal(out[..., c], equalize8(image[..., c]))
     np.testing.assert_array_equal(out[..., 3], image[..., 3])
 
 
@@ -306,8 +349,32 @@ def test_match_histogram_at_file_from_the_cli(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- clahe
+@pytest.mark.parametrize("clip_limit", [0.0, 2.0, 4.0, 40.0])
+@pytest.mark.parametrize("depth", [np.uint8, np.uint16])
+def test_clahe_one_tile_is_clipped_equalisation(backend: str, clip_limit: float, depth: type) -> None:
+    """One tile: no interpolation between tiles, so CLAHE is the clipped-histogram CDF written here."""
+    image = gray("camera") if depth == np.uint8 else photo16(channels=1)
+    levels = 256 if depth == np.uint8 else 65536
+    out = run(image, "clahe", backend, clip_limit=clip_limit, tiles=1)
+    np.testing.assert_array_equal(out, clahe_one_tile(image, clip_limit, levels))
+    if clip_limit == 2.0:  # clipping matters here: not the unclipped CDF
+        assert not np.array_equal(out, clahe_one_tile(image, 0.0, levels))
+
+
+def test_clahe_tiles_adapt_to_local_contrast() -> None:
+    """Property (not cv2): a dim half and a bright half are each stretched over the range by
+    8 tiles, which one tile cannot do (its CDF is global)."""
+    rng = np.random.default_rng(2)
+    image = np.hstack([rng.integers(20, 60, (64, 64)), rng.integers(190, 230, (64, 64))]).astype(np.uint8)
+    local = run(image, "clahe", clip_limit=40.0, tiles=8)
+    whole = run(image, "clahe", clip_limit=40.0, tiles=1)
+    for half in (slice(8, 24), slice(104, 120)):  # away from the boundary, where tiles blend
+        assert np.ptp(local[:, half]) > 1.5 * np.ptp(whole[:, half])
+
+
 @pytest.mark.parametrize(("clip_limit", "tiles"), [(2.0, 8), (4.0, 4), (0.0, 2), (40.0, 16)])
 def test_clahe_gray_uint8_is_opencv(backend: str, clip_limit: float, tiles: int) -> None:
+    """cv2-parity (the call the backend makes); the independent check is the one-tile formula above."""
     image = gray("camera")
     expected = cv2.createCLAHE(clip_limit, (tiles, tiles)).apply(image)
     np.testing.assert_array_equal(run(image, "clahe", backend, clip_limit=clip_limit, tiles=tiles), expected)

@@ -81,13 +81,16 @@ def box_blur(ctx: Context, img: Image, *, size: int, border: str) -> Image:
     category="blur",
     summary="Median filter: the middle value of each size x size window, per channel.",
     params=[Param("size", "int", 5, min=1, max=MAX_MEDIAN_SIZE, odd=True, unit="px", large=LARGE_MEDIAN_SIZE,
-                  help="side of the square window (odd); exact for every dtype; above 51 needs --allow-large")],
+                  help="side of the square window (odd); exact for every dtype (cuda uint8: within 1 level); "
+                       "above 51 needs --allow-large")],
     alpha="premultiply",
 )
 def median_blur(ctx: Context, img: Image, *, size: int) -> Image:
     """``out = median of in over a size x size window``, per channel; edges replicate (``aaa|abc``).
 
-    Exact for every dtype and size, never through a lossy conversion:
+    Exact for every dtype and size on the cpu and opencl backends, never through a lossy
+    conversion (on cuda, 1-channel uint8 runs OpenCV's CUDA median, which its own tests
+    hold to within 1 level):
 
     - uint8, any size, and uint16/float32 up to size 5: ``cv2.medianBlur``, on the device.
     - uint16/float32 from size 7 (``cv2.medianBlur`` takes only uint8 there) run on the

@@ -5,10 +5,10 @@ default size) run through one function, :func:`morph`, on ``ctx.be.morphology``.
 
 Border: pixels outside the image never win. OpenCV's default for morphology is
 ``BORDER_CONSTANT`` with the neutral value (the lowest value for dilation, the highest for
-erosion), which is the only border the cuda backend's morphology filters implement; for
-the rect, ellipse and cross elements, which shrink monotonically away from their centre,
-this equals replicating the edge (scipy's ``mode="nearest"``). There is no border
-parameter.
+erosion); for the rect, ellipse and cross elements of odd size, which are mirror-symmetric
+about their centre, this equals replicating the edge (scipy's ``mode="nearest"``) and the
+reflect101 padding of OpenCV's CUDA morphology, so the cuda backend runs them on the
+device (even sizes fall back). There is no border parameter.
 """
 
 from __future__ import annotations
