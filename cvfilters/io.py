@@ -32,7 +32,7 @@ import os
 import stat
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -422,15 +422,8 @@ def read_bytes(path: StrPath) -> bytes:
             raise EmptyFileError("-", "standard input is empty")
         return data
     check_file(path)
-    try:
-        with open(path, "rb") as file:
-            data = file.read()
-    except (FileNotFoundError, NotADirectoryError):
-        raise FileMissingError(path) from None
-    except PermissionError:
-        raise UnreadableFileError(path, "cannot be opened: permission denied") from None
-    except OSError as exc:
-        raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+    with _read_errors(path), open(path, "rb") as file:
+        data = file.read()
     if not data:
         raise EmptyFileError(path)
     return data
@@ -438,20 +431,27 @@ def read_bytes(path: StrPath) -> bytes:
 
 def check_file(path: StrPath) -> None:
     """Refuse a path that is not an existing, readable, non-empty regular file (the read errors)."""
-    try:
+    with _read_errors(path):
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             raise NotAFileError(path)
         if not os.access(path, os.R_OK):
             raise PermissionError
+    if info.st_size == 0:
+        raise EmptyFileError(path)
+
+
+@contextlib.contextmanager
+def _read_errors(path: StrPath) -> Iterator[None]:
+    """Turn the OS's errors while reading ``path`` into the one-line read errors naming it."""
+    try:
+        yield
     except (FileNotFoundError, NotADirectoryError):
         raise FileMissingError(path) from None
     except PermissionError:
         raise UnreadableFileError(path, "cannot be opened: permission denied") from None
     except OSError as exc:
         raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
-    if info.st_size == 0:
-        raise EmptyFileError(path)
 
 
 def _check_pixels(path: StrPath, width: int, height: int, limit: int, *, frames: int = 1) -> None:
