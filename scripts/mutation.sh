@@ -33,7 +33,7 @@ declare -A TESTS=(
   [histograms]="tests/test_histograms.py tests/test_histogram.py"
   [params]="tests/test_params.py tests/test_registry_contract.py tests/test_pipeline.py tests/test_front_door.py::test_colours_are_rgb_as_people_write_them tests/test_front_door.py::test_colour_forms_and_errors"
   [pipeline]="tests/test_pipeline_text.py tests/test_pipeline.py tests/test_fusion.py tests/test_front_door.py::test_spec_errors_suggest tests/test_front_door.py::test_pipeline_file_errors_name_file_line_and_key"
-  [io]="tests/test_io.py tests/test_corpus.py tests/test_durability.py"
+  [io]="tests/test_io.py tests/test_corpus.py tests/test_durability.py tests/test_decoders.py tests/test_animation.py tests/test_depths.py"
   [convolve]="tests/test_convolve.py tests/test_filters_oracles.py tests/test_blur.py tests/test_modes.py"
 )
 MODULES=(policies fusion histograms params pipeline io convolve)
