@@ -4,7 +4,7 @@ Needs OpenCV built with CUDA and the contrib modules cudaarithm, cudafilters,
 cudaimgproc and cudawarping (the PyPI wheels have none). Builds differ in which of
 those they include, so each ``cv2.cuda`` function is looked up when a primitive runs.
 
-What each ``cv2.cuda`` call takes is one table, :data:`CAPABILITIES` (primitive ->
+What each ``cv2.cuda`` call takes is one table, :data:`cvfilters.backends.cuda_capabilities.CAPABILITIES` (primitive ->
 functions, depths, channel counts, borders, kernel limits, each row citing the OpenCV
 header, source or test it was read from), and one guard, :meth:`CudaBackend.supports`,
 decides from it whether a primitive runs on the device. Channel counts a function lacks
@@ -31,8 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
 from functools import partial
 from typing import Any
 
@@ -41,132 +40,14 @@ import numpy as np
 
 from ..types import DType
 from .base import CV_DEPTH, Availability, auto_gaussian_ksize
+from .cuda_capabilities import CAPABILITIES, LINEAR_DEPTHS, NO_64F, SEPARABLE_DEPTHS
 from .device import DeviceBackend
 
 NO_CUDA_BUILD = ("OpenCV was built without CUDA (the PyPI wheels are); build OpenCV with CUDA "
                  "and the contrib CUDA modules to use this backend")
-MAX_TAPS = 32  # cv::cuda separable filters take kernels of at most 32 coefficients
 FILTER_ENTRIES = 64  # cv2.cuda filter objects kept (least recently used dropped first)
-_BORDERS = frozenset({cv2.BORDER_REFLECT_101, cv2.BORDER_REPLICATE, cv2.BORDER_CONSTANT,
-                      cv2.BORDER_REFLECT, cv2.BORDER_WRAP})
-_ALL_DEPTHS = frozenset(CV_DEPTH.values())
-_NO_64F = _ALL_DEPTHS - {cv2.CV_64F}
-_SEPARABLE_DEPTHS = frozenset({cv2.CV_8U, cv2.CV_16U, cv2.CV_16S, cv2.CV_32S, cv2.CV_32F})
-_LINEAR_DEPTHS = frozenset({cv2.CV_8U, cv2.CV_16U, cv2.CV_32F})
-_WARP_DEPTHS = frozenset({cv2.CV_8U, cv2.CV_16U, cv2.CV_16S, cv2.CV_32F})
-_ANY_CHANNELS = frozenset({1, 2, 3, 4})
-_FILTERS_CPP = "opencv_contrib modules/cudafilters/src/filtering.cpp"
 # cv2's type stubs describe a build without CUDA (no cv2.cuda functions): the module as Any.
 CUDA: Any = cv2.cuda
-
-
-@dataclass(frozen=True)
-class Capability:
-    """What one primitive's ``cv2.cuda`` call takes, as read from OpenCV's sources.
-
-    Attributes
-    ----------
-    functions : tuple of str
-        ``cv2.cuda`` names the primitive needs (split/merge are added where planes run).
-    depths : frozenset of int
-        Image depths the call takes.
-    channels : frozenset of int or mapping of depth to frozenset
-        Channel counts the call takes directly (per depth where they differ).
-    planes : bool
-        Whether other channel counts (up to 4) may run plane by plane.
-    borders : frozenset of int, optional
-        Border modes the call takes; None when it takes no border argument.
-    max_taps : int, optional
-        Longest kernel the call takes.
-    source : str
-        Where in OpenCV this row was read.
-    """
-
-    functions: tuple[str, ...]
-    depths: frozenset[int]
-    channels: frozenset[int] | Mapping[int, frozenset[int]] = _ANY_CHANNELS
-    planes: bool = False
-    borders: frozenset[int] | None = None
-    max_taps: int | None = None
-    source: str = ""
-
-    def takes_channels(self, depth: int, channels: int) -> bool:
-        allowed = self.channels.get(depth, frozenset()) if isinstance(self.channels, Mapping) else self.channels
-        return channels in allowed
-
-
-def _row(functions: str, depths: frozenset[int], source: str, **options: Any) -> Capability:
-    return Capability(tuple(functions.split()), depths, source=source, **options)
-
-
-_C134 = frozenset({1, 3, 4})
-_C14 = frozenset({1, 4})
-_C1 = frozenset({1})
-CAPABILITIES: dict[str, Capability] = {
-    "split": _row("split", _NO_64F, "cudaarithm.hpp split: 1..4 channels"),
-    "merge": _row("merge", _NO_64F, "cudaarithm.hpp merge: 1..4 single-channel planes of one depth", channels=_C1),
-    "pad": _row("copyMakeBorder", _NO_64F, "cudaarithm.hpp copyMakeBorder: 1..4 channels", borders=_BORDERS),
-    "gaussian": _row("createGaussianFilter", _SEPARABLE_DEPTHS,
-                     f"{_FILTERS_CPP}: createGaussianFilter -> SeparableLinearFilter, rowFilterFuncs for 1, 3, 4 "
-                     "channels, CV_Assert(kernel cols <= 32); test_filters.cpp GaussianBlur: 4 levels, 1e-4 float",
-                     channels=_C134, planes=True, borders=_BORDERS, max_taps=MAX_TAPS),
-    "sep_filter2d": _row("createSeparableLinearFilter", _SEPARABLE_DEPTHS,
-                         f"{_FILTERS_CPP}: SeparableLinearFilter (1, 3, 4 channels, at most 32 taps); "
-                         "test_filters.cpp SeparableLinearFilter: 1 level, 1e-2 float",
-                         channels=_C134, planes=True, borders=_BORDERS, max_taps=MAX_TAPS),
-    "sobel": _row("createSobelFilter", _SEPARABLE_DEPTHS,
-                  f"{_FILTERS_CPP}: createSobelFilter -> createDerivFilter -> SeparableLinearFilter; "
-                  "test_filters.cpp Sobel: exact for integers", channels=_C134, planes=True, borders=_BORDERS,
-                  max_taps=MAX_TAPS),
-    "box": _row("createBoxFilter", frozenset({cv2.CV_8U, cv2.CV_32F}),
-                f"{_FILTERS_CPP}: NPPBoxFilter CV_Assert(8UC1 || 8UC4 || 32FC1)",
-                channels={cv2.CV_8U: _C14, cv2.CV_32F: _C1}, planes=True, borders=_BORDERS),
-    "filter2d": _row("createLinearFilter", _WARP_DEPTHS,
-                     f"{_FILTERS_CPP}: LinearFilter CV_Assert(8U || 16U || 32F; 1 or 4 channels); 16S runs in 32F",
-                     channels=_C14, planes=True, borders=_BORDERS),
-    "magnitude": _row("magnitude", frozenset({cv2.CV_32F}), "cudaarithm.hpp magnitude: CV_32FC1 (run on reshape(1))"),
-    "abs_convert": _row("abs", frozenset({cv2.CV_16S, cv2.CV_32F}),
-                        "cudaarithm.hpp abs (element_operations.cpp absMat: 16S and 32F among others)"),
-    "clip": _row("threshold", frozenset({cv2.CV_32F}), "cudaarithm.hpp threshold THRESH_TRUNC"),
-    "threshold": _row("threshold", frozenset({cv2.CV_8U, cv2.CV_16U, cv2.CV_32F}), "cudaarithm.hpp threshold"),
-    "lut": _row("createLookUpTable", frozenset({cv2.CV_8U}),
-                "cudaarithm/src/cuda/lut.cu: table 8U 1x256 with 1 or 3 channels; transform CV_Assert(src 8UC1 "
-                "|| 8UC3; lut_cn == 1 || lut_cn == cn)", channels=frozenset({1, 3})),
-    "calc_hist": _row("histEven split", frozenset({cv2.CV_8U, cv2.CV_16U}), "cudaimgproc.hpp histEven"),
-    "min_max": _row("minMax split", _ALL_DEPTHS, "cudaarithm.hpp minMax: single channel (run per plane)"),
-    "equalize_hist": _row("equalizeHist", frozenset({cv2.CV_8U}), "cudaimgproc.hpp equalizeHist: CV_8UC1",
-                          channels=_C1),
-    "clahe": _row("createCLAHE", frozenset({cv2.CV_8U, cv2.CV_16U}),
-                  "cudaimgproc.hpp createCLAHE: CV_8UC1, CV_16UC1 in builds that have it (else cv2.error: "
-                  "fallback); test_histogram.cpp CLAHE: 1 level", channels=_C1),
-    "median": _row("createMedianFilter", frozenset({cv2.CV_8U}),
-                   f"{_FILTERS_CPP}: MedianFilter CV_Assert(srcType == CV_8UC1; windowSize >= 3; window / 2 < "
-                   "rows, cols); test_filters.cpp Median: interior only, 1 level", channels=_C1),
-    "bilateral": _row("bilateralFilter", frozenset({cv2.CV_8U, cv2.CV_32F}),
-                      "cudaimgproc.hpp bilateralFilter: 1 or 3 channels, no BORDER_WRAP", channels=frozenset({1, 3}),
-                      borders=_BORDERS - {cv2.BORDER_WRAP}),
-    "morphology": _row("createMorphologyFilter", frozenset({cv2.CV_8U, cv2.CV_32F}),
-                       f"{_FILTERS_CPP}: MorphologyFilter CV_Assert(8UC1, 8UC4, 32FC1, 32FC4), pads with "
-                       "BORDER_DEFAULT (reflect101), iterations >= 2 of a non-rectangular element read a zeroed "
-                       "buffer; test_filters.cpp Erode/Dilate/MorphEx: inner ROI only",
-                       channels=_C14, planes=True, borders=frozenset({cv2.BORDER_REFLECT_101})),
-    "multiply": _row("multiply", _NO_64F, "cudaarithm.hpp multiply"),
-    "divide": _row("divide", _NO_64F, "cudaarithm/src/cuda/div_mat.cu: b != 0 ? saturate_cast<D>(a / b) : 0 "
-                   "(integer division truncates at scale 1; 0 where b == 0)"),
-    "add_weighted": _row("addWeighted", _NO_64F, "cudaarithm.hpp addWeighted"),
-    "bitwise_not": _row("bitwise_not", _NO_64F, "cudaarithm.hpp bitwise_not"),
-    "flip": _row("flip", frozenset({cv2.CV_8U, cv2.CV_16U, cv2.CV_32S, cv2.CV_32F}),
-                 "cudaarithm.hpp flip: 1, 3, 4 channels", channels=_C134, planes=True),
-    "resize": _row("remap", _WARP_DEPTHS, "cudawarping.hpp remap/resize: 1, 3, 4 channels; test_resize.cpp "
-                   "ResizeSameAsHost INTER_AREA: 1 level, 1e-2 float", channels=_C134, planes=True),
-    "remap": _row("remap", _WARP_DEPTHS, "cudawarping.hpp remap: 1, 3, 4 channels", channels=_C134, planes=True,
-                  borders=_BORDERS),
-    "sqrt": _row("sqrt", frozenset({cv2.CV_32F}), "cudaarithm.hpp sqrt (float32 here, as the primitive's contract)"),
-    "minimum": _row("min", _NO_64F, "cudaarithm.hpp min: two matrices of one type"),
-    "maximum": _row("max", _NO_64F, "cudaarithm.hpp max: two matrices of one type"),
-    "compare": _row("compare", _NO_64F, "cudaarithm.hpp compare: 8-bit 255/0 per channel, operands of one type"),
-    "select": _row("split", _NO_64F, "GpuMat::copyTo(mask, dst): an 8-bit mask of 1 or the image's channels"),
-}
 
 
 def _cuda(name: str) -> Callable[..., Any] | None:
@@ -305,7 +186,7 @@ class CudaBackend(DeviceBackend):
     def _separable(self, primitive: str, image: Any, key: tuple[Hashable, ...], create: Callable[[int, int], Any],
                    target: int, delta: float) -> Any:
         """Apply the cached separable filter ``create(src_type, dst_depth)`` and add ``delta``."""
-        direct = delta == 0 and target in _SEPARABLE_DEPTHS
+        direct = delta == 0 and target in SEPARABLE_DEPTHS
         depth = target if direct else cv2.CV_32F
         out = self._planes(primitive, image, lambda img: self._filter(
             (*key, img.type(), depth), lambda: create(img.type(), depth)).apply(img))
@@ -360,7 +241,7 @@ class CudaBackend(DeviceBackend):
             return self.fallback("filter2d", image, kernel, border, delta, ddepth)
         depth = image.depth()
         target = depth if ddepth < 0 else ddepth
-        direct = delta == 0 and target == depth and depth in _LINEAR_DEPTHS
+        direct = delta == 0 and target == depth and depth in LINEAR_DEPTHS
         # cv::cuda::LinearFilter reads the parent image around a ROI (a crop): on a copy it extrapolates
         # at the crop's edges, as cv2.filter2D does on a numpy view
         work = image.clone() if direct or depth == cv2.CV_32F else image.convertTo(cv2.CV_32F)
@@ -511,7 +392,7 @@ class CudaBackend(DeviceBackend):
                                                                          iterations=iterations)).apply(img))
 
     def _arithmetic(self, name: str, call: Callable[[Any, Any, int], Any], a: Any, b: Any,
-                    dtype: DType | None, exact_depths: frozenset[int] = _NO_64F) -> Any | None:
+                    dtype: DType | None, exact_depths: frozenset[int] = NO_64F) -> Any | None:
         """``call(a, b, work depth)`` on the device, in the output depth; None where it cannot run.
 
         cudaarithm wants operands of one type and has no narrowing outputs (32F to 8U, ...),
