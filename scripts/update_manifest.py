@@ -84,7 +84,9 @@ def build() -> str:
         info = flt.info()
         entries[flt.name] = {"module": recorder.owner[flt.name], "category": info["category"],
                              "summary": info["summary"], "params": info["params"]}
-    text = json.dumps(entries, indent=1, ensure_ascii=False)
+    # one filter a line: the file stays small to read and diffs show which filters changed
+    text = "{\n" + ",\n".join(f"{json.dumps(name)}: {json.dumps(entry, ensure_ascii=False)}"
+                                for name, entry in entries.items()) + "\n}"
     if QUOTE in text:
         raise RuntimeError("a filter declaration holds three single quotes in a row; the manifest cannot quote it")
     return HEADER + "\n" + text + "\n" + QUOTE + ")\n"
