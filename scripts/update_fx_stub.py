@@ -8,20 +8,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from generated import rewrite_or_check  # scripts/ is on sys.path when a script runs
+
 from cvfilters.docs import fx_stub
 
 STUB = Path(__file__).resolve().parent.parent / "cvfilters" / "fx.pyi"
 
 
 def main(argv: list[str]) -> int:
-    fresh = fx_stub()
-    if "--check" in argv:
-        if not STUB.exists() or STUB.read_text() != fresh:
-            print("cvfilters/fx.pyi is stale: run python scripts/update_fx_stub.py", file=sys.stderr)
-            return 1
-        return 0
-    STUB.write_text(fresh)
-    return 0
+    return rewrite_or_check(STUB, fx_stub(), argv, "update_fx_stub.py")
 
 
 if __name__ == "__main__":

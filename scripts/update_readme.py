@@ -8,21 +8,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from generated import rewrite_or_check  # scripts/ is on sys.path when a script runs
+
 from cvfilters.docs import with_filter_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def main(argv: list[str]) -> int:
-    current = README.read_text()
-    fresh = with_filter_table(current)
-    if "--check" in argv:
-        if fresh != current:
-            print("README.md filter table is stale: run python scripts/update_readme.py", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(fresh)
-    return 0
+    return rewrite_or_check(README, with_filter_table(README.read_text()), argv, "update_readme.py")
 
 
 if __name__ == "__main__":
