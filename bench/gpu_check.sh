@@ -67,9 +67,9 @@ fi
 
 # The device subsets: every test parametrised over device backends (parity with cpu, the
 # cuda primitives, fusion and pipelines on the device, the families' device tests).
-TESTS=(tests/test_backend_parity.py tests/test_cuda_backend.py tests/test_pipeline.py tests/test_fusion.py
-       tests/test_blur.py tests/test_convolve.py tests/test_warp.py tests/test_feather.py tests/test_histogram.py
-       tests/test_cartoon.py tests/test_color.py)
+TESTS=(tests/properties/test_backend_parity.py tests/backends/test_cuda_backend.py tests/engine/test_pipeline.py tests/engine/test_fusion.py
+       tests/filters/test_blur.py tests/filters/test_convolve.py tests/filters/test_warp.py tests/filters/test_feather.py tests/filters/test_histogram.py
+       tests/filters/test_cartoon.py tests/filters/test_color.py)
 say "tests: pytest --backend=cuda,opencl (limit ${PYTEST_LIMIT}s)"
 t0=$(date +%s)
 mkdir -p "$OUT"

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import test_image
 
 import cvfilters as cvf
-from cvfilters import parallel
+from cvfilters.engine import parallel
 
 RECORD = Path(__file__).resolve().parent / "MAP.md"
 PIPELINES = ("gaussian_blur:sigma=2 | sepia | vignette", "gaussian_blur:sigma=3", "sepia", "bilateral")

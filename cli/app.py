@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .common import build_pipeline, check_backend
+from cvfilters.cli.common import build_pipeline, check_backend
 
 EXAMPLES = """Examples:
 
@@ -129,11 +129,11 @@ def apply(
         from cvfilters.backends import probe_soon
 
         probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
-    from cvfilters import batch, executors, leftovers
-    from cvfilters.errors import UsageError
-    from cvfilters.params import allow_large
-
-    from .progress import Progress, process_start
+    from cvfilters.cli.progress import Progress, process_start
+    from cvfilters.core import leftovers
+    from cvfilters.core.errors import UsageError
+    from cvfilters.registry.params import allow_large
+    from cvfilters.run import batch, executors
 
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
@@ -153,7 +153,7 @@ def apply(
     if compare is not None:
         _check_compare(compare, compare_mode, tasks, failures, replace_named)
     if histogram is not None:
-        from cvfilters.plots import require_matplotlib
+        from cvfilters.viz.plots import require_matplotlib
 
         require_matplotlib()
         _check_single_image("--histogram", histogram, tasks, failures)
@@ -185,12 +185,12 @@ def apply(
     if summary.failed:
         raise typer.Exit(1)
     if compare is not None and summary.done == 1:
-        from cvfilters.sheets import write_before_after
+        from cvfilters.viz.sheets import write_before_after
 
         write_before_after(compare, tasks[0].source, tasks[0].target, mode=compare_mode, quality=quality,
                            overwrite=replace_named)
     if histogram is not None and summary.done == 1:
-        from cvfilters.plots import write_before_after_plot
+        from cvfilters.viz.plots import write_before_after_plot
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
 
@@ -200,8 +200,8 @@ def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
     good (a bad input is reported as such); outputs in a directory are skipped as without it."""
     from dataclasses import replace
 
-    from cvfilters import batch
-    from cvfilters.errors import UsageError
+    from cvfilters.core.errors import UsageError
+    from cvfilters.run import batch
 
     for task in tasks:
         if task.replace and task.stdout_format is None and os.path.lexists(task.target):
@@ -215,7 +215,7 @@ def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
 def _dry_run(tasks: list[Any], failures: list[Any], options: Any, pipeline: Any) -> None:
     """Print on standard output what a run would read, write and skip, and the steps it would run
     (errors go to standard error, as in a run)."""
-    from cvfilters import batch
+    from cvfilters.run import batch
 
     counts = batch.Summary(failed=len(failures))
     for failure in failures:
@@ -246,7 +246,7 @@ def _may_be_large(inputs: list[str]) -> bool:
 
 def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[Any], overwrite: bool) -> None:
     """Refuse --compare before any work: one input image, a writable name apart from input and output."""
-    from cvfilters.sheets import check_before_after_target
+    from cvfilters.viz.sheets import check_before_after_target
 
     _check_single_image("--compare", compare, tasks, failures)
     check_before_after_target(compare, mode=mode, overwrite=overwrite)
@@ -254,8 +254,8 @@ def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[An
 
 def _check_single_image(option: str, path: Path, tasks: list[Any], failures: list[Any]) -> None:
     """A usage error unless the run has exactly one input image and ``path`` is neither it nor its output."""
-    from cvfilters import io
-    from cvfilters.errors import UsageError
+    from cvfilters.core.errors import UsageError
+    from cvfilters.io import images as io
 
     if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
         raise UsageError(f"{option} needs exactly one input image (not a video, directory or glob)")
@@ -266,8 +266,8 @@ def _check_single_image(option: str, path: Path, tasks: list[Any], failures: lis
 
 
 def _extension(fmt: str | None) -> str | None:
-    from cvfilters import io
-    from cvfilters.errors import UsageError
+    from cvfilters.core.errors import UsageError
+    from cvfilters.io import images as io
 
     if fmt is None:
         return None
@@ -278,7 +278,7 @@ def _extension(fmt: str | None) -> str | None:
 
 
 def _frame_range(text: str | None) -> tuple[int, int | None] | None:
-    from cvfilters.errors import UsageError
+    from cvfilters.core.errors import UsageError
 
     if text is None:
         return None
@@ -310,7 +310,7 @@ def list_filters(
     as_json: Annotated[bool, typer.Option("--json", help="JSON list of {name, category, summary}.")] = False,
 ) -> None:
     """List the filters (name, category, summary)."""
-    from cvfilters.registry import catalog
+    from cvfilters.registry.catalog import catalog
 
     chosen = catalog(category)
     if as_json:
@@ -330,8 +330,8 @@ def info(
 
     NAME: a filter name, in any case (cvfilters list shows them).
     """
-    from cvfilters.docs import describe_filter
-    from cvfilters.registry import get
+    from cvfilters.registry.catalog import get
+    from cvfilters.viz.describe import describe_filter
 
     flt = get(name)
     if as_json:

@@ -8,8 +8,8 @@ from typing import Any
 
 def build_pipeline(specs: list[str] | None, pipeline_file: Path | None) -> Any:
     """The pipeline of ``-p FILE`` then ``-f SPEC`` options; a usage error when both are absent."""
-    from cvfilters.errors import UsageError
-    from cvfilters.pipeline import Pipeline
+    from cvfilters.core.errors import UsageError
+    from cvfilters.engine.pipeline import Pipeline
 
     pipeline = Pipeline(Pipeline.load(pipeline_file).steps if pipeline_file else [])
     pipeline.steps += Pipeline.parse(specs).steps if specs else []
@@ -21,7 +21,7 @@ def build_pipeline(specs: list[str] | None, pipeline_file: Path | None) -> Any:
 def check_backend(backend: str) -> None:
     """A usage error for an unknown backend name or a named backend that cannot run here."""
     from cvfilters.backends import BACKEND_NAMES, get_backend
-    from cvfilters.errors import UsageError
+    from cvfilters.core.errors import UsageError
 
     if backend not in BACKEND_NAMES:
         raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKEND_NAMES)}")

@@ -19,7 +19,7 @@ def require_display() -> None:
     Wayland plugin), or an X server that does not answer. Qt aborts the process when it
     cannot connect, so this is checked before OpenCV opens a window.
     """
-    from cvfilters.errors import UsageError
+    from cvfilters.core.errors import UsageError
 
     if not sys.platform.startswith("linux"):
         return
@@ -36,6 +36,7 @@ def _x_server_answers(display: str) -> bool:
     if match is None:
         return True  # a form this check does not know; let OpenCV try
     number, host = int(match["number"]), match["host"]
+    addresses: list[tuple[socket.AddressFamily, str | tuple[str, int]]]
     if host in ("", "unix"):
         addresses = [(socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"), (socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
     else:

@@ -13,14 +13,13 @@ from typing import Any
 
 import typer
 
-from .app import _err, _state, app
+from cvfilters.cli.app import _err, _state, app
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script calls this)."""
-    from cvfilters.errors import CvfError, UsageError
-
-    from .fast import FAST_COMMANDS, plain_call
+    from cvfilters.cli.fast import FAST_COMMANDS, plain_call
+    from cvfilters.core.errors import CvfError, UsageError
 
     args = sys.argv[1:] if argv is None else list(argv)
     if not args or args[0] not in FAST_COMMANDS:
@@ -43,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         _err("interrupted")
         return 130
     except typer.TyperException as exc:  # typer's own click: bad options, missing arguments
-        _err(f"error: {exc.format_message()}")  # type: ignore[attr-defined]
+        _err(f"error: {exc.format_message()}")
         return getattr(exc, "exit_code", 2)
     except UsageError as exc:
         _report(exc)
@@ -65,7 +64,7 @@ def _register_all_commands() -> bool:
     """Import the modules that add commands to ``app`` (histogram, preview, sweep); True if it was needed."""
     if all(f"cvfilters.cli.{name}" in sys.modules for name in ("plots", "preview", "sweep")):
         return False
-    from . import plots, preview, sweep  # noqa: F401  (their commands register on import)
+    from cvfilters.cli import plots, preview, sweep  # noqa: F401  (their commands register on import)
 
     return True
 

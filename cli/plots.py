@@ -1,4 +1,4 @@
-"""The ``cvfilters histogram`` command: it calls :mod:`cvfilters.plots`."""
+"""The ``cvfilters histogram`` command: it calls :mod:`cvfilters.viz.plots`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-from cvfilters.plots import DEFAULT_SIZE, plot_format, require_matplotlib, write_histogram_plot
-
-from .app import app
+from cvfilters.cli.app import app
+from cvfilters.viz.plots import DEFAULT_SIZE, plot_format, require_matplotlib, write_histogram_plot
 
 __all__ = ["histogram_command"]
 
@@ -31,7 +30,7 @@ def histogram_command(
 
     INPUT [INPUT2]: an image, or two (before and after) overlaid.
     """
-    from cvfilters.errors import OverwriteInputError, UsageError
+    from cvfilters.core.errors import OverwriteInputError, UsageError
 
     require_matplotlib()
     if len(inputs) > 2:

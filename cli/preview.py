@@ -19,12 +19,13 @@ under Xvfb with it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 import os
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
@@ -33,9 +34,9 @@ from typing import IO, Annotated, Any
 import numpy as np
 import typer
 
-from .app import app
-from .common import build_pipeline, check_backend
-from .display import DISPLAY_HINT, require_display
+from cvfilters.cli.app import app
+from cvfilters.cli.common import build_pipeline, check_backend
+from cvfilters.cli.display import DISPLAY_HINT, require_display
 
 WINDOW = "cvfilters preview"
 PREVIEW_MAX_PIXELS = 1_500_000
@@ -107,6 +108,7 @@ def _positions(param: Any, current: Any, resolution: int, allow_large: bool, fil
     top = param.max if allow_large or param.large is None else min(param.max, param.large)
     if top <= param.min:
         return ()
+    grid: Iterable[float]
     if param.kind == "int":
         grid = range(int(param.min), int(top) + 1, max(1, int(_round_step((top - param.min) / MAX_INT_POSITIONS))))
     else:
@@ -127,7 +129,7 @@ def _clean(param: Any, value: float) -> int | float:
 
 
 def _valid(param: Any, value: Any, filter_name: str) -> bool:
-    from cvfilters.errors import ParameterError
+    from cvfilters.core.errors import ParameterError
 
     try:
         param.coerce(value, filter_name)
@@ -141,7 +143,7 @@ def preview_copy(image: np.ndarray, max_pixels: int = PREVIEW_MAX_PIXELS) -> np.
     height, width = image.shape[:2]
     if height * width <= max_pixels:
         return image
-    from cvfilters.sheets.display import shrink_by  # cv2: not for --help
+    from cvfilters.viz.sheets.display import shrink_by  # cv2: not for --help
 
     return shrink_by(image, math.sqrt(max_pixels / (height * width)), int)
 
@@ -152,9 +154,9 @@ class Preview:
 
     def __init__(self, path: Path, pipeline: Any, *, backend: str, resolution: int, allow_large: bool,
                  save_dir: Path) -> None:
-        from cvfilters import io
         from cvfilters.backends import select
-        from cvfilters.sheets import to_display
+        from cvfilters.io import images as io
+        from cvfilters.viz.sheets import to_display
 
         self.path, self.save_dir = path, save_dir
         self.original, self.metadata = io.read_with_metadata(path)
@@ -175,7 +177,7 @@ class Preview:
 
     @property
     def pipeline(self) -> Any:
-        from cvfilters.pipeline import Pipeline
+        from cvfilters.engine.pipeline import Pipeline
 
         return Pipeline(self.steps)
 
@@ -184,7 +186,7 @@ class Preview:
         """Create the window and its trackbars (a :class:`UsageError` if highgui cannot)."""
         import cv2
 
-        from cvfilters.errors import UsageError
+        from cvfilters.core.errors import UsageError
 
         try:
             cv2.namedWindow(WINDOW, cv2.WINDOW_AUTOSIZE | cv2.WINDOW_KEEPRATIO | cv2.WINDOW_GUI_EXPANDED)
@@ -193,14 +195,14 @@ class Preview:
         for slider in self.sliders:
             value = self.steps[slider.step].params[slider.param]
             cv2.createTrackbar(slider.name, WINDOW, slider.position(value), len(slider.values) - 1,
-                               lambda position, s=slider: self.move(s, position))
+                               functools.partial(self.move, slider))
         self.ready = True  # creating a trackbar calls back with its first position: not a move
         typer.echo(f"keys: {KEYS_HELP}", err=True)
 
     def move(self, slider: Slider, position: int) -> None:
         """A trackbar moved: set the parameter (validated with the others) and redraw."""
-        from cvfilters.errors import UsageError
-        from cvfilters.pipeline import Step
+        from cvfilters.core.errors import UsageError
+        from cvfilters.engine.pipeline import Step
 
         step = self.steps[slider.step]
         value = slider.values[position]
@@ -230,8 +232,8 @@ class Preview:
     def _refilter(self) -> float:
         import cv2
 
-        from cvfilters.errors import CvfError
-        from cvfilters.sheets import to_display
+        from cvfilters.core.errors import CvfError
+        from cvfilters.viz.sheets import to_display
 
         start = perf_counter()
         try:
@@ -272,8 +274,8 @@ class Preview:
 
         A failure is printed as an error line on stderr and the window stays open.
         """
-        from cvfilters import io
-        from cvfilters.errors import CvfError, OutputExistsError
+        from cvfilters.core.errors import CvfError, OutputExistsError
+        from cvfilters.io import images as io
 
         try:
             result = self.pipeline(self.original, backend=self.backend.name)
@@ -316,7 +318,7 @@ class Preview:
         """Run one test-hook command; a ``key`` command returns the key code, others -1."""
         import cv2
 
-        from cvfilters.errors import UsageError
+        from cvfilters.core.errors import UsageError
 
         moved = _SET.match(line)
         if moved:
@@ -357,7 +359,7 @@ def preview_command(
     Keys: space before/after, s save (full size, name printed), p print the spec and a
     pipeline file, q or Esc quit. Images over 1.5 MP are previewed on a smaller copy.
     """
-    from cvfilters.params import allow_large
+    from cvfilters.registry.params import allow_large
 
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)

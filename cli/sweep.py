@@ -13,8 +13,8 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 
-from .app import app
-from .common import check_backend
+from cvfilters.cli.app import app
+from cvfilters.cli.common import check_backend
 
 
 @app.command("sweep", short_help="Contact sheet of a filter over parameter ranges.")
@@ -37,9 +37,9 @@ def sweep_command(
     'vignette:intensity=0..2/6' gives one row of 6 tiles (0, 0.4 ... 2); a second range,
     'gaussian_blur:sigma=1..8/4,ksize=3..9/4', gives a grid. Other parameters are given as usual.
     """
-    from cvfilters import io
-    from cvfilters.params import allow_large
-    from cvfilters.sheets import parse_sweep, sweep_sheet
+    from cvfilters.io import images as io
+    from cvfilters.registry.params import allow_large
+    from cvfilters.viz.sheets import parse_sweep, sweep_sheet
 
     with allow_large(large):
         sweep = parse_sweep(specs)
@@ -52,8 +52,8 @@ def sweep_command(
 
 
 def _check_sheet_path(output: Path, image: Path, overwrite: bool) -> None:
-    from cvfilters import io
-    from cvfilters.errors import ImageWriteError, UsageError
+    from cvfilters.core.errors import ImageWriteError, UsageError
+    from cvfilters.io import images as io
 
     try:
         io.output_dtype(output, np.uint8)
@@ -68,7 +68,7 @@ def _check_sheet_path(output: Path, image: Path, overwrite: bool) -> None:
 def _shrunk(image: np.ndarray, work: int | None) -> np.ndarray:
     if work is None or max(image.shape[:2]) <= work:
         return image
-    from cvfilters.sheets.display import shrink_by  # cv2: not for --help
+    from cvfilters.viz.sheets.display import shrink_by  # cv2: not for --help
 
     return shrink_by(image, work / max(image.shape[:2]), round)
 

@@ -24,20 +24,22 @@ __version__ = "0.1.0"
 # public name -> (module, attribute)
 _EXPORTS: dict[str, tuple[str, str]] = {
     "backend_availability": ("backends", "availability"),
-    "Context": ("context", "Context"), "ImageSpec": ("context", "ImageSpec"),
-    "ChannelOrder": ("defaults", "ChannelOrder"), "get_defaults": ("defaults", "get_defaults"),
-    "set_defaults": ("defaults", "set_defaults"), "fx": ("fx", ""),
-    "CvfError": ("errors", "CvfError"), "ImageError": ("errors", "ImageError"),
-    "ParameterError": ("errors", "ParameterError"), "UsageError": ("errors", "UsageError"),
+    "Context": ("core.context", "Context"), "ImageSpec": ("core.context", "ImageSpec"),
+    "ChannelOrder": ("core.defaults", "ChannelOrder"), "get_defaults": ("core.defaults", "get_defaults"),
+    "set_defaults": ("core.defaults", "set_defaults"), "fx": ("fx", ""),
+    "CvfError": ("core.errors", "CvfError"), "ImageError": ("core.errors", "ImageError"),
+    "ParameterError": ("core.errors", "ParameterError"), "UsageError": ("core.errors", "UsageError"),
     "color_kernel": ("filters.color", "color_kernel"), "warp_kernel": ("filters.warp", "warp_kernel"),
-    "histogram": ("histograms", "histogram"),
-    "read": ("io", "read"), "read_with_metadata": ("io", "read_with_metadata"), "write": ("io", "write"),
-    "apply_masked": ("masks", "apply_masked"),
-    "Param": ("params", "Param"), "allow_large": ("params", "allow_large"),
-    "Pipeline": ("pipeline", "Pipeline"), "RunReport": ("pipeline", "RunReport"), "apply": ("pipeline", "apply"),
-    "quantize_palette": ("quantize", "quantize_palette"),
-    "Filter": ("registry", "Filter"), "register": ("registry", "register"),
-    "list_filters": ("registry", "filters"), "get_filter": ("registry", "get"),
+    "histogram": ("filters._shared.histograms", "histogram"),
+    "read": ("io.images", "read"), "read_with_metadata": ("io.images", "read_with_metadata"),
+    "write": ("io.images", "write"),
+    "apply_masked": ("filters.masks", "apply_masked"),
+    "Param": ("registry.params", "Param"), "allow_large": ("registry.params", "allow_large"),
+    "Pipeline": ("engine.pipeline", "Pipeline"), "RunReport": ("engine.pipeline", "RunReport"),
+    "apply": ("engine.pipeline", "apply"),
+    "quantize_palette": ("filters._shared.quantize", "quantize_palette"),
+    "Filter": ("registry.catalog", "Filter"), "register": ("registry.catalog", "register"),
+    "list_filters": ("registry.catalog", "filters"), "get_filter": ("registry.catalog", "get"),
 }
 
 __all__ = [
@@ -48,22 +50,22 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from . import fx
-    from .backends import availability as backend_availability
-    from .context import Context, ImageSpec
-    from .defaults import ChannelOrder, get_defaults, set_defaults
-    from .errors import CvfError, ImageError, ParameterError, UsageError
-    from .filters.color import color_kernel
-    from .filters.warp import warp_kernel
-    from .histograms import histogram
-    from .io import read, read_with_metadata, write
-    from .masks import apply_masked
-    from .params import Param, allow_large
-    from .pipeline import Pipeline, RunReport, apply
-    from .quantize import quantize_palette
-    from .registry import Filter, register
-    from .registry import filters as list_filters
-    from .registry import get as get_filter
+    from cvfilters import fx
+    from cvfilters.backends import availability as backend_availability
+    from cvfilters.core.context import Context, ImageSpec
+    from cvfilters.core.defaults import ChannelOrder, get_defaults, set_defaults
+    from cvfilters.core.errors import CvfError, ImageError, ParameterError, UsageError
+    from cvfilters.engine.pipeline import Pipeline, RunReport, apply
+    from cvfilters.filters._shared.histograms import histogram
+    from cvfilters.filters._shared.quantize import quantize_palette
+    from cvfilters.filters.color import color_kernel
+    from cvfilters.filters.masks import apply_masked
+    from cvfilters.filters.warp import warp_kernel
+    from cvfilters.io.images import read, read_with_metadata, write
+    from cvfilters.registry.catalog import Filter, register
+    from cvfilters.registry.catalog import filters as list_filters
+    from cvfilters.registry.catalog import get as get_filter
+    from cvfilters.registry.params import Param, allow_large
 
 
 def __getattr__(name: str) -> Any:

@@ -9,9 +9,9 @@ from cv2.cuda import GpuMat
 from numpy.typing import NDArray
 from PIL.Image import Image
 
-from .arrays import ArrayLike, Layout
-from .defaults import ChannelOrder
-from .registry import Filter
+from .core.arrays import ArrayLike, Layout
+from .core.defaults import ChannelOrder
+from .registry.catalog import Filter
 
 _Point = Sequence[float] | str
 _Color = Sequence[float] | str

@@ -31,7 +31,7 @@ import cv2
 import numpy as np
 
 import cvfilters as cvf
-from cvfilters.sheets import contact_sheet, fit, to_display
+from cvfilters.viz.sheets import contact_sheet, fit, to_display
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_INPUT = ROOT / "fixtures" / "astronaut.png"

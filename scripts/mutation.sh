@@ -19,22 +19,22 @@ PYTHON="${PYTHON:-python}"
 
 # module -> source file and the test files that exercise it (smallest modules first)
 declare -A FILES=(
-  [policies]="cvfilters/policies.py"
-  [fusion]="cvfilters/fusion.py"
-  [histograms]="cvfilters/histograms.py"
-  [params]="cvfilters/params.py"
-  [pipeline]="cvfilters/pipeline.py"
-  [io]="cvfilters/io.py"
-  [convolve]="cvfilters/filters/correlation.py"
+  [policies]="cvfilters/registry/policies.py"
+  [fusion]="cvfilters/engine/fusion.py"
+  [histograms]="cvfilters/filters/_shared/histograms.py"
+  [params]="cvfilters/registry/params.py"
+  [pipeline]="cvfilters/engine/pipeline.py"
+  [io]="cvfilters/io/images.py"
+  [convolve]="cvfilters/filters/_shared/correlation.py"
 )
 declare -A TESTS=(
-  [policies]="tests/test_policies.py tests/test_registry_contract.py tests/test_filters_oracles.py tests/test_blend.py"
-  [fusion]="tests/test_fusion.py tests/test_pipeline.py"
-  [histograms]="tests/test_histograms.py tests/test_histogram.py"
-  [params]="tests/test_params.py tests/test_registry_contract.py tests/test_pipeline.py tests/test_front_door.py::test_colours_are_rgb_as_people_write_them tests/test_front_door.py::test_colour_forms_and_errors"
-  [pipeline]="tests/test_pipeline_text.py tests/test_pipeline.py tests/test_fusion.py tests/test_front_door.py::test_spec_errors_suggest tests/test_front_door.py::test_pipeline_file_errors_name_file_line_and_key"
-  [io]="tests/test_io.py tests/test_corpus.py tests/test_durability.py tests/test_decoders.py tests/test_animation.py tests/test_depths.py"
-  [convolve]="tests/test_convolve.py tests/test_filters_oracles.py tests/test_blur.py tests/test_modes.py"
+  [policies]="tests/registry/test_policies.py tests/properties/test_registry_contract.py tests/filters/test_filters_oracles.py tests/filters/test_blend.py"
+  [fusion]="tests/engine/test_fusion.py tests/engine/test_pipeline.py"
+  [histograms]="tests/filters/test_histograms.py tests/filters/test_histogram.py"
+  [params]="tests/registry/test_params.py tests/properties/test_registry_contract.py tests/engine/test_pipeline.py tests/cli/test_front_door.py::test_colours_are_rgb_as_people_write_them tests/cli/test_front_door.py::test_colour_forms_and_errors"
+  [pipeline]="tests/engine/test_pipeline_text.py tests/engine/test_pipeline.py tests/engine/test_fusion.py tests/cli/test_front_door.py::test_spec_errors_suggest tests/cli/test_front_door.py::test_pipeline_file_errors_name_file_line_and_key"
+  [io]="tests/io/test_io.py tests/properties/test_corpus.py tests/io/test_durability.py tests/io/test_decoders.py tests/io/test_animation.py tests/core/test_depths.py"
+  [convolve]="tests/filters/test_convolve.py tests/filters/test_filters_oracles.py tests/filters/test_blur.py tests/properties/test_modes.py"
 )
 MODULES=(policies fusion histograms params pipeline io convolve)
 

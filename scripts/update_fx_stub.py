@@ -10,7 +10,7 @@ from pathlib import Path
 
 from generated import rewrite_or_check  # scripts/ is on sys.path when a script runs
 
-from cvfilters.docs import fx_stub
+from cvfilters.viz.describe import fx_stub
 
 STUB = Path(__file__).resolve().parent.parent / "cvfilters" / "fx.pyi"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from generated import rewrite_or_check  # scripts/ is on sys.path when a script runs
 
-from cvfilters.docs import with_filter_table
+from cvfilters.viz.describe import with_filter_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

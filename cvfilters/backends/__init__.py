@@ -16,11 +16,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..errors import BackendUnavailableError, UsageError
-from .base import BORDER_HELP, BORDERS, Availability, Backend, Counters, auto_gaussian_ksize
-from .cpu import CpuBackend, host
-from .cuda import CudaBackend
-from .opencl import OpenclBackend
+from cvfilters.backends.base import BORDER_HELP, BORDERS, Availability, Backend, Counters, auto_gaussian_ksize
+from cvfilters.backends.cpu import CpuBackend, host
+from cvfilters.backends.cuda import CudaBackend
+from cvfilters.backends.opencl import OpenclBackend
+from cvfilters.core.errors import BackendUnavailableError, UsageError
 
 BACKEND_CLASSES: dict[str, type[Backend]] = {"cpu": CpuBackend, "opencl": OpenclBackend, "cuda": CudaBackend}
 BACKEND_NAMES = ("auto", *BACKEND_CLASSES)

@@ -19,8 +19,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..locks import ForkSafeLock
-from ..types import DType, Image
+from cvfilters.core.locks import ForkSafeLock
+from cvfilters.core.types import DType, Image
 
 BORDERS: dict[str, int] = {
     "reflect101": cv2.BORDER_REFLECT_101,

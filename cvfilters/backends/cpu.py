@@ -9,8 +9,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .base import Availability
-from .cv import CvBackend
+from cvfilters.backends.base import Availability
+from cvfilters.backends.cv import CvBackend
 
 
 class CpuBackend(CvBackend):

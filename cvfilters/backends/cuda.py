@@ -38,10 +38,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..types import DType
-from .base import CV_DEPTH, Availability, auto_gaussian_ksize
-from .cuda_capabilities import CAPABILITIES, LINEAR_DEPTHS, NO_64F, SEPARABLE_DEPTHS
-from .device import DeviceBackend
+from cvfilters.backends.base import CV_DEPTH, Availability, auto_gaussian_ksize
+from cvfilters.backends.cuda_capabilities import CAPABILITIES, LINEAR_DEPTHS, NO_64F, SEPARABLE_DEPTHS
+from cvfilters.backends.device import DeviceBackend
+from cvfilters.core.types import DType
 
 NO_CUDA_BUILD = ("OpenCV was built without CUDA (the PyPI wheels are); build OpenCV with CUDA "
                  "and the contrib CUDA modules to use this backend")

@@ -14,7 +14,7 @@ from typing import Any
 
 import cv2
 
-from .base import CV_DEPTH
+from cvfilters.backends.base import CV_DEPTH
 
 MAX_TAPS = 32  # cv::cuda separable filters take kernels of at most 32 coefficients
 _BORDERS = frozenset({cv2.BORDER_REFLECT_101, cv2.BORDER_REPLICATE, cv2.BORDER_CONSTANT,

@@ -12,8 +12,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..types import DType
-from .base import CV_DEPTH, Backend
+from cvfilters.backends.base import CV_DEPTH, Backend
+from cvfilters.core.types import DType
 
 
 def _depth(dtype: DType | None) -> int:

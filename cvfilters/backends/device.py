@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Backend
-from .cpu import host
+from cvfilters.backends.base import Backend
+from cvfilters.backends.cpu import host
 
 
 class DeviceBackend(Backend):

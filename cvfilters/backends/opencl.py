@@ -14,9 +14,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .base import Availability
-from .cv import CvBackend
-from .device import DeviceBackend
+from cvfilters.backends.base import Availability
+from cvfilters.backends.cv import CvBackend
+from cvfilters.backends.device import DeviceBackend
 
 
 class OpenclBackend(CvBackend, DeviceBackend):

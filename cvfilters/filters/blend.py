@@ -1,6 +1,6 @@
 """Region-limited filtering and blends: ``masked`` and ``blend`` (the feather family).
 
-Masks are image files or shape specs (:mod:`cvfilters.masks`), softened by a feather
+Masks are image files or shape specs (:mod:`cvfilters.filters.masks`), softened by a feather
 radius in pixels; weights and constant planes are built once per size and parameters
 and kept on the device, and the mix runs as device arithmetic in premultiplied alpha.
 Conventions of positions and colours: see :mod:`.feather`.
@@ -14,15 +14,16 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .. import io, masks
-from ..arrays import ImageValue
-from ..context import Context, ImageSpec
-from ..masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
-from ..params import Param
-from ..pixels import full_scale, split_color, unpremultiply
-from ..registry import register
-from ..types import FeatherMethod, Image
-from .common import color_channels
+from cvfilters.core.arrays import ImageValue
+from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.pixels import full_scale, split_color, unpremultiply
+from cvfilters.core.types import FeatherMethod, Image
+from cvfilters.filters import masks
+from cvfilters.filters._shared.common import color_channels
+from cvfilters.filters.masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
+from cvfilters.io import images as io
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
 _F32 = np.dtype(np.float32)
@@ -85,7 +86,7 @@ def masked(ctx: Context, img: Image, *, mask: str, filter: str, feather: float, 
     canonical form; ``filter=@steps.yaml`` is kept as the file's path and the file read
     when the step runs (files may nest 4 levels; one that includes itself is refused;
     inline specs nest 2 levels, the quotes available). ``w`` is built once
-    per size and parameters and kept on the device; see :mod:`cvfilters.masks` for mask
+    per size and parameters and kept on the device; see :mod:`cvfilters.filters.masks` for mask
     files, shapes and the two feather methods. In Python: ``cvfilters.apply_masked``.
     """
     spec = ctx.spec

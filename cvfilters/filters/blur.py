@@ -9,15 +9,15 @@ import cv2
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..backends import auto_gaussian_ksize
-from ..context import Context
-from ..params import MAX_KERNEL_SIDE, Param
-from ..pixels import to_float32_same_units
-from ..registry import register
-from ..types import Image
-from .common import border_param, center_param, with_border
-from .correlation import respond
-from .kernels import line_kernel
+from cvfilters.backends import auto_gaussian_ksize
+from cvfilters.core.context import Context
+from cvfilters.core.pixels import to_float32_same_units
+from cvfilters.core.types import Image
+from cvfilters.filters._shared.common import border_param, center_param, with_border
+from cvfilters.filters._shared.correlation import respond
+from cvfilters.filters._shared.kernels import line_kernel
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import MAX_KERNEL_SIDE, Param
 
 __all__ = ["median_filter"]
 

@@ -23,18 +23,12 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..params import Param
-from ..pixels import from_unit_float, to_unit_float
-from ..quantize import quantize_palette, quantize_unit
-from ..registry import register
-from .stylize import (
-    EIGHT_BIT_NOTE,
-    luma,
-    on_host_8bit_bgr,
-    to_channels,
-    with_note,
-)
+from cvfilters.core.context import Context
+from cvfilters.core.pixels import from_unit_float, to_unit_float
+from cvfilters.filters._shared.quantize import quantize_palette, quantize_unit
+from cvfilters.filters.stylize import EIGHT_BIT_NOTE, luma, on_host_8bit_bgr, to_channels, with_note
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 SEED_MAX = 2**31 - 1
 # Decision margin for float thresholds, far above float32 rounding differences between

@@ -48,13 +48,13 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .. import registry
-from ..context import Context, ImageSpec
-from ..params import Param
-from ..pixels import LUMA_BGR, full_scale
-from ..registry import Filter, register
-from ..signatures import check_keywords
-from ..types import Category
+from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.pixels import LUMA_BGR, full_scale
+from cvfilters.core.types import Category
+from cvfilters.registry import catalog as registry
+from cvfilters.registry.catalog import Filter, register
+from cvfilters.registry.params import Param
+from cvfilters.registry.signatures import check_keywords
 
 CHANNELS = ("b", "g", "r")
 TABLE_CACHE = 64
@@ -374,7 +374,7 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
     sepia turns gray into colour; declared by ``output_spec``) or ``unchanged`` (the
     matrix keeps every gray, as saturation and hue do: returned as is, with a warning
     once per process that the filter has no effect on gray). ``identity`` as in
-    :func:`~cvfilters.registry.register`.
+    :func:`~cvfilters.registry.catalog.register`.
     """
     if gray not in GRAY_POLICIES:
         raise ValueError(f"matrix_filter {name!r}: gray must be one of {GRAY_POLICIES}, not {gray!r}")

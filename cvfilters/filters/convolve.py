@@ -25,13 +25,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..params import Param
-from ..pixels import to_float32_same_units
-from ..registry import register
-from .common import border_param
-from .correlation import gaussian_blurred, prepare_kernel, respond
-from .kernels import (
+from cvfilters.core.context import Context
+from cvfilters.core.pixels import to_float32_same_units
+from cvfilters.filters._shared.common import border_param
+from cvfilters.filters._shared.correlation import gaussian_blurred, prepare_kernel, respond
+from cvfilters.filters._shared.kernels import (
     EMBOSS_LIGHT,
     KernelData,
     derivative_kernel,
@@ -39,6 +37,8 @@ from .kernels import (
     kernel,
     laplacian_kernel,
 )
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 
 # ----------------------------------------------------------------------------- convolve

@@ -37,15 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from ..context import Context
-from ..params import Param
-from ..pixels import LUMA_BGR
-from ..registry import register
-from ..types import Image
-from .color import Curve, PointOp
-from .lut_device import _interp_rows, apply_cube
-from .lut_files import load_lut
-from .lut_model import FILTER, SCALES, LutFile
+from cvfilters.core.context import Context
+from cvfilters.core.pixels import LUMA_BGR
+from cvfilters.core.types import Image
+from cvfilters.filters.color import Curve, PointOp
+from cvfilters.filters.lut_device import _interp_rows, apply_cube
+from cvfilters.filters.lut_files import load_lut
+from cvfilters.filters.lut_model import FILTER, SCALES, LutFile
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 
 def _lut_float(ctx: Context, img: Image, *, file: str, scale: str, stamp: Any = None) -> Image:

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..params import Param
-from .common import center_param
-from .warp import center_px, radius_px, warp_kernel
+from cvfilters.filters._shared.common import center_param
+from cvfilters.filters.warp import center_px, radius_px, warp_kernel
+from cvfilters.registry.params import Param
 
 
 def _radius_param(default: float, help_text: str) -> Param:

@@ -13,7 +13,7 @@ Conventions of the family
   (alpha included on BGRA images, as the warp ``fill``), ``[gray, alpha]``, ``[B,G,R]``
   (opaque) or ``[B,G,R,A]``; a gray image uses the BT.601 luma of a BGR colour. On
   images without alpha, an explicit colour alpha is an opacity.
-- Masks (``mask=``) are image files or shape specs, see :mod:`cvfilters.masks`.
+- Masks (``mask=``) are image files or shape specs, see :mod:`cvfilters.filters.masks`.
 
 Every mask, weight and constant colour plane is built on the host once per image size
 and parameters and kept on the device (``ctx.be.cached``); per image, only device
@@ -29,15 +29,15 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .. import masks
-from ..context import Context, ImageSpec
-from ..masks import FEATHER_METHODS, feather_param, once, replicate
-from ..params import Param
-from ..pixels import premultiply, split_color, unpremultiply
-from ..registry import register
-from ..sampling import centre_coords
-from ..types import FeatherMethod, Image
-from .common import center_param
+from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.pixels import premultiply, split_color, unpremultiply
+from cvfilters.core.types import FeatherMethod, Image
+from cvfilters.engine.sampling import centre_coords
+from cvfilters.filters import masks
+from cvfilters.filters._shared.common import center_param
+from cvfilters.filters.masks import FEATHER_METHODS, feather_param, once, replicate
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 FALLOFFS = ("linear", "smoothstep")
 _F32 = np.dtype(np.float32)

@@ -14,12 +14,12 @@ from typing import Any
 
 import cv2
 
-from ..backends import BORDER_HELP, BORDERS
-from ..context import Context, ImageSpec
-from ..errors import ParameterError
-from ..params import Param
-from ..registry import register
-from ..sampling import fill_param, fill_values
+from cvfilters.backends import BORDER_HELP, BORDERS
+from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.errors import ParameterError
+from cvfilters.engine.sampling import fill_param, fill_values
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 #: ``resize`` interpolations: name -> OpenCV flag (nearest samples the pixel whose centre is nearest).
 RESIZE_INTERPOLATIONS: dict[str, int] = {

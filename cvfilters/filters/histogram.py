@@ -37,11 +37,19 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .. import registry
-from ..arrays import ImageValue
-from ..context import Context
-from ..errors import CvfError, ParameterError
-from ..histograms import (
+from cvfilters.core.arrays import ImageValue
+from cvfilters.core.context import Context
+from cvfilters.core.errors import CvfError, ParameterError
+from cvfilters.core.types import Image
+from cvfilters.filters._shared.histogram_files import (
+    HISTOGRAM_SUFFIXES,
+    _file_key,
+    _reference,
+    _reference_counts_cached,
+    load_histogram,
+    save_histogram,
+)
+from cvfilters.filters._shared.histograms import (
     equalize_table,
     histogram,
     histogram_panel,
@@ -50,18 +58,7 @@ from ..histograms import (
     otsu_level,
     percentile_level,
 )
-from ..params import Param
-from ..registry import register
-from ..types import Image
-from .histogram_files import (
-    HISTOGRAM_SUFFIXES,
-    _file_key,
-    _reference,
-    _reference_counts_cached,
-    load_histogram,
-    save_histogram,
-)
-from .levels import (
+from cvfilters.filters._shared.levels import (
     FLOAT_LEVELS,
     SPACE_CHOICES,
     SPACE_HELP,
@@ -70,6 +67,9 @@ from .levels import (
     level_view,
     view_counts,
 )
+from cvfilters.registry import catalog as registry
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 _F32 = np.dtype(np.float32)
 

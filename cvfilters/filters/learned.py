@@ -26,10 +26,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..errors import ParameterError
-from ..params import Param
-from ..registry import register
+from cvfilters.core.context import Context
+from cvfilters.core.errors import ParameterError
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 FILTER = "dnn_style"
 EXAMPLE = "fixtures/tiny-style.onnx"  # shown by `cvfilters info dnn_style`; relative to a checkout of the repository

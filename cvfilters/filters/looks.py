@@ -21,11 +21,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..context import Context, ImageSpec
-from ..params import Param
-from ..pixels import from_unit_float, split_color, to_unit_float
-from ..registry import register
-from ..sampling import OUTSIDE, fill_param, remap
+from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.pixels import from_unit_float, split_color, to_unit_float
+from cvfilters.engine.sampling import OUTSIDE, fill_param, remap
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 SEED_MAX = 2**31 - 1
 

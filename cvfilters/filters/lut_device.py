@@ -8,10 +8,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..pixels import full_scale
-from ..types import Image
-from .lut_model import FILTER, MAX_REMAP_NODES, MAX_REMAP_ROW, Lut1D, LutFile
+from cvfilters.core.context import Context
+from cvfilters.core.pixels import full_scale
+from cvfilters.core.types import Image
+from cvfilters.filters.lut_model import FILTER, MAX_REMAP_NODES, MAX_REMAP_ROW, Lut1D, LutFile
 
 
 def _coords(ctx: Context, plane: Image, scale: float, low: float, high: float, nodes: int) -> Any:

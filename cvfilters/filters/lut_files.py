@@ -12,8 +12,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ParameterError
-from .lut_model import _KEYWORDS, FILTER, MAX_1D, MAX_3D, SCALES, SUFFIXES, Cube3D, Lut1D, LutFile, LutFileError
+from cvfilters.core.errors import ParameterError
+from cvfilters.filters.lut_model import (
+    _KEYWORDS,
+    FILTER,
+    MAX_1D,
+    MAX_3D,
+    SCALES,
+    SUFFIXES,
+    Cube3D,
+    Lut1D,
+    LutFile,
+    LutFileError,
+)
 
 
 def load_lut(file: str | os.PathLike[str], scale: str = "auto") -> LutFile:

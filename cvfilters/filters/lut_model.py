@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..pixels import LUMA_BGR
-from .color import Curve
+from cvfilters.core.pixels import LUMA_BGR
+from cvfilters.filters.color import Curve
 
 FILTER = "lut"
 SUFFIXES = (".cube", ".csv", ".txt", ".npy")

@@ -16,10 +16,10 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..params import Param
-from ..registry import register
-from ..types import Image
+from cvfilters.core.context import Context
+from cvfilters.core.types import Image
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 SHAPES = {"ellipse": cv2.MORPH_ELLIPSE, "rect": cv2.MORPH_RECT, "cross": cv2.MORPH_CROSS}
 MAX_SIZE = 99

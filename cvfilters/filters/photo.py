@@ -17,10 +17,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..params import Param
-from ..pixels import LUMA_BGR, full_scale
-from ..registry import register
+from cvfilters.core.context import Context
+from cvfilters.core.pixels import LUMA_BGR, full_scale
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 
 def _host(ctx: Context, img: Any, compute: Callable[[np.ndarray], np.ndarray], label: str) -> Any:

@@ -15,11 +15,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..backends import BORDERS
-from ..context import Context
-from ..params import Param
-from ..registry import register
-from .common import border_param
+from cvfilters.backends import BORDERS
+from cvfilters.core.context import Context
+from cvfilters.filters._shared.common import border_param
+from cvfilters.registry.catalog import register
+from cvfilters.registry.params import Param
 
 
 @register(

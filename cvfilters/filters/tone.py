@@ -15,9 +15,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..context import Context
-from ..params import Param
-from .color import CHANNELS, Curve, point_filter
+from cvfilters.core.context import Context
+from cvfilters.filters.color import CHANNELS, Curve, point_filter
+from cvfilters.registry.params import Param
 
 
 def _per_channel(curve: Curve, channel: str) -> list[Curve | None]:

@@ -27,19 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from ..context import Context, ImageSpec
-from ..params import Param
-from ..registry import Filter, register
-from ..sampling import (
-    OUTSIDE,
-    fill_param,
-    index_grid,
-    interpolation_param,
-    remap,
-    warp_border_param,
-)
-from ..signatures import check_keywords
-from ..types import AlphaPolicy, Category, Image
+from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.types import AlphaPolicy, Category, Image
+from cvfilters.engine.sampling import OUTSIDE, fill_param, index_grid, interpolation_param, remap, warp_border_param
+from cvfilters.registry.catalog import Filter, register
+from cvfilters.registry.params import Param
+from cvfilters.registry.signatures import check_keywords
 
 #: Parameters every warp kernel declares after its own; not passed to the coordinate function.
 SAMPLING_PARAMS = ("interpolation", "border", "fill")

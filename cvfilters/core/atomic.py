@@ -1,0 +1,111 @@
+"""Atomic file writes: a temporary file beside the target, fsync, rename, fsync the folder.
+
+One home for the durability rule every writer follows (images, video, plots,
+pipeline files): readers see the old file or the new one, never a partial one, and
+after a power loss the rename itself has reached the disk. A temporary file is hidden
+and named ``.NAME.<16 hex>.tmp`` (``.STEM.<16 hex>.tmp.EXT`` where an encoder chooses the
+container by extension), so no batch takes it as an input; it is removed on any
+failure (a SIGKILL can leave it behind: :mod:`cvfilters.core.leftovers` cleans up).
+
+Errors are plain :class:`OSError`; callers turn them into their own one-line messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+StrPath = str | os.PathLike[str]
+
+
+def temporary_name(target: Path, *, keep_suffix: bool = False) -> Path:
+    """A unique hidden name beside ``target``: ``.NAME.<16 hex>.tmp``, or with ``keep_suffix``
+    ``.STEM.<16 hex>.tmp.EXT`` (for writers that choose the format by extension).
+
+    :mod:`cvfilters.core.leftovers` removes stale files of exactly these patterns.
+    """
+    if keep_suffix:
+        return target.with_name(f".{target.stem[:100]}.{uuid.uuid4().hex[:16]}.tmp{target.suffix}")
+    return target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
+
+
+def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object) -> None:
+    """Write ``data`` (bytes or any buffer, e.g. a uint8 array) to ``path`` atomically and durably.
+
+    The temporary file is created with mode 0o666 less the umask (``mkstemp`` would
+    leave 0o600) and exclusively, so two writers never share one. On POSIX it is renamed
+    while still held open, so a concurrent run never takes it for a leftover.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = temporary_name(target)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    created = True
+    try:
+        with open(descriptor, "wb") as file:
+            file.write(data)  # type: ignore[arg-type]
+            file.flush()
+            os.fsync(file.fileno())
+            if os.name == "posix":
+                os.replace(temporary, target)
+                created = False
+        if created:
+            os.replace(temporary, target)
+            created = False
+        fsync_directory(target.parent)
+    finally:
+        if created:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def write_text(path: StrPath, text: str) -> None:
+    """:func:`write_bytes` of ``text`` encoded as UTF-8."""
+    write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def replacing(path: StrPath, *, keep_suffix: bool = False) -> Iterator[Path]:
+    """A temporary path for a writer that opens files by name (``cv2.VideoWriter``, ffmpeg).
+
+    On a normal exit the file written there is fsynced, renamed onto ``path`` and the
+    folder fsynced; on an exception (or if nothing was written) it is removed and
+    ``path`` is left as it was.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = temporary_name(target, keep_suffix=keep_suffix)
+    try:
+        yield temporary
+        fsync_file(temporary)
+        os.replace(temporary, target)
+        fsync_directory(target.parent)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+
+
+def fsync_file(path: StrPath) -> None:
+    """Flush a closed file's data to the disk."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def fsync_directory(directory: StrPath) -> None:
+    """Make a rename in ``directory`` durable (a no-op where folders cannot be opened, as on Windows)."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

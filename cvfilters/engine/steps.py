@@ -1,0 +1,63 @@
+"""Steps and the one loop that runs them.
+
+A :class:`Step` is a filter with its resolved parameters. :func:`run_steps` is the
+only place steps run in order: the pipeline, fused groups (:mod:`cvfilters.engine.fusion`)
+and masked sub-pipelines (:mod:`cvfilters.filters.masks`) all call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.types import Image
+from cvfilters.registry.catalog import Filter
+
+
+class Step(NamedTuple):
+    """One filter with its resolved (validated, complete) parameters."""
+
+    filter: Filter
+    params: dict[str, Any]
+
+    def overrides(self) -> dict[str, Any]:
+        """The parameters that differ from their defaults."""
+        return {p.name: self.params[p.name] for p in self.filter.params if self.params[p.name] != p.default}
+
+    def to_spec(self) -> str:
+        """The step in the CLI spec syntax (``name:key=value,...``), defaults left out."""
+        values = self.overrides()
+        if not values:
+            return self.filter.name
+        parts = [f"{k}={quote(self.filter.param(k).format(v))}" for k, v in values.items()]
+        return f"{self.filter.name}:{','.join(parts)}"
+
+
+def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool = False) -> tuple[Image, ImageSpec]:
+    """Run ``steps`` in order on a native image of ``ctx.be``.
+
+    Parameters
+    ----------
+    bare : bool
+        Call each filter's own function without its alpha policy (a fused group applied
+        the policy once around all of them).
+
+    Returns
+    -------
+    (image, ImageSpec)
+        The result and its spec (steps may change size, channels or dtype).
+    """
+    spec = ctx.spec
+    for step in steps:
+        here = Context(ctx.be, spec)
+        image = step.filter.fn(here, image, **step.params) if bare else step.filter.run(here, image, step.params)
+        spec = step.filter.result_spec(step.params, spec)
+    return image, spec
+
+
+def quote(text: str) -> str:
+    """A formatted value quoted where it holds spec punctuation (``, | : ' "``), lists excepted."""
+    if any(ch in text for ch in ",|:'\"") and not text.startswith("["):
+        return "'" + text + "'" if "'" not in text else '"' + text + '"'
+    return text

@@ -1,0 +1,603 @@
+"""Reading and writing image files.
+
+A read takes the file's bytes once, checks the pixel count from the header (Pillow parses
+it lazily, decoding nothing: :mod:`cvfilters.io.decoders`), decodes the bytes once, with
+OpenCV's ``IMREAD_UNCHANGED`` or, where the header shows OpenCV would lose information,
+with Pillow, and applies the EXIF orientation once. A write encodes in memory (OpenCV, or
+:mod:`cvfilters.io.encoders` for grey+alpha PNG and TIFF with metadata) and replaces the target
+atomically. Many-frame files are :mod:`cvfilters.io.animation`'s. OpenCV 5.1 behaviour relied
+on (tests/io/test_io.py checks it):
+
+* EXIF comes back without the ``Exif\\0\\0`` header and the encoder adds it; the TIFF
+  decoder applies the TIFF Orientation itself and returns no metadata, the others leave
+  the orientation alone.
+* Gray+alpha PNG decodes to BGRA (B = G = R), palette PNG to BGR (BGRA with tRNS); GIF
+  always to BGRA (the alpha is dropped where the file has no transparent colour).
+* A cut JPEG decodes to nothing from memory, but one padded with junk still decodes.
+* XMP comes back from JPEG with the ``http://ns.adobe.com/xap/1.0/\\0`` header, which the
+  encoder does not add; the PNG encoder needs a NUL-terminated packet.
+* Only JPEG, PNG, WebP and AVIF hold metadata. WebP without a quality is lossless.
+* OpenCV logs codec complaints (libtiff, ``imdecode_``) through its logger, and libpng and
+  libjpeg print theirs straight to file descriptor 2. While this module decodes or encodes,
+  the logger is silenced and descriptor 2 goes to a temporary file: what a decoder printed
+  becomes the detail of the error raised, or a :class:`CorruptDataWarning` naming the file
+  when the image still decoded. (Another thread's writes to stderr in that moment are
+  caught too: they are dropped, or reported with the file when one decode was alone.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import cv2
+import numpy as np
+import numpy.typing as npt
+
+from cvfilters.core import atomic
+from cvfilters.core.arrays import host_bgr, swap_rb
+from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
+from cvfilters.core.errors import (
+    EmptyFileError,
+    FileMissingError,
+    ImageReadError,
+    ImageTooLargeError,
+    ImageWriteError,
+    NotAFileError,
+    NotAnImageError,
+    OutputExistsError,
+    ParameterError,
+    TruncatedImageError,
+    UnreadableFileError,
+    UnsupportedDepthError,
+    UsageError,
+)
+from cvfilters.io import decoders, encoders
+from cvfilters.io.quiet import quiet
+
+DEFAULT_MAX_PIXELS: int = 2**28
+IMAGE_EXTENSIONS: frozenset[str] = frozenset(
+    ".png .jpg .jpeg .jpe .tif .tiff .webp .bmp .gif .ppm .pgm .pbm .pnm .exr .hdr .jp2 .avif".split()
+)
+VIDEO_EXTENSIONS: frozenset[str] = frozenset({".mp4", ".avi", ".mov", ".mkv"})
+
+StrPath = str | os.PathLike[str]
+_ENV = "CVFILTERS_MAX_PIXELS"
+_JPEG = frozenset({".jpg", ".jpeg", ".jpe"})
+_TIFF = frozenset({".tif", ".tiff"})
+_U8, _U16, _I16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float32)
+_RANGE = {_U8: (0.0, 255.0), _U16: (0.0, 65535.0), _I16: (-32768.0, 32767.0), _F32: (0.0, 1.0)}  # floats: 0..1
+_GREY_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "I;16L", "I;16S", "I", "F", "La"})
+_DEPTHS = {  # the dtypes each output format holds; the first is the fallback
+    **dict.fromkeys([*_JPEG, ".webp", ".bmp", ".gif", ".avif", ".pbm"], (_U8,)),
+    **dict.fromkeys([".png", ".ppm", ".pgm", ".pnm", ".jp2"], (_U8, _U16)),
+    **dict.fromkeys([".tif", ".tiff"], (_U8, _U16, _F32, _I16)),
+    **dict.fromkeys([".exr", ".hdr"], (_F32,)),
+}
+_CHANNELS = {**dict.fromkeys(_JPEG, (1, 3)), ".ppm": (3,), ".pgm": (1,), ".pbm": (1,), ".pnm": (1, 3),
+             ".hdr": (3,), ".gif": (3, 4), ".webp": (3, 4)}  # the others hold 1, 3 and 4 channels
+_CHANNEL_CHANGES = {
+    (4, 3): (cv2.COLOR_BGRA2BGR, "the alpha channel is dropped"),
+    (4, 1): (cv2.COLOR_BGRA2GRAY, "converted to gray, alpha dropped"),
+    (3, 1): (cv2.COLOR_BGR2GRAY, "converted to gray"),
+    (1, 3): (cv2.COLOR_GRAY2BGR, "gray repeated as B, G and R"),
+}
+_METADATA_FORMATS = _JPEG | {".png", ".webp", ".avif"}
+_QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRITE_WEBP_QUALITY,
+            ".avif": cv2.IMWRITE_AVIF_QUALITY}
+_EXIF_HEADER = b"Exif\0\0"
+_BYTE_ORDERS: dict[bytes, Literal["little", "big"]] = {b"II": "little", b"MM": "big"}  # TIFF/EXIF byte order marks
+_XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
+_UPRIGHT: dict[int, Callable[[np.ndarray], np.ndarray]] = {  # EXIF orientation -> what makes the stored pixels upright
+    2: lambda a: cv2.flip(a, 1),
+    3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
+    4: lambda a: cv2.flip(a, 0),
+    5: cv2.transpose,
+    6: lambda a: cv2.rotate(a, cv2.ROTATE_90_CLOCKWISE),
+    7: lambda a: cv2.rotate(cv2.transpose(a), cv2.ROTATE_180),
+    8: lambda a: cv2.rotate(a, cv2.ROTATE_90_COUNTERCLOCKWISE),
+}
+
+
+class DepthConversionWarning(UserWarning):
+    """An output format cannot hold the image's depth or channels, so they were converted."""
+
+
+class CorruptDataWarning(UserWarning):
+    """The decoder reported damage (libjpeg's "Corrupt JPEG data ...") in an image it still decoded."""
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Metadata carried to the outputs: EXIF as a TIFF structure without the ``Exif\\0\\0``
+    header (Orientation 1, as the pixels are upright), the ICC profile, the bare XMP packet,
+    and whether the file stored grey (a grey+alpha file, read as BGRA with B = G = R, is
+    written back as grey+alpha where the format holds it)."""
+
+    exif: bytes | None = None
+    icc: bytes | None = None
+    xmp: bytes | None = None
+    grey: bool = False
+
+
+def max_pixels_limit(max_pixels: int | None = None) -> int:
+    """Return the largest width * height that :func:`read` accepts.
+
+    Parameters
+    ----------
+    max_pixels : int, optional
+        Wins over the environment variable ``CVFILTERS_MAX_PIXELS``, which wins over
+        :data:`DEFAULT_MAX_PIXELS`.
+
+    Raises
+    ------
+    UsageError
+        The value is not a positive integer.
+    """
+    source: str = "max_pixels"
+    value: object = max_pixels
+    if max_pixels is None:
+        source, text = _ENV, os.environ.get(_ENV, "").strip()
+        if not text:
+            return DEFAULT_MAX_PIXELS
+        value = text
+        with contextlib.suppress(ValueError):
+            max_pixels = int(text)
+    if isinstance(max_pixels, bool) or not isinstance(max_pixels, int) or max_pixels < 1:
+        raise UsageError(f"{source} must be a positive integer, got {value!r}")
+    return max_pixels
+
+
+def probe(path: StrPath) -> tuple[int, int]:
+    """Return ``(width, height)`` as stored, from the header, without decoding pixels.
+
+    :func:`read` swaps them for EXIF orientations 5 to 8. Formats whose header Pillow
+    cannot parse (HDR, EXR) are decoded. Raises the read errors of :func:`read`, but
+    damage after the header goes unnoticed and no pixel limit applies.
+    """
+    data = read_bytes(path)
+    header = decoders.parse_header(data)
+    if header is not None:
+        return header.size
+    image, _ = _decode(path, data)
+    return image.shape[1], image.shape[0]
+
+
+def read(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None) -> np.ndarray:
+    """Read an image upright, with its depth and channels as stored.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The image file; its format is recognised from the content.
+    max_pixels : int, optional
+        See :func:`max_pixels_limit`; checked from the header before decoding.
+    channel_order : {"bgr", "rgb"}, optional
+        The order of the colour channels returned: BGR(A) as OpenCV's unless the call
+        or ``cvfilters.set_defaults(channel_order="rgb")`` says RGB(A).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, uint16 or float32 (float64 data becomes float32); (H, W) gray, (H, W, 3)
+        BGR (or RGB) or (H, W, 4) BGRA (RGBA). The EXIF orientation is applied.
+
+    Raises
+    ------
+    FileMissingError, NotAFileError, UnreadableFileError, EmptyFileError
+        The path is not a readable, non-empty regular file.
+    NotAnImageError, TruncatedImageError
+        OpenCV cannot read this kind of data; the data is cut short or corrupt.
+    ImageTooLargeError
+        Width * height exceeds the limit.
+    UnsupportedDepthError
+        Signed integer and other pixel types.
+    """
+    return read_with_metadata(path, max_pixels=max_pixels, channel_order=channel_order)[0]
+
+
+def read_with_metadata(path: StrPath, *, max_pixels: int | None = None,
+                       channel_order: ChannelOrder | None = None) -> tuple[np.ndarray, Metadata]:
+    """Read an image like :func:`read`, with its EXIF, ICC profile and XMP.
+
+    Parameters
+    ----------
+    path, max_pixels, channel_order
+        As for :func:`read`, which lists the errors raised too.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, Metadata)
+        The upright image, and its metadata with the EXIF Orientation reset to 1. The ICC
+        profile comes from the header where OpenCV does not read it (TIFF, AVIF).
+    """
+    image, metadata = decode(read_bytes(path), path, max_pixels=max_pixels)
+    return (swap_rb(image) if resolve_channel_order(channel_order) == "rgb" else image), metadata
+
+
+def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tuple[np.ndarray, Metadata]:
+    """Decode the bytes of an image file (the first frame of an animation) as :func:`read_with_metadata`.
+
+    ``name`` names the file in errors and warnings (``-`` for standard input). The decoder
+    is OpenCV, or Pillow where :mod:`cvfilters.io.decoders` finds OpenCV would lose information.
+    """
+    limit = max_pixels_limit(max_pixels)
+    header = check_header(data, name, limit)
+    if data.startswith(b"\xff\xd8\xff") and not _jpeg_has_end(data):
+        raise TruncatedImageError(name, "JPEG data ends before its end-of-image marker (file cut short)")
+    reason = decoders.needs_pillow(header, data) if header is not None else None
+    if reason is not None and header is not None:
+        try:
+            image, chunks = _decode_pillow(name, data, header, reason)
+        except TruncatedImageError as pillow_error:  # OpenCV, the stricter decoder, may still read it
+            try:
+                image, chunks = _decode(name, data)
+            except ImageReadError:
+                raise pillow_error from None
+    else:
+        image, chunks = _decode(name, data)
+        image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(image, header), header)
+    return finish_decode(image, chunks, name, header, limit)
+
+
+def finish_decode(image: np.ndarray, chunks: dict[int, bytes], name: StrPath, header: decoders.Header | None,
+                  limit: int) -> tuple[np.ndarray, Metadata]:
+    """Check a decoded frame's size and depth, make it upright and collect its metadata."""
+    _check_pixels(name, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
+    if image.dtype == np.float64:
+        image = image.astype(np.float32)
+    elif image.dtype not in _RANGE:
+        raise UnsupportedDepthError(name, f"pixel depth {image.dtype} is not supported (uint8, uint16, int16, "
+                                          "float32)")
+    orientation, exif = _reset_orientation(chunks.get(cv2.IMAGE_METADATA_EXIF, b"").removeprefix(_EXIF_HEADER))
+    if orientation in _UPRIGHT:
+        image = _UPRIGHT[orientation](image)
+    xmp = chunks.get(cv2.IMAGE_METADATA_XMP, b"").removeprefix(_XMP_JPEG_HEADER).rstrip(b"\0")
+    icc = chunks.get(cv2.IMAGE_METADATA_ICCP) or (header.icc if header else None)
+    grey = header is not None and header.mode in _GREY_MODES
+    return image, Metadata(exif=exif or None, icc=icc or None, xmp=xmp or None, grey=grey)
+
+
+def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | None:
+    """The parsed header, after refusing an image over ``limit`` pixels (all frames together);
+    None where Pillow cannot parse the header (HDR, EXR: OpenCV decides)."""
+    header = decoders.parse_header(data)
+    if header is not None:
+        _check_pixels(name, *header.size, limit, frames=header.frames)
+    return header
+
+
+def _decode_pillow(name: StrPath, data: bytes, header: decoders.Header, reason: str,
+                   ) -> tuple[np.ndarray, dict[int, bytes]]:
+    image, chunks = decoders.decode_pillow(name, data, header, reason)
+    orientation = header.tags.get(274, 1) if header.format == "TIFF" else 1
+    if orientation in _UPRIGHT:  # OpenCV applies the TIFF Orientation itself, Pillow does not
+        image = _UPRIGHT[orientation](image)
+    return image, chunks
+
+
+def output_dtype(path: StrPath, dtype: npt.DTypeLike) -> np.dtype:
+    """Return the dtype :func:`write` stores for an image of ``dtype`` at ``path``.
+
+    That is ``dtype`` where the format holds it, else uint8 for 8-bit formats, uint16 for
+    float32 into PNG, PNM and JPEG 2000, float32 for HDR and EXR. Raises
+    :class:`ImageWriteError` (no encoder for the extension) and
+    :class:`UnsupportedDepthError` (not uint8, uint16, float32 or float64) as ``write`` does.
+    """
+    return _stored_dtype(path, _output_format(path), np.dtype(dtype))
+
+
+def write(
+    path: StrPath,
+    image: np.ndarray,
+    *,
+    metadata: Metadata | None = None,
+    quality: int | None = None,
+    compression: int | None = None,
+    overwrite: bool = True,
+    channel_order: ChannelOrder | None = None,
+) -> Path:
+    """Write an image atomically, converting what the format cannot hold.
+
+    The image is encoded in memory, written to a uniquely named temporary file beside the
+    target, synced and renamed onto the target, so no partial output is ever visible and
+    concurrent writers do not collide. Missing parent directories are created.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output path; the extension (one of :data:`IMAGE_EXTENSIONS` that this OpenCV
+        build encodes) picks the format.
+    image : numpy.ndarray, PIL.Image.Image or array-like
+        uint8, uint16 or float32 in 0..1 (float64 is taken as float32); 1, 3 or 4
+        channels in BGR(A) order, RGB(A) with ``channel_order="rgb"`` (PIL images are RGB).
+    metadata : Metadata, optional
+        Written where the format holds it (JPEG, PNG, WebP, AVIF); EXIF Orientation as 1.
+    quality : int, optional
+        1 to 100 for JPEG, WebP and AVIF, ignored elsewhere. None keeps OpenCV's default:
+        95 for JPEG, lossless for WebP.
+    compression : int, optional
+        PNG zlib level, 0 to 9, ignored elsewhere.
+    overwrite : bool
+        When False an existing target is refused.
+    channel_order : {"bgr", "rgb"}, optional
+        The order of ``image``'s colour channels (default BGR, or ``cvfilters.set_defaults``).
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ParameterError
+        ``quality`` or ``compression`` out of range.
+    OutputExistsError
+        The target exists and ``overwrite`` is False.
+    UnsupportedDepthError
+        The image's dtype cannot be written.
+    ImageWriteError
+        No encoder for the extension, encoding failed, or the file system refused.
+
+    Warns
+    -----
+    DepthConversionWarning
+        The format cannot hold the depth (uint16 into JPEG is scaled by 255/65535 and
+        rounded; float32 into PNG by 65535) or the channels (JPEG drops alpha; WebP, GIF
+        and HDR store gray as BGR); PBM is thresholded at 128; GIF colours are quantized.
+    """
+    ext = _output_format(path)
+    params = _encode_params(ext, quality, compression)
+    if not overwrite and os.path.lexists(path):
+        raise OutputExistsError(path)
+    image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
+    write_bytes(path, _encode(path, ext, image, metadata, params, compression))
+    return Path(path)
+
+
+def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = True) -> Path:
+    """Write encoded image bytes atomically (as :func:`write` does after encoding).
+
+    Raises :class:`OutputExistsError` where the target exists and ``overwrite`` is False,
+    :class:`ImageWriteError` where the file system refuses.
+    """
+    if not overwrite and os.path.lexists(path):
+        raise OutputExistsError(path)
+    try:
+        atomic.write_bytes(path, data)
+    except OSError as exc:
+        raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
+    return Path(path)
+
+
+def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metadata | None = None,
+           quality: int | None = None, compression: int | None = None) -> bytes | memoryview:
+    """Encode an image in memory as :func:`write` would store it (the bytes of the file, as
+    ``bytes`` or a ``memoryview`` of the encoder's buffer).
+
+    ``fmt`` is an extension (``".png"``, ``"jpg"``); ``name`` names the output in warnings
+    and errors (``-`` for standard output). Raises and warns as :func:`write`.
+    """
+    ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
+    return _encode(name, ext, np.asarray(image), metadata, _encode_params(ext, quality, compression), compression)
+
+
+def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
+            compression: int | None) -> bytes | memoryview:
+    image = storable(path, ext, image)
+    if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
+        exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
+        special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
+                                         grey=metadata.grey, compression=compression)
+        if special is not None:
+            return special
+        if ext in _TIFF and (exif or metadata.icc):
+            warnings.warn(f"{os.fspath(path)}: EXIF and ICC are not kept in a {image.dtype} TIFF with "
+                          f"{image.shape[2] if image.ndim == 3 else 1} channels", DepthConversionWarning, stacklevel=3)
+    types, chunks = _metadata_chunks(ext, metadata)
+    try:
+        with quiet() as printed:
+            if types:
+                ok, encoded = cv2.imencodeWithMetadata(ext, image, types, chunks, params)
+            else:
+                ok, encoded = cv2.imencode(ext, image, params)
+    except cv2.error as exc:
+        raise ImageWriteError(path, f"cannot be encoded as {ext}: {exc.err}") from exc
+    if not ok:
+        reason = "; ".join(printed) or "OpenCV refused the image"
+        raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
+    return encoded.reshape(-1).data  # the encoder's buffer itself, not a copy
+
+
+def read_bytes(path: StrPath) -> bytes:
+    """The bytes of an input file (``-``: all of standard input), or the read error naming it."""
+    if os.fspath(path) == "-":
+        data = sys.stdin.buffer.read()
+        if not data:
+            raise EmptyFileError("-", "standard input is empty")
+        return data
+    check_file(path)
+    with _read_errors(path), open(path, "rb") as file:
+        data = file.read()
+    if not data:
+        raise EmptyFileError(path)
+    return data
+
+
+def check_file(path: StrPath) -> None:
+    """Refuse a path that is not an existing, readable, non-empty regular file (the read errors)."""
+    with _read_errors(path):
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotAFileError(path)
+        if not os.access(path, os.R_OK):
+            raise PermissionError
+    if info.st_size == 0:
+        raise EmptyFileError(path)
+
+
+@contextlib.contextmanager
+def _read_errors(path: StrPath) -> Iterator[None]:
+    """Turn the OS's errors while reading ``path`` into the one-line read errors naming it."""
+    try:
+        yield
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileMissingError(path) from None
+    except PermissionError:
+        raise UnreadableFileError(path, "cannot be opened: permission denied") from None
+    except OSError as exc:
+        raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
+
+
+def _check_pixels(path: StrPath, width: int, height: int, limit: int, *, frames: int = 1) -> None:
+    if width * height * frames > limit:
+        count = f" x {frames} frames = {width * height * frames}" if frames > 1 else f" = {width * height}"
+        raise ImageTooLargeError(
+            path, f"{width}x{height}{count} pixels exceeds the limit of {limit} (set --max-pixels or {_ENV})",
+        )
+
+
+def _jpeg_has_end(data: bytes) -> bool:
+    """Whether the main image's end-of-image marker FF D9 is there.
+
+    The segments before the first scan are skipped by length (an EXIF thumbnail's marker
+    does not count); FF D9 cannot occur in entropy-coded data, and the whole rest is
+    searched, so a trailer of any size (vendor data, a motion photo's video) may follow.
+    """
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        if data[pos + 1] == 0xDA:  # start of scan
+            return data.find(b"\xff\xd9", pos) != -1
+        pos += 1 if data[pos + 1] == 0xFF else 2 + int.from_bytes(data[pos + 2 : pos + 4], "big")
+    return False
+
+
+def _decode(path: StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
+    try:
+        with quiet() as printed:
+            image, types, chunks = cv2.imdecodeWithMetadata(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    except cv2.error as exc:
+        if "CV_IO_MAX_IMAGE_PIXELS" in str(exc):
+            raise ImageTooLargeError(path, "image exceeds OpenCV's own pixel limit (2**30)") from None
+        raise _undecodable(path, data, printed) from None
+    if image is None or image.size == 0:
+        raise _undecodable(path, data, printed)
+    if printed:
+        warnings.warn(f"{os.fspath(path)}: decoded, but the decoder reported: {'; '.join(printed)}",
+                      CorruptDataWarning, stacklevel=4)
+    return image, {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
+
+
+def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageReadError:
+    """Truncated where OpenCV knows the file's signature (or it is a WebP header, which OpenCV
+    needs 20 bytes to recognise), not an image otherwise; with what the decoder printed."""
+    with quiet():
+        known = (data[:4], data[8:12]) == (b"RIFF", b"WEBP") or cv2.haveImageReader(os.fspath(path))
+    error = TruncatedImageError if known else NotAnImageError
+    return error(path, f"{error.cause} ({'; '.join(printed)})" if printed else None)
+
+
+def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
+    """The EXIF Orientation, and the block with it set to 1 in place (every other byte,
+    maker notes with absolute offsets included, stays); (1, exif) without a valid tag."""
+    order = _BYTE_ORDERS.get(exif[:2])
+    if order is None or len(exif) < 8:
+        return 1, exif
+    ifd = int.from_bytes(exif[4:8], order)
+    end = min(ifd + 2 + 12 * int.from_bytes(exif[ifd : ifd + 2], order), len(exif) - 11)
+    for pos in range(ifd + 2, end, 12):
+        if exif[pos : pos + 4] == (0x0112).to_bytes(2, order) + (3).to_bytes(2, order):  # Orientation, SHORT
+            value = int.from_bytes(exif[pos + 8 : pos + 10], order)
+            return value, exif[: pos + 8] + (1).to_bytes(2, order) + exif[pos + 10 :]
+    return 1, exif
+
+
+def _output_format(path: StrPath) -> str:
+    ext = Path(path).suffix.lower()
+    if ext not in IMAGE_EXTENSIONS or not cv2.haveImageWriter("probe" + ext):
+        raise ImageWriteError(path, f"cannot be written: no encoder for {ext or 'a name without extension'}")
+    return ext
+
+
+def _stored_dtype(path: StrPath, ext: str, dtype: np.dtype) -> np.dtype:
+    dtype = _F32 if dtype == np.float64 else dtype
+    if dtype not in _RANGE:
+        raise UnsupportedDepthError(path, f"cannot write pixel depth {dtype} (uint8, uint16, int16, float32)")
+    allowed = _DEPTHS[ext]
+    if dtype in allowed:
+        return dtype
+    return _U16 if dtype in (_F32, _I16) and _U16 in allowed else allowed[0]
+
+
+def _encode_params(ext: str, quality: int | None, compression: int | None) -> list[int]:
+    params: list[int] = []
+    for name, value, low, high, flag in (
+        ("quality", quality, 1, 100, _QUALITY.get(ext)),
+        ("compression", compression, 0, 9, cv2.IMWRITE_PNG_COMPRESSION if ext == ".png" else None),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ParameterError("write", name, f"must be an integer from {low} to {high}, got {value!r}")
+        if flag is not None:
+            params += [flag, value]
+    return params
+
+
+def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
+    """Convert the channels and depth the format of extension ``ext`` cannot hold, warning about each.
+
+    Raises :class:`ImageWriteError` for an array that is not an image and
+    :class:`UnsupportedDepthError` for a dtype that cannot be written; warns
+    :class:`DepthConversionWarning` naming ``path`` for every conversion.
+    """
+    channels = 1 if image.ndim == 2 else image.shape[-1]
+    if image.ndim not in (2, 3) or channels not in (1, 3, 4) or 0 in image.shape:
+        raise ImageWriteError(path, f"cannot be written: an array of shape {image.shape} is not an image")
+    dtype = _stored_dtype(path, ext, image.dtype)
+    allowed = _CHANNELS.get(ext, (1, 3, 4))
+    if channels not in allowed:
+        code, change = _CHANNEL_CHANGES[channels, min(allowed, key=lambda n: abs(n - channels))]
+        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {channels} channels; {change}",
+                      DepthConversionWarning, stacklevel=3)
+        image = cv2.cvtColor(image, code)
+    if image.dtype == np.float64:
+        image = image.astype(np.float32)
+    if image.dtype != dtype:
+        (src_low, src), (dst_low, dst) = _RANGE[image.dtype], _RANGE[dtype]
+        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} ({src_low:g}..{src:g} "
+                      f"scaled to {dst_low:g}..{dst:g})", DepthConversionWarning, stacklevel=3)
+        scaled = (image.astype(np.float32) - np.float32(src_low)) * np.float32((dst - dst_low) / (src - src_low))
+        scaled += np.float32(dst_low)
+        if dtype != _F32:
+            np.nan_to_num(scaled, copy=False)
+            np.clip(np.rint(scaled, out=scaled), dst_low, dst, out=scaled)
+        image = scaled.astype(dtype)
+    if ext == ".pbm" and np.any((image != 0) & (image != 255)):  # OpenCV writes every non-zero pixel white
+        warnings.warn(f"{os.fspath(path)}: .pbm holds 1 bit per pixel; stored as black (below 128) and white",
+                      DepthConversionWarning, stacklevel=3)
+        image = np.where(image >= 128, np.uint8(255), np.uint8(0))
+    if ext == ".gif":  # OpenCV's encoder quantizes even images of a few colours
+        warnings.warn(f"{os.fspath(path)}: .gif holds a palette of at most 256 colours; the colours are approximated",
+                      DepthConversionWarning, stacklevel=3)
+    return image
+
+
+def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], list[np.ndarray]]:
+    if metadata is None or ext not in _METADATA_FORMATS:
+        return [], []
+    xmp = metadata.xmp
+    if xmp and ext in _JPEG:
+        xmp = _XMP_JPEG_HEADER + xmp  # the JPEG encoder writes the APP1 payload as given
+    elif xmp and ext == ".png":
+        xmp += b"\0"  # the PNG encoder reads a NUL-terminated string
+    exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
+    present = [(kind, value) for kind, value in ((cv2.IMAGE_METADATA_EXIF, exif), (cv2.IMAGE_METADATA_XMP, xmp),
+                                                 (cv2.IMAGE_METADATA_ICCP, metadata.icc)) if value]
+    return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]

@@ -1,0 +1,202 @@
+"""cvfilters.filters._shared.histograms on hand-made level counts: tables, thresholds, percentiles, panels
+and histogram().
+
+Expected values are worked out by hand in the comments, or come from numpy
+(``np.percentile``) and scikit-image (``match_histograms``) on the pixels the counts describe.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from skimage.exposure import match_histograms
+
+from cvfilters.core.errors import InvalidImageError
+from cvfilters.filters._shared.histograms import (
+    equalize_table,
+    histogram,
+    histogram_panel,
+    match_table,
+    otsu_level,
+    percentile_level,
+)
+
+
+def counts_of(pairs: dict[int, int], levels: int = 256) -> np.ndarray:
+    counts = np.zeros(levels, np.int64)
+    for level, n in pairs.items():
+        counts[level] = n
+    return counts
+
+
+def pixels(counts: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(len(counts)), counts)
+
+
+# ---------------------------------------------------------------- equalize_table
+def test_equalize_table_of_two_levels() -> None:
+    # 3 pixels at 1, 5 at 10: T(1) = 0, T(10) = (8 - 3) / (8 - 3) * 255 = 255; below 1 the cdf
+    # minus cdf_min is negative (clipped to 0), above 10 it stays 255
+    table = equalize_table(counts_of({1: 3, 10: 5}))
+    assert table[0] == 0 and table[1] == 0 and table[9] == 0 and table[10] == 255 and table[255] == 255
+    assert table.dtype == np.int64 and table.shape == (256,)
+    sixteen = equalize_table(counts_of({2: 1, 5: 1, 9: 2}, levels=16))
+    # cdf - 1 = 0 at 2, 1 at 5, 3 at 9; times 15 / 3: 0, 5, 15
+    assert sixteen[2] == 0 and sixteen[5] == 5 and sixteen[9] == 15 and sixteen[0] == 0
+
+
+def test_equalize_table_of_one_level_is_the_identity() -> None:
+    np.testing.assert_array_equal(equalize_table(counts_of({7: 40})), np.arange(256))
+    np.testing.assert_array_equal(equalize_table(np.zeros(16, np.int64)), np.arange(16))
+
+
+def test_equalize_table_multiplies_in_float32_for_256_levels() -> None:
+    # found by search: float32 (OpenCV's equalizeHist) and float64 round these levels differently
+    counts = counts_of({45: 8, 225: 27, 134: 27, 238: 14, 86: 14})
+    above = np.cumsum(counts) - 8
+    single = np.rint(above.astype(np.float32) * (np.float32(255) / np.float32(90 - 8)))
+    double = np.rint(above * 255.0 / (90 - 8))
+    table = equalize_table(counts)
+    np.testing.assert_array_equal(table[45:], single[45:])
+    assert (table[134:137] != double[134:137]).all()
+
+
+# ---------------------------------------------------------------- otsu_level
+@pytest.mark.parametrize(("pairs", "levels", "expected"), [
+    # 1 pixel at 0, 2 at 3: t = 0, 1 or 2 all split {0} | {3}: w0 w1 (mu0 - mu1)^2 = 1 * 2 * 9; the first wins
+    ({0: 1, 3: 2}, 4, 0),
+    ({1: 4, 4: 4}, 6, 1),
+    # three groups: {0: 10, 5: 10, 6: 10}: t = 0 gives 10 * 20 * 5.5^2 = 6050, t = 5 gives 20 * 10 * 3.5^2 = 2450
+    ({0: 10, 5: 10, 6: 10}, 8, 0),
+    ({3: 9}, 8, 3),  # one level: that level
+])
+def test_otsu_level_by_hand(pairs: dict[int, int], levels: int, expected: int) -> None:
+    assert otsu_level(counts_of(pairs, levels)) == expected
+
+
+def test_otsu_level_of_an_empty_histogram_is_0() -> None:
+    assert otsu_level(np.zeros(8)) == 0
+
+
+# ---------------------------------------------------------------- percentile_level
+@pytest.mark.parametrize("fraction", [0.0, 0.001, 0.25, 0.5, 0.731, 0.999, 1.0])
+def test_percentile_level_is_numpys_percentile(fraction: float) -> None:
+    counts = counts_of({0: 3, 2: 1, 7: 5, 200: 2, 255: 4})
+    assert percentile_level(counts, fraction) == pytest.approx(np.percentile(pixels(counts), 100 * fraction))
+
+
+def test_percentile_level_between_two_levels() -> None:
+    assert percentile_level(counts_of({0: 1, 1: 1, 2: 1, 3: 1}, 4), 0.5) == 1.5
+
+
+# ---------------------------------------------------------------- match_table
+def test_match_table_is_skimage_on_the_levels_present() -> None:
+    rng = np.random.default_rng(4)
+    source, reference = np.zeros(256, np.int64), np.zeros(256, np.int64)
+    source[rng.choice(256, 30, replace=False)] = rng.integers(1, 40, 30)
+    reference[rng.choice(256, 12, replace=False)] = rng.integers(1, 90, 12)
+    table = match_table(source, reference)
+    src = pixels(source).astype(np.uint8).reshape(1, -1)
+    matched = match_histograms(src, pixels(reference).astype(np.uint8).reshape(1, -1))
+    np.testing.assert_allclose(table[src[0]], matched[0], atol=0.5 + 1e-9)  # the table rounds
+
+
+def test_match_table_across_level_counts_and_empty_inputs() -> None:
+    # a 4-bin reference stands for levels 0, 85, 170, 255 of a 256-level source
+    table = match_table(counts_of({10: 1, 20: 1}), counts_of({1: 1, 3: 1}, levels=4))
+    assert table[10] == 85 and table[20] == 255
+    np.testing.assert_array_equal(match_table(counts_of({3: 2}), np.zeros(256)), np.arange(256))
+    np.testing.assert_array_equal(match_table(np.zeros(256), counts_of({3: 2})), np.arange(256))
+
+
+# ---------------------------------------------------------------- histogram_panel
+def test_histogram_panel_bars_by_hand() -> None:
+    counts = np.array([[4, 2, 0, 1], [0, 0, 0, 0]])  # two channels, 4 bins; the largest count is 4
+    panel = histogram_panel(counts, 4, 4)
+    assert panel.shape == (4, 4, 2) and panel.dtype == np.float32
+    np.testing.assert_array_equal(panel[..., 0].sum(axis=0), [4, 2, 0, 1])  # bar heights from the bottom
+    assert panel[3, 1, 0] == 1 and panel[2, 1, 0] == 1 and panel[1, 1, 0] == 0  # filled from the bottom row
+    assert not panel[..., 1].any()
+    wide = histogram_panel(counts, 8, 2)  # column i shows bin i * 4 // 8
+    np.testing.assert_array_equal(wide[..., 0].sum(axis=0), [2, 2, 1, 1, 0, 0, 0, 0])
+    logged = histogram_panel(np.array([[1, 100]]), 2, 10, log=True)  # log1p: 0.69 / 4.62 of 10 rows
+    np.testing.assert_array_equal(logged[..., 0].sum(axis=0), [2, 10])
+    assert not histogram_panel(np.zeros((1, 4)), 4, 3).any()
+
+
+# ---------------------------------------------------------------- histogram()
+def test_histogram_channel_names_and_luminance() -> None:
+    image = np.zeros((2, 3, 4), np.uint8)
+    image[..., 0], image[..., 1], image[..., 2], image[..., 3] = 10, 20, 30, 40
+    for name, level in (("b", 10), ("G", 20), ("r", 30), ("a", 40), (3, 40)):
+        assert histogram(image, channels=name)[level] == 6
+    luma = round(0.299 * 30 + 0.587 * 20 + 0.114 * 10)  # 22
+    for name in ("luminance", "luma", "gray", "Y"):
+        assert histogram(image, channels=name)[luma] == 6
+    assert histogram(image).shape == (3, 256)  # alpha left out by default
+    gray = np.full((2, 2), 9, np.uint8)
+    assert histogram(gray, channels="luminance")[9] == 4 and histogram(gray).shape == (1, 256)
+    assert histogram(gray[..., None], channels="luminance")[9] == 4
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"channels": "x"}, "histogram: channel 'x' is not b, g, r, a, luminance or an index"),
+    ({"channels": 3}, "histogram: channel 3 does not exist in a 3-channel image"),
+    ({"channels": -1}, "histogram: channel -1 does not exist in a 3-channel image"),
+    ({"channels": [True]}, "histogram: channel True does not exist in a 3-channel image"),
+    ({"bins": 1}, "histogram: bins=1 must be an integer in [2, 65536]"),
+    ({"bins": 65537}, "histogram: bins=65537 must be an integer in [2, 65536]"),
+    ({"bins": True}, "histogram: bins=True must be an integer in [2, 65536]"),
+    ({"mask": np.ones((2, 2))}, "histogram: mask shape (2, 2) is not the image's (2, 3)"),
+])
+def test_histogram_refusals(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        histogram(np.zeros((2, 3, 3), np.uint8), **kwargs)
+    assert str(caught.value) == message
+
+
+def test_histogram_float32_ends_nan_and_mask() -> None:
+    values = np.array([[-0.5, 0.0, 0.24, 0.25], [0.999, 1.0, 7.0, np.nan]], np.float32)
+    # 4 bins of width 0.25: below 0 -> bin 0, 1 and above -> bin 3, NaN not counted
+    np.testing.assert_array_equal(histogram(values, 4, channels=0), [3, 1, 0, 3])
+    mask = np.array([[1, 0, 0, 0], [0, 0, 1, 1]])
+    np.testing.assert_array_equal(histogram(values, 4, channels=0, mask=mask), [1, 0, 0, 1])
+    sixteen = np.array([[0, 65535], [256, 256]], np.uint16)
+    counts = histogram(sixteen, 65536, channels=0)
+    assert counts[0] == 1 and counts[65535] == 1 and counts[256] == 2 and counts.sum() == 4
+    assert histogram(sixteen, 2, channels=0).tolist() == [3, 1]  # bins of 32768 levels
+
+
+def test_otsu_level_is_scale_invariant_and_takes_a_single_pixel_class() -> None:
+    counts = counts_of({0: 2, 3: 1}, 4)  # the upper class is one pixel: still a split, at t = 0
+    assert otsu_level(counts) == 0
+    rng = np.random.default_rng(6)
+    counts = rng.integers(0, 50, 64).astype(np.float64)
+    assert otsu_level(counts / counts.sum()) == otsu_level(counts)  # a normalised histogram: the same t
+    # fractions make every between-class variance small (here 0.25 at t = 0): t = 1 (no upper class) never wins
+    assert otsu_level(np.array([0.5, 0.5])) == 0
+
+
+def test_histogram_refuses_what_it_cannot_count() -> None:
+    cases = [
+        (np.zeros((2, 2, 2, 2), np.uint8), {},
+         "histogram: expected a uint8, uint16 or float32 image (H x W [x C]), not uint8 (2, 2, 2, 2)"),
+        (np.zeros((2, 2), np.int32), {}, "histogram: expected a uint8, uint16 or float32 image (H x W [x C]), "
+                                         "not int32 (2, 2)"),
+        (np.zeros((2, 2), np.uint8), {"bins": 3.5}, "histogram: bins=3.5 must be an integer in [2, 65536]"),
+    ]
+    for image, kwargs, message in cases:
+        with pytest.raises(ValueError) as caught:
+            histogram(image, **kwargs)
+        assert str(caught.value) == message
+    with pytest.raises(InvalidImageError) as caught:
+        histogram([[1, 2]])
+    assert str(caught.value) == ("image: expected a numpy array, PIL image, cv2.UMat, cv2.cuda.GpuMat or an object "
+                                 "with __array__ or __dlpack__, not list")
+
+
+def test_histogram_keeps_empty_top_bins_and_full_single_bars() -> None:
+    low = np.full((3, 3), 0.2, np.float32)
+    np.testing.assert_array_equal(histogram(low, 4, channels=0), [9, 0, 0, 0])  # length 4 though 3 bins are empty
+    panel = histogram_panel(np.array([[1, 0, 1]]), 3, 5)  # the largest count is 1: full bars
+    np.testing.assert_array_equal(panel[..., 0].sum(axis=0), [5, 0, 5])

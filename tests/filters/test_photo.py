@@ -1,0 +1,172 @@
+"""Photo adjustments against formulas and properties (cv2 parity where the filter wraps OpenCV, labelled)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+import cvfilters as cvf
+from cvfilters.filters.photo import temperature_matrix, white_xy
+from tests.conftest import DTYPES, full_scale, photo, to_dtype
+
+LUMA = np.array([0.114, 0.587, 0.299])
+
+
+def cast(dtype: type = np.uint8) -> np.ndarray:
+    """The astronaut with a blue-green colour cast (R x 0.7, B x 1.1)."""
+    image = photo(64, 64, 3, np.uint8).astype(np.float64) * [1.1, 1.0, 0.7]
+    return to_dtype(np.clip(np.rint(image), 0, 255).astype(np.uint8), dtype)
+
+
+# ---------------------------------------------------------------- white balance
+def test_white_balance_uint8_is_xphoto(backend: str) -> None:  # cv2 parity
+    image = cast()
+    expected = {"grayworld": cv2.xphoto.createGrayworldWB(), "simple": cv2.xphoto.createSimpleWB(),
+                "learning": cv2.xphoto.createLearningBasedWB()}
+    for method, wb in expected.items():
+        np.testing.assert_array_equal(cvf.apply(image, "white_balance", method=method, backend=backend),
+                                      wb.balanceWhite(image))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_grayworld_evens_the_channel_means(dtype: type) -> None:
+    image = cast(dtype)
+    values = cvf.apply(image, "white_balance", backend="cpu").astype(np.float64) / full_scale(dtype)
+    means = values.reshape(-1, 3).mean(axis=0)
+    before = (image.astype(np.float64) / full_scale(dtype)).reshape(-1, 3).mean(axis=0)
+    assert np.ptp(means) < 0.3 * np.ptp(before)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_simple_white_balance_stretches_each_channel_between_its_percentiles(dtype: type) -> None:
+    image = cast(dtype)
+    out = cvf.apply(image, "white_balance", method="simple", percent=2.0, backend="cpu").astype(np.float64)
+    full = full_scale(dtype)
+    for c in range(3):
+        low, high = np.percentile(out[..., c], [2, 98]) / full
+        assert low < 0.03 and high > 0.97
+
+
+def test_white_balance_leaves_gray_and_keeps_alpha() -> None:
+    gray = photo(16, 16, 1, np.uint16)
+    np.testing.assert_array_equal(cvf.apply(gray, "white_balance", backend="cpu"), gray)
+    rgba = photo(16, 16, 4, np.float32)
+    np.testing.assert_array_equal(cvf.apply(rgba, "white_balance", method="learning", backend="cpu")[..., 3],
+                                  rgba[..., 3])
+
+
+# ---------------------------------------------------------------- temperature and tint
+def mccamy(x: float, y: float) -> float:
+    """McCamy's cubic approximation of the correlated colour temperature of (x, y)."""
+    n = (x - 0.3320) / (0.1858 - y)
+    return 449 * n**3 + 3525 * n**2 + 6823.3 * n + 5520.33
+
+
+@pytest.mark.parametrize("kelvin", [3000.0, 4000.0, 5000.0, 6500.0, 8000.0])
+def test_white_point_lies_on_the_planckian_locus(kelvin: float) -> None:
+    x, y = white_xy(kelvin, 0.0)
+    assert abs(mccamy(x, y) - kelvin) < 0.01 * kelvin
+    gx, gy = white_xy(kelvin, -50.0)  # negative tint: the white moves to the magenta side (lower y)
+    assert gy < y
+
+
+def srgb_encode(v: np.ndarray) -> np.ndarray:
+    v = np.clip(v, 0, 1)
+    return np.where(v <= 0.0031308, 12.92 * v, 1.055 * v ** (1 / 2.4) - 0.055)
+
+
+def test_temperature_tint_maps_the_neutral_to_the_target_white() -> None:
+    to_rgb = np.linalg.inv([[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750],
+                            [0.0193339, 0.1191920, 0.9503041]])
+
+    def white_rgb(kelvin: float, tint: float) -> np.ndarray:
+        x, y = white_xy(kelvin, tint)
+        rgb = to_rgb @ np.array([x / y, 1.0, (1 - x - y) / y])
+        return rgb / rgb.max() * 0.6
+
+    source, target = white_rgb(9000.0, 20.0), white_rgb(6500.0, 0.0)
+    pixel = srgb_encode(source)[::-1].astype(np.float32).reshape(1, 1, 3)  # BGR, encoded
+    out = cvf.apply(pixel, "temperature_tint", temperature=9000.0, tint=20.0, backend="cpu")[0, 0]
+    expected = srgb_encode(target * (source @ [0.2126729, 0.7151522, 0.0721750]) /
+                           (target @ [0.2126729, 0.7151522, 0.0721750]))[::-1]  # Bradford keeps Y
+    np.testing.assert_allclose(out, expected, atol=2e-3)
+
+
+def test_temperature_tint_directions_and_identity(backend: str) -> None:
+    image = photo(20, 20, 3, np.uint8)
+    warm = cvf.apply(image, "temperature_tint", backend=backend).astype(np.float64)
+    assert warm[..., 2].mean() > image[..., 2].mean() and warm[..., 0].mean() < image[..., 0].mean()
+    magenta = cvf.apply(image, "temperature_tint", temperature=6500.0, tint=40.0, backend=backend).astype(float)
+    assert magenta[..., 1].mean() < image[..., 1].mean()
+    same = cvf.apply(image, "temperature_tint", temperature=6500.0, backend=backend)
+    assert np.abs(same.astype(int) - image).max() <= 1
+    np.testing.assert_allclose(temperature_matrix(5000.0, 10.0, 5000.0, 10.0), np.eye(3), atol=1e-12)
+
+
+# ---------------------------------------------------------------- vibrance, highlights/shadows
+def test_vibrance_boosts_muted_colours_more_and_leaves_grays(backend: str) -> None:
+    # a muted and a vivid colour of similar luma, and a gray
+    pixels = np.array([[[110, 128, 150], [30, 100, 230], [128, 128, 128]]], np.uint8)
+    out = cvf.apply(pixels, "vibrance", amount=0.8, backend=backend).astype(np.float64) / 255
+    values = pixels.astype(np.float64) / 255
+    luma = values @ LUMA
+    for i in range(3):
+        chroma = values[0, i].max() - values[0, i].min()
+        expected = np.clip(luma[0, i] + (values[0, i] - luma[0, i]) * (1 + 0.8 * (1 - chroma)), 0, 1)
+        np.testing.assert_allclose(out[0, i], expected, atol=0.5 / 255)
+    gain = [(out[0, i] - luma[0, i]).std() / (values[0, i] - luma[0, i]).std() for i in range(2)]
+    assert gain[0] > gain[1] > 1
+    np.testing.assert_array_equal(out[0, 2], values[0, 2])
+
+
+def test_highlights_shadows_lifts_shadows_cuts_highlights_keeps_hue() -> None:
+    ramp = np.linspace(0, 1, 101, dtype=np.float32)
+    gray = np.repeat(ramp[None, :], 2, axis=0)
+    np.testing.assert_allclose(cvf.apply(gray, "highlights_shadows", shadows=0.0, highlights=1.0), gray, atol=1e-6)
+    lifted = cvf.apply(gray, "highlights_shadows", shadows=0.8, highlights=1.0)[0]
+    assert np.all(lifted[1:25] > ramp[1:25]) and np.all(lifted >= ramp - 1e-6)  # the curve lifts below ~0.3
+    cut = cvf.apply(gray, "highlights_shadows", shadows=0.0, highlights=0.2)[0]
+    assert np.all(cut[75:100] < ramp[75:100]) and np.all(cut <= ramp + 1e-6)  # and cuts above ~0.7
+    colour = np.array([[[0.1, 0.2, 0.3]]], np.float32)
+    out = cvf.apply(colour, "highlights_shadows", backend="cpu")[0, 0]
+    np.testing.assert_allclose(out / out.sum(), colour[0, 0] / colour[0, 0].sum(), atol=1e-6)  # one gain
+
+
+# ---------------------------------------------------------------- denoise
+def test_denoise_uint8_is_opencv_non_local_means(backend: str) -> None:  # cv2 parity
+    image = photo(40, 48, 3, np.uint8)
+    np.testing.assert_array_equal(cvf.apply(image, "denoise", backend=backend),
+                                  cv2.fastNlMeansDenoisingColored(image, None, 10, 10, 7, 21))
+    gray = image[..., 1].copy()
+    np.testing.assert_array_equal(cvf.apply(gray, "denoise", strength=6, backend=backend),
+                                  cv2.fastNlMeansDenoising(gray, None, 6, 7, 21))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_denoise_removes_noise_at_every_depth(dtype: type) -> None:
+    rng = np.random.default_rng(3)
+    flat = np.clip(128 + rng.normal(0, 8, (48, 48, 3)), 0, 255).astype(np.uint8)
+    image = to_dtype(flat, dtype)
+    out = cvf.apply(image, "denoise", strength=15, backend="cpu").astype(np.float64) / full_scale(dtype)
+    before = image.astype(np.float64) / full_scale(dtype)
+    assert out.std() < before.std() / 3
+    assert abs(out.mean() - before.mean()) < 2 / 255
+
+
+# ---------------------------------------------------------------- where they run
+HOST_ONLY = {
+    "white_balance": "white_balance (xphoto on host)", "temperature_tint": "temperature_tint (linear light on host)",
+    "vibrance": "vibrance (on host)", "highlights_shadows": "highlights_shadows (on host)",
+    "denoise": "denoise (non-local means on host)", "chroma_key": "chroma_key (on host)",
+    "hex_pixellate": "hex_pixellate (on host)",
+}
+
+
+@pytest.mark.parametrize("name", [*HOST_ONLY, "bloom", "grain", "crystallize", "pointillize", "resize", "crop", "pad"])
+def test_host_work_is_counted_and_device_filters_stay_on_the_device(device_backend: str, name: str) -> None:
+    from cvfilters.engine.pipeline import Pipeline
+
+    _, report = Pipeline.parse(name).run(photo(32, 40, 3, np.uint8), backend=device_backend)
+    expected = {HOST_ONLY[name]: 1} if name in HOST_ONLY else {}
+    assert dict(report.counters.fallbacks) == expected

@@ -1,0 +1,196 @@
+"""Files OpenCV's decoders misread come back file-faithful, and depths and channels are kept.
+
+Every file is made in the test with the values it must decode to (tests/makefiles.py), so the
+reference is the data put in, never a decoder's output. Each case also checks which decoder
+was chosen from the header, and that OpenCV alone would indeed have lost something (the
+reason the second decoder exists: if a future OpenCV gets it right, that check says so).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+import cvfilters as cvf
+from cvfilters.io import decoders
+from cvfilters.io import images as cio
+from tests import makefiles
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def opencv_reads(path: Path) -> np.ndarray | None:
+    return cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+
+
+def reason(path: Path) -> str | None:
+    data = path.read_bytes()
+    header = decoders.parse_header(data)
+    assert header is not None
+    return decoders.needs_pillow(header, data)
+
+
+CASES = {
+    "os2-palette.bmp": (makefiles.os2_palette_bmp, "OS/2 palette BMP"),
+    "palette.tif": (makefiles.palette_tiff, "palette TIFF"),
+    "lzma.tif": (makefiles.lzma_tiff, "TIFF compression 34925"),
+    "grey4.tif": (makefiles.grey4_tiff, "4-bit TIFF"),
+    "float-no-photometric.tif": (makefiles.float_tiff_without_photometric, "TIFF without a Photometric tag"),
+    "associated-alpha.tif": (makefiles.associated_alpha_tiff, "8-bit TIFF with alpha"),
+    "bitfields.bmp": (makefiles.bitfields_bmp, "bit-field BMP"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_second_decoder_gives_the_file_faithful_array(tmp_path: Path, name: str) -> None:
+    make, why = CASES[name]
+    path = tmp_path / name
+    want = make(path)
+    assert reason(path) == why
+    got = cvf.read(path)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    tolerance = 1 if name == "associated-alpha.tif" else 0  # the half-transparent row is divided by alpha
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), atol=tolerance)
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if n != "bitfields.bmp"])
+def test_opencv_alone_loses_these(tmp_path: Path, name: str) -> None:
+    want = CASES[name][0](tmp_path / name)
+    alone = opencv_reads(tmp_path / name)
+    assert alone is None or alone.shape != want.shape or not np.array_equal(alone, want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_grey_png_with_trns_gets_its_alpha_at_its_depth(tmp_path: Path, dtype: type) -> None:
+    want, key = makefiles.grey_trns_png(tmp_path / "g.png", dtype)
+    assert opencv_reads(tmp_path / "g.png").ndim == 2  # OpenCV drops the transparency
+    image, metadata = cio.read_with_metadata(tmp_path / "g.png")
+    np.testing.assert_array_equal(image, want)
+    assert metadata.grey
+    # written back as grey+alpha (colour type 4), the same pixels
+    cio.write(tmp_path / "out.png", image, metadata=metadata)
+    assert (tmp_path / "out.png").read_bytes()[25] == 4
+    np.testing.assert_array_equal(cvf.read(tmp_path / "out.png"), want)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4])
+def test_low_bit_grey_png_with_trns_keys_the_right_level(tmp_path: Path, bits: int) -> None:
+    want = makefiles.low_bit_grey_trns_png(tmp_path / "g.png", bits)
+    assert opencv_reads(tmp_path / "g.png").ndim == 2
+    np.testing.assert_array_equal(cvf.read(tmp_path / "g.png"), want)
+
+
+def test_sixteen_bit_associated_alpha_is_unpremultiplied(tmp_path: Path) -> None:
+    want = makefiles.associated_alpha_tiff(tmp_path / "a16.tif", np.uint16)
+    assert reason(tmp_path / "a16.tif") is None  # OpenCV decodes it as stored; the division happens after
+    got = cvf.read(tmp_path / "a16.tif")
+    assert got.dtype == np.uint16
+    np.testing.assert_allclose(got.astype(np.int64), want.astype(np.int64), atol=1)
+
+
+def test_files_opencv_reads_well_stay_with_opencv(tmp_path: Path) -> None:
+    """No second decode where OpenCV keeps everything (a plain PNG, a palette PNG, a 16-bit TIFF)."""
+    cv2.imwrite(str(tmp_path / "plain.png"), np.zeros((4, 5, 3), np.uint8))
+    makefiles.int16_tiff(tmp_path / "i16.tif")
+    Image.fromarray(makefiles.indices(), "P").save(tmp_path / "p.png")
+    for name in ("plain.png", "i16.tif", "p.png"):
+        assert reason(tmp_path / name) is None, name
+
+
+def test_grey_alpha_png_stays_grey_alpha(tmp_path: Path) -> None:
+    want = makefiles.grey_alpha_png(tmp_path / "la.png")
+    image, metadata = cio.read_with_metadata(tmp_path / "la.png")
+    np.testing.assert_array_equal(image, want)
+    proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "la.png"), "-o",
+                           str(tmp_path / "out.png"), "-f", "invert"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    written = Image.open(tmp_path / "out.png")
+    assert written.mode == "LA"
+    la = np.asarray(written)
+    np.testing.assert_array_equal(la[..., 0], 255 - want[..., 0])  # colour inverted ...
+    np.testing.assert_array_equal(la[..., 1], want[..., 3])  # ... alpha untouched
+
+
+def test_int16_tiff_is_filtered_and_written_back_as_int16(tmp_path: Path) -> None:
+    source = makefiles.int16_tiff(tmp_path / "i16.tif")
+    for spec, reference in (
+        ("invert", -1 - source.astype(np.int32)),  # full scale minus v on -32768..32767: -1 - v
+        ("flip", source[:, ::-1].astype(np.int32)),
+    ):
+        out = tmp_path / f"{spec}.tif"
+        proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "i16.tif"), "-o", str(out),
+                               "-f", spec], capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+        written = cv2.imread(str(out), cv2.IMREAD_UNCHANGED)
+        assert written.dtype == np.int16
+        np.testing.assert_array_equal(written, reference.astype(np.int16))
+
+
+def test_int16_blur_matches_a_float_reference(tmp_path: Path) -> None:
+    source = makefiles.int16_tiff(tmp_path / "i16.tif")
+    got = cvf.apply(source, "box_blur", size=3)
+    padded = np.pad(source.astype(np.float64), 1, mode="reflect")
+    mean = sum(padded[dy:dy + source.shape[0], dx:dx + source.shape[1]] for dy in range(3) for dx in range(3)) / 9
+    assert got.dtype == np.int16
+    assert np.abs(got.astype(np.float64) - mean).max() <= 1.0
+
+
+def test_int16_into_png_is_converted_with_the_one_line_warning(tmp_path: Path) -> None:
+    source = np.array([[-32768, -1, 0, 32767]], np.int16)
+    with pytest.warns(cio.DepthConversionWarning, match=r"stored as uint16 \(-32768..32767 scaled to 0..65535\)"):
+        cio.write(tmp_path / "o.png", source)
+    np.testing.assert_array_equal(cv2.imread(str(tmp_path / "o.png"), cv2.IMREAD_UNCHANGED),
+                                  (source.astype(np.int32) + 32768).astype(np.uint16))
+
+
+def exif_with_camera() -> bytes:
+    exif = Image.Exif()
+    exif[0x010F] = "TestCam"  # Make
+    exif.get_ifd(0x8769)[0x829A] = (1, 250)  # ExposureTime in the Exif sub-IFD
+    return exif.tobytes()
+
+
+@pytest.mark.parametrize("shape, dtype", [((6, 8, 3), np.uint8), ((6, 8, 4), np.uint8), ((6, 8), np.uint16),
+                                          ((6, 8), np.float32)], ids=["bgr", "bgra", "grey16", "float"])
+def test_exif_and_icc_are_carried_into_tiff(tmp_path: Path, shape: tuple, dtype: type) -> None:
+    image = np.random.default_rng(0).integers(0, 200, shape).astype(dtype)
+    icc = b"\0\0\0\x10fake-icc-profile"
+    cio.write(tmp_path / "o.tif", image, metadata=cio.Metadata(exif=exif_with_camera(), icc=icc))
+    written = Image.open(tmp_path / "o.tif")
+    assert written.getexif()[0x010F] == "TestCam"
+    assert written.getexif().get_ifd(0x8769)[0x829A] == (1, 250) or float(
+        written.getexif().get_ifd(0x8769)[0x829A]) == 1 / 250
+    assert written.info.get("icc_profile") == icc
+    np.testing.assert_array_equal(cvf.read(tmp_path / "o.tif"), image)
+
+
+def test_jpeg_exif_reaches_a_tiff_output_through_the_cli(tmp_path: Path) -> None:
+    Image.fromarray(np.full((8, 10, 3), 90, np.uint8)).save(tmp_path / "in.jpg", exif=exif_with_camera())
+    proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "in.jpg"), "-o",
+                           str(tmp_path / "out.tif"), "-f", "invert"], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert Image.open(tmp_path / "out.tif").getexif()[0x010F] == "TestCam"
+
+
+def test_tiff_metadata_that_pillow_cannot_hold_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    image = np.zeros((4, 5, 3), np.uint16)
+    with pytest.warns(cio.DepthConversionWarning, match="EXIF and ICC are not kept in a uint16 TIFF"):
+        cio.write(tmp_path / "o.tif", image, metadata=cio.Metadata(exif=exif_with_camera()))
+    np.testing.assert_array_equal(cvf.read(tmp_path / "o.tif"), image)
+
+
+def test_a_truncated_file_for_the_second_decoder_is_one_clean_error(tmp_path: Path) -> None:
+    makefiles.lzma_tiff(tmp_path / "full.tif")
+    data = (tmp_path / "full.tif").read_bytes()
+    (tmp_path / "cut.tif").write_bytes(data[: len(data) - 120])
+    proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "cut.tif"), "-o",
+                           str(tmp_path / "out.png"), "-f", "invert"], capture_output=True, text=True, cwd=ROOT)
+    errors = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 1 and len(errors) == 1 and "cut.tif" in errors[0], proc.stderr
+    assert not (tmp_path / "out.png").exists()

@@ -1,0 +1,213 @@
+"""Param coercion: every kind's accepted values and every refusal's exact one-line message.
+
+Expected values and messages are written out here (the CLI contract: ``name: param=value
+what is allowed``); each row is a plausible bug's tripwire (a wrong bound, a lost
+``strip``, a boolean taken for a number, a message that no longer names the value).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cvfilters.core.errors import ParameterError
+from cvfilters.registry.params import Param, allow_large
+
+SIZE = Param("size", "int", 5, min=1, max=9, odd=True)
+KSIZE = Param("ksize", "int", 0, min=0, max=31, odd=True)
+BIG = Param("size", "int", 5, min=1, max=101, large=51)
+SIGMA = Param("sigma", "float", 2.0, min=0.1, max=100.0)
+UNBOUNDED = Param("bias", "float", 0.0)
+FLAG = Param("invert", "bool", False)
+MODE = Param("mode", "choice", "a", choices=("a", "b"))
+TEXT = Param("label", "str", "x")
+CENTER = Param("center", "point", (0.5, 0.5), min=0.0, max=1.0)
+COLOR = Param("color", "color", (0.0,), min=0.0, max=1.0)
+KERNEL = Param("kernel", "kernel", None, required=True, example=((1.0,),))
+FILE = Param("file", "path", None, required=True, example="x.cube")
+POSITIVE = Param("gain", "float", 1.0, min=0.0)
+SCALE = Param("scale", "choice", "auto", choices=("auto", "1", "255"))
+
+ACCEPTED = [
+    (SIZE, "7", 7), (SIZE, " 3 ", 3), (SIZE, 9, 9), (SIZE, 1.0, 1), (SIZE, np.int64(5), 5),
+    (KSIZE, 0, 0), (KSIZE, "0", 0), (KSIZE, 31, 31),
+    (BIG, 51, 51),
+    (SIGMA, "0.1", 0.1), (SIGMA, 100, 100.0), (SIGMA, np.float32(2.5), 2.5), (SIGMA, " 1e1 ", 10.0),
+    (UNBOUNDED, -1e9, -1e9),
+    (FLAG, True, True), (FLAG, "YES", True), (FLAG, " on", True), (FLAG, "1", True), (FLAG, "off", False),
+    (FLAG, "No", False), (FLAG, 0, False), (FLAG, 1, True), (FLAG, np.bool_(True), True),
+    (MODE, "B", "b"), (MODE, " a ", "a"),
+    (TEXT, "hello", "hello"),
+    (CENTER, "[0.25, 1]", (0.25, 1.0)), (CENTER, (0, 0.5), (0.0, 0.5)), (CENTER, np.array([0.1, 0.2]), (0.1, 0.2)),
+    (COLOR, [1], (1.0,)), (COLOR, "[0.1,0.2,0.3,0.4]", (0.1, 0.2, 0.3, 0.4)),
+    (KERNEL, "[1, 2, 1]", ((1.0, 2.0, 1.0),)), (KERNEL, [[0, 1], [2, 3]], ((0.0, 1.0), (2.0, 3.0))),
+    (KERNEL, [[0.0] * 255], (tuple([0.0] * 255),)),  # the largest side allowed
+    (SCALE, "255", "255"),
+    # colours as people write them, RGB(A) fractions: 0x88 / 255, 0x80 / 255, 50% alpha, percentages
+    (COLOR, "#f008", (1.0, 0.0, 0.0, 0x88 / 255)), (COLOR, "#ff000080", (1.0, 0.0, 0.0, 128 / 255)),
+    (COLOR, "rgba(255, 0, 0, 50%)", (1.0, 0.0, 0.0, 0.5)), (COLOR, "rgb(100%, 50%, 0%)", (1.0, 0.5, 0.0)),
+    (COLOR, "RGBA(0,0,255,1)", (0.0, 0.0, 1.0, 1.0)), (COLOR, "rgb(0,0,0,0.5)", (0.0, 0.0, 0.0, 0.5)),
+    (FILE, "a/b.cube", "a/b.cube"), (FILE, Path("c.cube"), "c.cube"),
+]
+
+
+@pytest.mark.parametrize(("param", "value", "expected"), ACCEPTED)
+def test_accepted_values_coerce_to_canonical_ones(param: Param, value: Any, expected: Any) -> None:
+    out = param.coerce(value, "f")
+    assert out == expected and type(out) is type(expected)
+
+
+REFUSED = [
+    (SIZE, "4", "f: size=4 must be odd"),
+    (KSIZE, 4, "f: ksize=4 must be odd or 0 (automatic)"),
+    (SIZE, True, "f: size=True must be an integer, not a boolean"),
+    (SIGMA, False, "f: sigma=False must be a number, not a boolean"),
+    (SIZE, "x", "f: size=x must be an integer"),
+    (SIZE, 2.5, "f: size=2.5 must be an integer"),
+    (SIZE, [3], "f: size=[3] must be an integer"),
+    (SIZE, 11, "f: size=11 is outside [1, 9]"),
+    (SIZE, 0, "f: size=0 is outside [1, 9]"),
+    (SIGMA, "0.05", "f: sigma=0.05 is outside [0.1, 100]"),
+    (SIGMA, "abc", "f: sigma=abc must be a number"),
+    (SIGMA, "nan", "f: sigma=nan must be a finite number"),
+    (UNBOUNDED, math.inf, "f: bias=inf must be a finite number"),
+    (SIGMA, "7j", "f: sigma=7j must be a number"),
+    (SIGMA, [1.0], "f: sigma=[1.0] must be a number"),
+    (BIG, 53, "f: size=53 is above 51 and may run for a very long time; --allow-large (Python: "
+              "cvfilters.allow_large()) permits up to 101"),
+    (FLAG, "maybe", "f: invert=maybe must be true or false"),
+    (FLAG, 2, "f: invert=2 must be true or false"),
+    (MODE, "c", "f: mode=c is not one of a, b"),
+    (TEXT, 3, "f: label=3 must be a string"),
+    (FILE, 3, "f: file=int must be a file path"),  # the type is named
+    (CENTER, "0.5", "f: center=0.5 must be a list"),
+    (CENTER, "[0.5", "f: center=[0.5 must be a bracketed list such as [0.5,0.5]"),
+    (CENTER, [0.5], "f: center=[0.5] must have 2 numbers [x, y]"),
+    (CENTER, [0.5, 2], "f: center=2 is outside [0, 1]"),
+    (CENTER, [0.5, "a"], "f: center=a must contain numbers only"),
+    (CENTER, [True, 0.5], "f: center=True must contain numbers only"),
+    (CENTER, [0.5, math.nan], "f: center=nan must contain finite numbers"),
+    (COLOR, [], "f: color=[] must have 1 to 4 numbers ([v], [gray, alpha], [r,g,b] or [r,g,b,a])"),
+    (COLOR, [0, 0, 0, 0, 0],
+     "f: color=[0, 0, 0, 0, 0] must have 1 to 4 numbers ([v], [gray, alpha], [r,g,b] or [r,g,b,a])"),
+    (KERNEL, "[[1, 2], [3]]", "f: kernel=[[1, 2], [3]] must be a rectangular 2-D list of numbers"),
+    (KERNEL, "[]", "f: kernel=[] must be a non-empty 2-D list of numbers"),
+    (KERNEL, [[[1]]], "f: kernel=[[[1]]] must be a non-empty 2-D list of numbers"),
+    (KERNEL, [[math.inf]], "f: kernel=[[inf]] must contain finite numbers"),
+    (KERNEL, [[0.0] * 256], "f: kernel=1x256 is larger than 255 on a side"),
+    (KERNEL, None, "f: kernel is required"),
+    (SIZE, None, "f: size has no value (null); leave it out for the default"),
+    (SIGMA, "@k.txt", "f: sigma does not take a file (@k.txt); give a float value"),
+    (POSITIVE, -1, "f: gain=-1 is outside [0, inf]"),
+    (SCALE, 255, "f: scale=255 is not one of auto, 1, 255"),  # choices are the strings, not numbers
+    (KERNEL, "[1,", "f: kernel=[1, must be a bracketed list such as [0.5,0.5]"),
+    (CENTER, [0.5, 10**400], "f: center=[0.5, " + "1" + "0" * 30 + "... is not a valid point (int too large to "
+                             "convert to float)"),  # the value shortened to 40 characters
+    (KERNEL, "[" * 100000 + "]" * 100000, "f: kernel is nested too deeply"),
+    (COLOR, "rgba(255,0,0)", "f: color=rgba(255,0,0) must be rgb(r, g, b) or rgba(r, g, b, a): r, g, b 0-255 or "
+                             "percentages, a 0-1"),
+    (COLOR, "rgb(1,2)", "f: color=rgb(1,2) must be rgb(r, g, b) or rgba(r, g, b, a): r, g, b 0-255 or "
+                        "percentages, a 0-1"),
+    (COLOR, "rgb(a,b,c)", "f: color=rgb(a,b,c) must hold numbers: rgb(255,0,0), rgba(255,0,0,0.5)"),
+    (COLOR, "rgb(300,0,0)", "f: color=rgb(300,0,0) has a channel out of range (0-255 or 0%-100%; alpha 0-1)"),
+    (COLOR, "#ggg", "f: color=#ggg must be #rgb, #rgba, #rrggbb or #rrggbbaa hex digits"),
+    (COLOR, "#12345", "f: color=#12345 must be #rgb, #rgba, #rrggbb or #rrggbbaa hex digits"),
+    (COLOR, "redd", "f: color=redd is not a colour (did you mean 'red'?); colours are CSS names, #rrggbb[aa], "
+                    "rgb(...) or [r,g,b(,a)] fractions"),
+    (COLOR, "xyzzy", "f: color=xyzzy is not a colour; colours are CSS names, #rrggbb[aa], rgb(...) or [r,g,b(,a)] "
+                     "fractions"),
+]
+
+
+@pytest.mark.parametrize(("param", "value", "message"), REFUSED)
+def test_refusals_are_one_line_naming_the_value(param: Param, value: Any, message: str) -> None:
+    with pytest.raises(ParameterError) as caught:
+        param.coerce(value, "f")
+    assert str(caught.value) == message
+
+
+def test_allow_large_lifts_the_large_limit_but_not_the_maximum() -> None:
+    with allow_large():
+        assert BIG.coerce(101, "f") == 101
+        with pytest.raises(ParameterError, match=r"^f: size=103 is outside \[1, 101\]$"):
+            BIG.coerce(103, "f")
+    with pytest.raises(ParameterError, match="is above 51"):
+        BIG.coerce(52, "f")
+
+
+def test_long_values_are_shortened_in_messages() -> None:
+    with pytest.raises(ParameterError) as caught:
+        SIGMA.coerce("x" * 60, "f")
+    assert str(caught.value) == "f: sigma=" + "x" * 37 + "... must be a number"
+    with pytest.raises(ParameterError) as caught:
+        SIGMA.coerce("x" * 40, "f")  # 40 characters: shown whole
+    assert str(caught.value) == "f: sigma=" + "x" * 40 + " must be a number"
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("k.txt", "1 2 1\n0 1 0\n", ((1.0, 2.0, 1.0), (0.0, 1.0, 0.0))),
+    ("k.csv", "1,2\n3,4\n", ((1.0, 2.0), (3.0, 4.0))),
+    ("k.json", "[[0.5, 0.25]]", ((0.5, 0.25),)),
+    ("row.txt", "1 2 3\n", ((1.0, 2.0, 3.0),)),
+])
+def test_kernel_files_by_suffix(tmp_path: Path, name: str, text: str, expected: tuple) -> None:
+    (tmp_path / name).write_text(text)
+    assert KERNEL.coerce(f"@{name}", "f", base_dir=tmp_path) == expected
+    assert KERNEL.coerce(f"@{tmp_path / name}", "f") == expected  # absolute, no base folder
+
+
+def test_kernel_file_errors_name_the_file(tmp_path: Path) -> None:
+    np.save(tmp_path / "k.npy", np.eye(2))
+    assert KERNEL.coerce("@k.npy", "f", base_dir=tmp_path) == ((1.0, 0.0), (0.0, 1.0))
+    (tmp_path / "bad.txt").write_text("1 x\n")
+    with pytest.raises(ParameterError, match=r"^f: kernel file .*bad\.txt is not a kernel \("):
+        KERNEL.coerce("@bad.txt", "f", base_dir=tmp_path)
+    with pytest.raises(ParameterError, match=r"^f: kernel file .*gone\.txt cannot be read \(No such file"):
+        KERNEL.coerce("@gone.txt", "f", base_dir=tmp_path)
+    with pytest.raises(ParameterError, match=r"^f: kernel file .*k\.png must end in one of \.txt, \.csv, \.npy, "
+                                             r"\.json$"):
+        KERNEL.coerce("@k.png", "f", base_dir=tmp_path)
+
+
+def test_confined_files_stay_inside_the_pipeline_folder(tmp_path: Path) -> None:
+    (tmp_path / "k.txt").write_text("1\n")
+    assert KERNEL.coerce("@k.txt", "f", base_dir=tmp_path, confine=True) == ((1.0,),)
+    assert FILE.coerce("x.cube", "f", base_dir=tmp_path, confine=True) == str((tmp_path / "x.cube").resolve())
+    with pytest.raises(ParameterError) as caught:
+        FILE.coerce("../x.cube", "f", base_dir=tmp_path, confine=True)
+    assert str(caught.value).startswith("f: file file '../x.cube' is outside the pipeline file's folder")
+    for escape in ("../k.txt", "/etc/passwd", "~/k.txt"):
+        with pytest.raises(ParameterError) as caught:
+            KERNEL.coerce(f"@{escape}", "f", base_dir=tmp_path, confine=True)
+        assert str(caught.value) == (f"f: kernel file {escape!r} is outside the pipeline file's folder; files named "
+                                     "in a pipeline file must be inside its folder")
+
+
+@pytest.mark.parametrize(("param", "value", "text"), [
+    (FLAG, True, "true"), (FLAG, False, "false"), (CENTER, (0.25, 1.0), "[0.25,1]"), (SIGMA, 2.0, "2"),
+    (SIGMA, 0.1, "0.1"), (KERNEL, ((1.0, -2.5),), "[[1,-2.5]]"), (MODE, "b", "b"), (SIZE, 7, "7"),
+])
+def test_format_writes_what_coerce_reads_back(param: Param, value: Any, text: str) -> None:
+    assert param.format(value) == text
+    assert param.coerce(text, "f") == value
+
+
+def test_declarations_are_checked() -> None:
+    with pytest.raises(ValueError, match="kind must be one of"):
+        Param("x", "complex", 0)
+    with pytest.raises(ValueError, match="a required parameter needs an example value"):
+        Param("x", "int", None, required=True)
+    with pytest.raises(ValueError, match="a choice parameter needs choices"):
+        Param("x", "choice", "a")
+
+
+def test_kernel_npy_files_never_unpickle(tmp_path: Path) -> None:
+    """An object array in a .npy needs pickle to load: refused as not a kernel, never executed."""
+    np.save(tmp_path / "evil.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(ParameterError, match=r"^f: kernel file .*evil\.npy is not a kernel \(Object arrays cannot be "
+                                             r"loaded when allow_pickle=False\)$"):
+        KERNEL.coerce("@evil.npy", "f", base_dir=tmp_path)

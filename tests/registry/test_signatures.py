@@ -1,0 +1,109 @@
+"""One construction route: keywords checked at registration, generated signatures and help."""
+
+from __future__ import annotations
+
+import inspect
+import pydoc
+from typing import Literal, get_args
+
+import numpy as np
+import pytest
+
+import cvfilters as cvf
+from cvfilters.registry import catalog as registry
+from cvfilters.registry.params import Param
+
+
+@pytest.fixture
+def scratch():
+    """Names registered by a test are removed after it."""
+    names: list[str] = []
+    yield names
+    for name in names:
+        registry.unregister(name)
+
+
+def test_misspelled_keyword_fails_at_registration_naming_filter_and_keyword(scratch) -> None:
+    scratch.append("typo_blur")
+    with pytest.raises(TypeError, match=r"'typo_blur'.*'sigm'.*did you mean 'sigma'"):
+        @cvf.register(category="blur", summary="x", params=[Param("sigma", "float", 1.0, min=0, max=10)])
+        def typo_blur(ctx, img, *, sigm):
+            return img
+    assert "typo_blur" not in {f.name for f in cvf.list_filters()}  # nothing half-registered
+
+
+def test_declared_parameter_the_function_lacks_fails_at_registration(scratch) -> None:
+    scratch.append("lacks_it")
+    with pytest.raises(TypeError, match=r"'lacks_it'.*no keyword 'amount'"):
+        cvf.register("lacks_it", category="color", summary="x",
+                     params=[Param("amount", "float", 1.0)])(lambda ctx, img: img)
+
+
+def test_kwargs_and_optional_extras_are_accepted(scratch) -> None:
+    scratch += ["takes_all", "with_extra"]
+    cvf.register("takes_all", category="color", summary="x", params=[Param("a", "int", 1)])(
+        lambda ctx, img, **values: img)
+    cvf.register("with_extra", category="color", summary="x", params=[Param("a", "int", 1)])(
+        lambda ctx, img, *, a, cache=None: img)
+    image = np.full((2, 2), 7, np.uint8)
+    assert cvf.apply(image, "with_extra", a=3, backend="cpu").tolist() == image.tolist()
+
+
+def test_color_and_warp_kernels_check_their_functions(scratch) -> None:
+    scratch += ["bad_curve", "bad_warp"]
+    with pytest.raises(TypeError, match=r"'bad_curve'.*'gama'"):
+        cvf.color_kernel(lambda v, *, gama: v ** gama, "bad_curve", summary="x",
+                         params=[Param("gamma", "float", 1.0, min=0.1, max=5)])
+    with pytest.raises(TypeError, match=r"'bad_warp'.*keyword 'dy'.*declared: dx"):
+        cvf.warp_kernel(lambda x, y, *, width, height, dy: (x, y - dy), "bad_warp", summary="x",
+                        params=[Param("dx", "float", 0.0, min=-9, max=9)])
+    assert not {"bad_curve", "bad_warp"} & {f.name for f in cvf.list_filters()}
+
+
+def test_signature_lists_the_declared_parameters_with_defaults() -> None:
+    signature = inspect.signature(cvf.get_filter("gaussian_blur"))
+    params = signature.parameters
+    assert list(params) == ["image", "sigma", "ksize", "border", "backend", "channel_order", "layout"]
+    assert params["image"].kind is inspect.Parameter.POSITIONAL_ONLY
+    assert all(params[n].kind is inspect.Parameter.KEYWORD_ONLY for n in ("sigma", "ksize", "border", "backend"))
+    assert (params["sigma"].default, params["ksize"].default, params["border"].default) == (2.0, 0, "reflect101")
+    assert params["sigma"].annotation is float
+    assert get_args(params["border"].annotation) == ("reflect101", "replicate", "reflect", "wrap", "constant")
+    assert params["border"].annotation.__origin__ is Literal
+    # a required parameter has no default
+    assert inspect.signature(cvf.get_filter("convolve")).parameters["kernel"].default is inspect.Parameter.empty
+
+
+def test_signature_binds_like_the_call() -> None:
+    """The signature is what the filter accepts: it binds good calls and refuses bad ones."""
+    flt = cvf.get_filter("vignette")
+    signature = inspect.signature(flt)
+    signature.bind(np.zeros((2, 2), np.uint8), intensity=1.0)
+    with pytest.raises(TypeError):
+        signature.bind(np.zeros((2, 2), np.uint8), 1.0)  # parameters are keyword-only
+
+
+def test_help_shows_summary_types_defaults_and_ranges() -> None:
+    text = pydoc.render_doc(cvf.get_filter("gaussian_blur"), renderer=pydoc.plaintext)
+    assert cvf.get_filter("gaussian_blur").summary in text
+    assert "sigma : float, default 2, range [0.1, 100] px" in text
+    assert "ksize : int, default 0, range [0, 255] px, odd" in text
+    assert "border : {'reflect101', 'replicate', 'reflect', 'wrap', 'constant'}, default reflect101" in text
+    assert "standard deviation of the Gaussian" in text  # the parameter's help
+    assert "file : path, required" in cvf.get_filter("lut").__doc__
+
+
+def test_every_filter_has_a_generated_signature_and_doc() -> None:
+    for flt in cvf.list_filters():
+        names = list(inspect.signature(flt).parameters)
+        assert names == ["image", *(p.name for p in flt.params), "backend", "channel_order", "layout"], flt.name
+        assert flt.__doc__.startswith(flt.summary) and "Parameters\n----------" in flt.__doc__, flt.name
+
+
+def test_filter_is_keyword_only_and_unlisted_filters_stay_unlisted() -> None:
+    with pytest.raises(TypeError):
+        cvf.Filter("positional", "blur", "x", (), lambda ctx, img: img)  # type: ignore[misc]
+    hidden = cvf.register("not_listed", category="blur", summary="x", listed=False)(lambda ctx, img: img)
+    assert hidden.name not in {f.name for f in cvf.list_filters()}
+    image = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    np.testing.assert_array_equal(hidden(image, backend="cpu"), image)
