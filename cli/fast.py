@@ -1,72 +1,104 @@
-"""Run a command without Typer's runtime coercion when every value on the line is plain.
+"""The plain command lines of the core commands, parsed without Typer (importing it costs as much
+as a small ``apply``).
 
-Typer coerces each non-flag value through a pydantic ``TypeAdapter``, and importing
-pydantic costs about as much as the whole of a small ``apply``. The options are still
-declared once, in :mod:`cvfilters.cli.app`: this reads the click command Typer builds
-from them, lets click's own parser split the line, and converts the values of the
-plain annotations the commands use (``str``, ``int`` with its ``min``/``max``, ``bool``,
-``Path``, ``list[str]``). Anything else (a value that does not convert, a missing
-argument, ``--help``, completion, an annotation of another type) returns ``None`` and
-the command runs through Typer as usual, which then reports any error.
+The options are declared once, for Typer, in :mod:`cvfilters.cli.app`;
+:mod:`cvfilters.cli.plain_options` is generated from those declarations
+(``python scripts/update_cli_options.py``; a test fails when it is stale, and another that
+this parser gives each command the same values as Typer). A line this parser does not take
+whole (``--help``, an unknown or combined option, ``--``, a value that does not convert or is
+out of range, a missing argument, an option set from the environment, shell completion)
+returns None, and Typer runs the command and reports any error.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-FAST_COMMANDS = ("apply", "list", "info", "backends")
-_SCALARS: dict[Any, Callable[[str], Any]] = {str: str, int: int, Path: Path}
+from cvfilters.cli.plain_options import COMMANDS, Param
+
+_CONVERT = {"str": str, "int": int, "path": Path}
 
 
-def plain_call(group: Any, args: list[str]) -> tuple[Callable[..., Any], dict[str, Any]] | None:
-    """The callback of ``args``' command and its converted keyword values, or None to go through Typer."""
-    if not args or args[0] not in FAST_COMMANDS or any(k.endswith("_COMPLETE") for k in os.environ):
+def plain_call(args: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """The name of the function in :mod:`cvfilters.cli.commands` that runs ``args`` and its keyword
+    values, or None to go through Typer."""
+    if not args or args[0] not in COMMANDS or any(key.endswith("_COMPLETE") for key in os.environ):
         return None
-    command = group.commands.get(args[0])
-    if command is None or "--help" in args[1:]:
-        return None
-    from typer import _click as click
-
+    function, params = COMMANDS[args[0]]
     try:
-        ctx = click.Context(command, info_name=args[0], parent=click.Context(group, info_name=group.name))
-        opts, rest, _ = command.make_parser(ctx).parse_args(args=list(args[1:]))
-        if rest:
-            return None
-        values = {}
-        for param in command.params:
-            raw, _ = param.consume_value(ctx, opts)
-            values[param.name] = _convert(param, raw)
-    except (click.ClickException, _NotPlain, ValueError, TypeError, AttributeError):
+        given, positionals = _split(args[1:], params)
+        values = _values(params, given, positionals)
+    except _NotPlain:
         return None
-    return command.callback, values
+    return function, values
 
 
 class _NotPlain(Exception):
-    """A value this module leaves to Typer."""
+    """A line this module leaves to Typer."""
 
 
-def _convert(param: Any, raw: Any) -> Any:
-    annotation = param.type_descriptor.annotation
-    if raw is None and not param.required:
-        return None
-    if raw is None or raw == () or raw == []:
-        raise _NotPlain(param.name)
-    if annotation is bool:
-        if not isinstance(raw, bool):
-            raise _NotPlain(param.name)
+def _split(items: list[str], params: tuple[Param, ...]) -> tuple[dict[str, list[Any]], list[str]]:
+    """Option values by parameter name (in order) and the positional items."""
+    flags = {flag: (param, True) for param in params for flag in param.flags}
+    flags |= {flag: (param, False) for param in params for flag in param.off_flags}
+    given: dict[str, list[Any]] = {}
+    positionals: list[str] = []
+    queue = list(items)
+    while queue:
+        item = queue.pop(0)
+        if item == "-" or not item.startswith("-"):
+            positionals.append(item)
+            continue
+        if item.startswith("--"):
+            name, equals, attached = item.partition("=")
+        else:  # -o VALUE, or -oVALUE
+            name, attached = item[:2], item[2:]
+            equals = "=" if attached else ""
+        if name not in flags:
+            raise _NotPlain(item)
+        param, on = flags[name]
+        if param.kind == "bool":
+            if equals:
+                raise _NotPlain(item)  # --flag=value, or combined short flags
+            given.setdefault(param.name, []).append(on)
+            continue
+        if not equals:
+            if not queue:
+                raise _NotPlain(item)
+            attached = queue.pop(0)
+        given.setdefault(param.name, []).append(attached)
+    return given, positionals
+
+
+def _values(params: tuple[Param, ...], given: dict[str, list[Any]], positionals: list[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for param in params:
+        if not param.flags:  # the positional argument: one value, or all of them
+            raw: list[Any] = positionals if param.kind == "strs" else positionals[:1]
+            if (param.kind != "strs" and len(positionals) > 1) or (param.required and not raw):
+                raise _NotPlain(param.name)
+            values[param.name] = list(raw) if param.kind == "strs" else raw[0] if raw else param.default
+            continue
+        if param.name not in given:
+            if param.required or (param.envvar and param.envvar in os.environ):
+                raise _NotPlain(param.name)
+            values[param.name] = param.default
+        elif param.kind == "strs":
+            values[param.name] = list(given[param.name])
+        else:
+            values[param.name] = _scalar(param, given[param.name][-1])
+    return values
+
+
+def _scalar(param: Param, raw: Any) -> Any:
+    if param.kind == "bool":
         return raw
-    if getattr(annotation, "__origin__", None) is list and annotation.__args__ == (str,):
-        if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) for v in raw):
-            raise _NotPlain(param.name)
-        return list(raw)
-    if annotation not in _SCALARS or isinstance(raw, bool) or not isinstance(raw, (str, annotation)):
-        raise _NotPlain(param.name)
-    value = _SCALARS[annotation](raw)  # a string from the line, or a default of the annotated type
-    info = param.type_descriptor.parameter_info
-    low, high = getattr(info, "min", None), getattr(info, "max", None)
-    if annotation is int and ((low is not None and value < low) or (high is not None and value > high)):
+    try:
+        value = _CONVERT[param.kind](raw)
+    except ValueError:
+        raise _NotPlain(param.name) from None
+    if (param.low is not None and value < param.low) or (param.high is not None and value > param.high):
         raise _NotPlain(param.name)
     return value

@@ -1,49 +1,67 @@
 """The ``cvfilters`` entry point: the fast path for the core commands, the full Typer app otherwise.
 
-It sits above every command module: histogram, preview and sweep register their commands
-on :data:`cli.app.app` when imported, which :func:`main` does only when a command needs them.
+A plain line of ``apply``, ``list``, ``info`` or ``backends`` (:mod:`cvfilters.cli.fast`)
+runs its function in :mod:`cvfilters.cli.commands` without importing Typer. It sits above
+every command module: histogram, preview and sweep register their commands on
+:data:`cli.app.app` when imported, which :func:`main` does only when a command needs them.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import typer
-
-from cvfilters.cli.app import _err, _state, app
+from cvfilters.cli.commands import CommandExit, err, state
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script calls this)."""
-    from cvfilters.cli.fast import FAST_COMMANDS, plain_call
-    from cvfilters.core.errors import CvfError, UsageError
+    from cvfilters.cli.fast import plain_call
 
     args = sys.argv[1:] if argv is None else list(argv)
-    if not args or args[0] not in FAST_COMMANDS:
-        _register_all_commands()
+    fast = plain_call(args)
+    if fast is not None:
+        from cvfilters.cli import commands
+
+        function, values = fast
+        return _guarded(lambda: getattr(commands, function)(**values))
+    return _guarded(lambda: _run_typer(args))
+
+
+def _run_typer(args: list[str]) -> int:
+    import typer
+
+    from cvfilters.cli.app import app
+
+    _register_all_commands()
     command = typer.main.get_command(app)
+    _plain_metavars(command)
     try:
-        fast = plain_call(command, args)
-        if fast is not None:
-            callback, values = fast
-            callback(**values)
-            return 0
-        if _register_all_commands():
-            command = typer.main.get_command(app)
-        _plain_metavars(command)
         code = command.main(args=args, prog_name="cvfilters", standalone_mode=False)
-        return code if isinstance(code, int) else 0
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
-        _err("interrupted")
+        err("interrupted")
         return 130
     except typer.TyperException as exc:  # typer's own click: bad options, missing arguments
-        _err(f"error: {exc.format_message()}")
+        err(f"error: {exc.format_message()}")
         return getattr(exc, "exit_code", 2)
+    return code if isinstance(code, int) else 0
+
+
+def _guarded(run: Callable[[], Any]) -> int:
+    """Run a command: its exit code, with every error as one line (a traceback with ``--debug``)."""
+    from cvfilters.core.errors import CvfError, UsageError
+
+    try:
+        code = run()
+        return code if isinstance(code, int) else 0
+    except CommandExit as exc:
+        return exc.code
     except UsageError as exc:
         _report(exc)
         return 2
@@ -51,22 +69,21 @@ def main(argv: list[str] | None = None) -> int:
         _report(exc)
         return 1
     except KeyboardInterrupt:
-        _err("interrupted")
+        err("interrupted")
         return 130
+    except BrokenPipeError:  # the reader went away (cvfilters list | head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:  # a bug: still one line unless --debug
-        if _state["debug"]:
+        if state["debug"]:
             raise
-        _err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+        err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return 1
 
 
-def _register_all_commands() -> bool:
-    """Import the modules that add commands to ``app`` (histogram, preview, sweep); True if it was needed."""
-    if all(f"cvfilters.cli.{name}" in sys.modules for name in ("plots", "preview", "sweep")):
-        return False
+def _register_all_commands() -> None:
+    """Import the modules that add commands to ``app`` (histogram, preview, sweep)."""
     from cvfilters.cli import plots, preview, sweep  # noqa: F401  (their commands register on import)
-
-    return True
 
 
 _METAVARS = {int: "N", float: "X", str: "TEXT", Path: "PATH"}
@@ -84,6 +101,6 @@ def _plain_metavars(group: Any) -> None:
 
 
 def _report(exc: Exception) -> None:
-    if _state["debug"]:
+    if state["debug"]:
         traceback.print_exception(exc)
-    _err(f"error: {exc}")
+    err(f"error: {exc}")

@@ -29,14 +29,17 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
-from PIL import Image
 
 from cvfilters.core.errors import TruncatedImageError
+from cvfilters.io.headers import quick_header
 from cvfilters.io.quiet import quiet
+
+if TYPE_CHECKING:  # Pillow is imported where it is used: plain JPEG and PNG never need it
+    from PIL import Image
 
 # Pillow plugins of formats OpenCV reads (others may take random bytes for a header).
 _PILLOW_FORMATS = ("PNG", "JPEG", "TIFF", "WEBP", "BMP", "GIF", "PPM", "JPEG2000", "AVIF", "SUN")
@@ -78,6 +81,8 @@ class Header:
 @contextlib.contextmanager
 def _pillow_unlimited() -> Iterator[None]:
     """Pillow with its own decompression-bomb limit lifted (cvfilters applies its own) and quiet."""
+    from PIL import Image
+
     with _PILLOW_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
@@ -88,7 +93,16 @@ def _pillow_unlimited() -> Iterator[None]:
 
 
 def parse_header(data: bytes) -> Header | None:
-    """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it."""
+    """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it.
+
+    A plain still JPEG or PNG is read by :func:`cvfilters.io.headers.quick_header` instead, with
+    the same answer, without importing Pillow.
+    """
+    quick = quick_header(data)
+    if quick is not None:
+        return Header(quick[0], quick[1], quick[2], 1, None, {}, {})
+    from PIL import Image
+
     with _pillow_unlimited():
         # preinit registers the common plugins (BMP, GIF, JPEG, PPM, PNG); init all of them, once, only
         # when those cannot parse it (importing every plugin costs more than a small apply).
@@ -159,6 +173,8 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
     Palette images become BGR, or BGRA where the palette has transparency; grey with a tRNS
     key gets an alpha channel of the same depth (0 at the key, full scale elsewhere).
     """
+    from PIL import Image
+
     with Image.open(BytesIO(data)) as opened:
         opened.load()
         image: Image.Image = opened

@@ -13,10 +13,13 @@ from __future__ import annotations
 import struct
 import zlib
 from io import BytesIO
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
-from PIL import Image
+
+if TYPE_CHECKING:  # Pillow is imported where it is used: most writes never need it
+    from PIL import Image
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _EXIF_HEADER = b"Exif\0\0"
@@ -81,6 +84,8 @@ def grey_alpha_png(image: np.ndarray, *, exif: bytes | None = None, icc: bytes |
 
 def _pillow_image(image: np.ndarray, grey: bool) -> Image.Image | None:
     """A Pillow image of the same pixels, or None where Pillow's TIFF writer cannot hold them."""
+    from PIL import Image
+
     if image.ndim == 2:
         held = image.dtype in (np.uint8, np.uint16, np.float32)  # modes L, I;16 and F
         return Image.fromarray(np.ascontiguousarray(image)) if held else None

@@ -237,29 +237,51 @@ def test_worker_count_follows_the_work(tmp_path: Path, monkeypatch: pytest.Monke
     ["apply", "a.png", "-o", "b.png", "-f", "invert"],
     ["apply", "a.png", "b.png", "-o", "out", "-f", "invert", "-f", "sepia", "--jobs", "2", "--no-fuse", "--overwrite",
      "-r", "--format", "jpg", "--quality", "90", "--suffix", "_x", "--explain", "--allow-large", "--frames", "0:3"],
-    ["apply", "--output=o.png", "in.png", "-pfile.yaml", "--backend", "cpu", "--max-pixels", "100"],
-    ["list", "--category", "Blur", "--json"], ["info", "invert", "--json"], ["backends"],
+    ["apply", "--output=o.png", "in.png", "-pfile.yaml", "--backend", "cpu", "--max-pixels", "100", "-j1"],
+    ["apply", "-", "-o", "-", "--format", "png", "--compare", "c.png", "--histogram", "h.png", "--no-overwrite",
+     "--fuse", "--quality", "1", "--quality", "100", "--dry-run", "--no-clobber", "--devices", "0"],
+    ["list", "--category", "Blur", "--json"], ["list"], ["info", "invert", "--json"], ["info", "x"], ["backends"],
 ])
-def test_plain_lines_convert_exactly_as_typer_does(argv: list[str]) -> None:
-    """The fast path (no pydantic) gives the command the same values as Typer's own coercion."""
+def test_plain_lines_reach_the_command_exactly_as_through_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                                 ) -> None:
+    """The fast path (no Typer) gives the command the same values as Typer's own parsing and coercion."""
     import typer.main
 
+    from cvfilters.cli import commands
+    from cvfilters.cli.app import app
     from cvfilters.cli.fast import plain_call
 
-    group = typer.main.get_command(sys.modules["cvfilters.cli.app"].app)
-    fast = plain_call(group, argv)
+    fast = plain_call(argv)
     assert fast is not None
-    with group.commands[argv[0]].make_context(argv[0], list(argv[1:])) as ctx:
-        # Typer hands an absent repeatable option to the command as its default (None), not as ()
-        assert fast[1] == {name: None if value == () else value for name, value in ctx.params.items()}
+    function, values = fast
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(commands, function, lambda **kwargs: seen.append(kwargs))
+    typer.main.get_command(app).main(args=argv, prog_name="cvfilters", standalone_mode=False)
+    assert seen == [values]
 
 
 @pytest.mark.parametrize("argv", [["apply", "a.png", "-o", "b.png", "--jobs", "x"], ["apply", "-o", "b.png"],
                                   ["apply", "a.png", "-o", "b.png", "--quality", "500"], ["apply", "--help"],
-                                  ["--debug", "apply", "a.png", "-o", "b.png"], ["info"]])
+                                  ["--debug", "apply", "a.png", "-o", "b.png"], ["info"], ["info", "a", "b"],
+                                  ["apply", "a.png", "-o"], ["apply", "a.png", "-o", "b", "--bogus"],
+                                  ["apply", "a.png", "-o", "b", "-rj2"], ["apply", "a.png", "-o", "b", "--", "-x"],
+                                  ["apply", "a.png", "-o", "b", "--overwrite=yes"], ["histogram", "a.png"]])
 def test_anything_else_goes_through_typer(argv: list[str]) -> None:
-    import typer.main
-
     from cvfilters.cli.fast import plain_call
 
-    assert plain_call(typer.main.get_command(sys.modules["cvfilters.cli.app"].app), argv) is None
+    assert plain_call(argv) is None
+
+
+def test_an_option_set_from_the_environment_goes_through_typer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cvfilters.cli.fast import plain_call
+
+    monkeypatch.setenv("CVFILTERS_SCHEDULER", "tcp://nowhere:8786")
+    assert plain_call(["apply", "a.png", "-o", "b.png"]) is None
+
+
+def test_the_fast_path_table_is_fresh() -> None:
+    """Fails when an option of a core command changed without ``python scripts/update_cli_options.py``."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, str(root / "scripts" / "update_cli_options.py"), "--check"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr

@@ -114,8 +114,26 @@ def test_help_list_info_apply_load_only_what_they_need(tmp_path: Path) -> None:
     code, modules = cli_modules(tmp_path, "apply", str(source), "-o", str(tmp_path / "out.png"), "-f", "invert")
     assert code == 0 and cv2.imread(str(tmp_path / "out.png"))[0, 0].tolist() == [248, 248, 248]
     assert families(modules) == {"cvfilters.filters.color"}
-    assert not heavy(modules, allow=("PIL",)), heavy(modules)  # Pillow reads headers (pixel limit) by design
+    assert not heavy(modules), heavy(modules)  # a plain PNG's header is read without Pillow
     assert "cvfilters.io.video" not in modules
+
+
+@pytest.mark.parametrize("args", [["list"], ["list", "--json"], ["info", "invert"], ["backends", "--json"],
+                                  ["apply", "{in}", "-o", "{out}", "-f", "invert"],
+                                  ["apply", "{in}", "-o", "{out}", "--backend=cpu", "-finvert", "--quality", "90"]])
+def test_plain_core_commands_take_the_fast_path_without_typer(tmp_path: Path, args: list[str]) -> None:
+    """Fails if the fast path stops being taken (a Typer import costs as much as a small apply)."""
+    source = tmp_path / "in.jpg"
+    cv2.imwrite(str(source), np.full((8, 8, 3), 7, np.uint8))
+    code, modules = cli_modules(tmp_path, *[a.format(**{"in": source, "out": tmp_path / "out.jpg"}) for a in args])
+    assert code == 0
+    assert not {m for m in modules if m.split(".")[0] in ("typer", "click", "PIL")}, args
+    assert "cvfilters.cli.app" not in modules
+
+
+def test_other_lines_still_run_through_typer(tmp_path: Path) -> None:
+    code, modules = cli_modules(tmp_path, "list", "--bogus")
+    assert code == 2 and "typer" in modules
 
 
 def test_user_filters_are_listed_and_may_replace_a_builtin_before_its_family_loads() -> None:
