@@ -28,7 +28,6 @@ device branches are written against OpenCV's sources and checked by
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -62,6 +61,8 @@ def _depth(dtype: DType | None) -> int:
 
 def _kernel_key(kernel: np.ndarray) -> tuple[Hashable, ...]:
     """A cache key for a kernel or table: its shape, dtype and a digest of its bytes."""
+    import hashlib  # here: a cpu run never needs it
+
     return kernel.shape, kernel.dtype.str, hashlib.blake2b(np.ascontiguousarray(kernel).tobytes(),
                                                            digest_size=16).digest()
 

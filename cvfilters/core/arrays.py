@@ -15,7 +15,6 @@ statistics can use it from below the pipeline.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
@@ -138,6 +137,8 @@ class ImageValue:
         array = np.array(array, copy=True)
         array.setflags(write=False)
         self._array = array
+        import hashlib  # here: only these arrays need it
+
         self._digest = hashlib.blake2b(np.ascontiguousarray(array).tobytes(), digest_size=16).hexdigest()
         self._order = order
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Protocol
 
@@ -76,6 +75,8 @@ def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, or
     else:
         # The first image runs alone so that the masks, maps and tables of this size are
         # built once, not by every thread that would miss the cache at the same moment.
+        from concurrent.futures import ThreadPoolExecutor  # here: it imports logging, which one image never needs
+
         first = one(items[0])
         with opencv_single_threaded(), ThreadPoolExecutor(min(count, len(items) - 1),
                                                           thread_name_prefix="cvfilters-map") as pool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from typing import IO
@@ -52,7 +51,7 @@ def _catch_stderr() -> tuple[int, IO[bytes]] | None:
     with contextlib.suppress(Exception):
         sys.stderr.flush()  # what Python buffered before goes where it was meant to
     try:
-        catcher = tempfile.TemporaryFile()
+        catcher = _anonymous_file()
     except OSError:
         return None
     try:
@@ -66,6 +65,16 @@ def _catch_stderr() -> tuple[int, IO[bytes]] | None:
         catcher.close()
         return None
     return saved, catcher
+
+
+def _anonymous_file() -> IO[bytes]:
+    """A nameless read-write file: in memory where Linux offers it (no ``tempfile`` import, which
+    costs a tenth of a small ``apply``'s start-up), else a temporary file."""
+    if hasattr(os, "memfd_create"):
+        return open(os.memfd_create("cvfilters-stderr", os.MFD_CLOEXEC), "w+b")
+    import tempfile
+
+    return tempfile.TemporaryFile()
 
 
 def _release_stderr(caught: tuple[int, IO[bytes]] | None) -> str:

@@ -15,11 +15,10 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 
@@ -29,6 +28,9 @@ from cvfilters.io import animation
 from cvfilters.io import images as io
 from cvfilters.registry.params import allow_large
 from cvfilters.run.limits import check_memory
+
+if TYPE_CHECKING:  # concurrent.futures (and logging with it) is imported when an executor runs
+    from concurrent.futures import Executor
 
 
 @dataclass(frozen=True)
@@ -369,6 +371,8 @@ def run(tasks: Iterable[Task], options: Options, *, executor: Executor | None = 
         for task in tasks:
             yield process(task, options, progress)
         return
+    from concurrent.futures import as_completed
+
     futures = [executor.submit(process, task, options) for task in tasks]
     try:
         for future in as_completed(futures):

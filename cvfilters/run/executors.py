@@ -8,19 +8,20 @@ it cancels what has not started and lets running tasks finish their atomic write
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 
 from cvfilters.core.errors import UsageError
 from cvfilters.run import lifeline
+
+if TYPE_CHECKING:  # multiprocessing is imported when a pool starts: a one-file apply never needs it
+    from concurrent.futures import Executor, ProcessPoolExecutor
 
 
 def device_ids(spec: str, backend: str) -> list[int]:
@@ -78,6 +79,9 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
     fork from a forkserver. Every worker, and the forkserver, ends when this process
     does, however it ends (:mod:`cvfilters.run.lifeline`).
     """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     os.environ[lifeline.PARENT_ENV] = str(os.getpid())
     if devices:
         spawn = multiprocessing.get_context("spawn")
