@@ -29,7 +29,8 @@ BACKEND_NAMES = ("auto", *BACKEND_CLASSES)
 AUTO_MIN_PIXELS = 512 * 512
 
 __all__ = ["BACKEND_NAMES", "BORDERS", "BORDER_HELP", "AUTO_MIN_PIXELS", "Availability", "Backend",
-           "Counters", "auto_gaussian_ksize", "availability", "get_backend", "native_backend", "probe_soon", "select"]
+           "Counters", "adopt", "auto_gaussian_ksize", "availability", "get_backend", "native_backend", "probe_soon",
+           "probed", "select"]
 
 
 _PROBED: dict[str, Availability] = {}
@@ -42,6 +43,21 @@ def availability(name: str) -> Availability:
         if name not in _PROBED:
             _PROBED[name] = BACKEND_CLASSES[name].probe()
         return _PROBED[name]
+
+
+def probed() -> dict[str, Availability]:
+    """The probe answers this process holds (to hand to its worker processes, see :func:`adopt`)."""
+    with _PROBE_LOCK:
+        return dict(_PROBED)
+
+
+def adopt(answers: dict[str, Availability]) -> None:
+    """Take the probe answers of the process that started this one (same machine, same devices), so
+    that a worker does not probe again: an OpenCL probe costs a worker tenths of a second and the
+    memory of the driver (pocl loads LLVM: about 60 MB)."""
+    with _PROBE_LOCK:
+        for name, answer in answers.items():
+            _PROBED.setdefault(name, answer)
 
 
 def probe_soon(names: tuple[str, ...] = ("cuda", "opencl")) -> None:

@@ -2,7 +2,11 @@
 
 One home for the durability rule every writer follows (images, video, plots,
 pipeline files): readers see the old file or the new one, never a partial one, and
-after a power loss the rename itself has reached the disk. A temporary file is hidden
+after a power loss the rename itself has reached the disk. A batch of many files may
+leave the folder's fsync to its end (``sync_directory=False``, then one
+:func:`fsync_directory` per folder): each file's data still reaches the disk before its
+name does, so a power loss in the middle can lose a rename (the old file or none is
+there), never leave a partial file under the final name. A temporary file is hidden
 and named ``.NAME.<16 hex>.tmp`` (``.STEM.<16 hex>.tmp.EXT`` where an encoder chooses the
 container by extension), so no batch takes it as an input; it is removed on any
 failure (a SIGKILL can leave it behind: :mod:`cvfilters.core.leftovers` cleans up).
@@ -32,8 +36,12 @@ def temporary_name(target: Path, *, keep_suffix: bool = False) -> Path:
     return target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
 
 
-def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object) -> None:
+def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object, *,
+                sync_directory: bool = True) -> None:
     """Write ``data`` (bytes or any buffer, e.g. a uint8 array) to ``path`` atomically and durably.
+
+    ``sync_directory=False`` leaves the folder's fsync (which makes the rename durable) to
+    the caller, who does it once for many files.
 
     The temporary file is created with mode 0o666 less the umask (``mkstemp`` would
     leave 0o600) and exclusively, so two writers never share one. On POSIX it is renamed
@@ -55,7 +63,8 @@ def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object) ->
         if created:
             os.replace(temporary, target)
             created = False
-        fsync_directory(target.parent)
+        if sync_directory:
+            fsync_directory(target.parent)
     finally:
         if created:
             with contextlib.suppress(OSError):

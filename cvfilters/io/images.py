@@ -361,8 +361,12 @@ def write(
     return Path(path)
 
 
-def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = True) -> Path:
+def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = True, sync_directory: bool = True,
+                ) -> Path:
     """Write encoded image bytes atomically (as :func:`write` does after encoding).
+
+    ``sync_directory=False``: the folder's fsync is left to the caller (a batch does it once per
+    folder, :func:`cvfilters.core.atomic.write_bytes` says what that guarantees).
 
     Raises :class:`OutputExistsError` where the target exists and ``overwrite`` is False,
     :class:`ImageWriteError` where the file system refuses.
@@ -370,7 +374,7 @@ def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = Tr
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
     try:
-        atomic.write_bytes(path, data)
+        atomic.write_bytes(path, data, sync_directory=sync_directory)
     except OSError as exc:
         raise ImageWriteError(path, f"cannot be written: {exc.strerror or exc}") from exc
     return Path(path)

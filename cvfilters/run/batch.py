@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import cv2
 
+from cvfilters.core import atomic
 from cvfilters.core.errors import CvfError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import animation
@@ -342,7 +343,7 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         sys.stdout.buffer.write(encoded)
         sys.stdout.buffer.flush()
     else:
-        io.write_bytes(task.target, encoded, overwrite=replace)
+        io.write_bytes(task.target, encoded, overwrite=replace, sync_directory=False)  # run() syncs the folders
     return report
 
 
@@ -367,20 +368,34 @@ def run(tasks: Iterable[Task], options: Options, *, executor: Executor | None = 
     the tasks not yet started are cancelled and the interrupt propagates.
     """
     tasks = list(tasks)
-    if executor is None:
-        for task in tasks:
-            yield process(task, options, progress)
-        return
-    from concurrent.futures import as_completed
-
-    futures = [executor.submit(process, task, options) for task in tasks]
     try:
-        for future in as_completed(futures):
-            yield future.result()
-    except BaseException:
-        for future in futures:
-            future.cancel()
-        raise
+        if executor is None:
+            for task in tasks:
+                yield process(task, options, progress)
+            return
+        from concurrent.futures import as_completed
+
+        futures = [executor.submit(process, task, options) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    finally:
+        sync_folders(tasks)
+
+
+def sync_folders(tasks: Iterable[Task]) -> None:
+    """Make the renames of a batch durable: one fsync per output folder (workers write without it).
+
+    Each output's data reached the disk before its rename (:mod:`cvfilters.core.atomic`), so a
+    power loss before this can lose outputs (the old file or none is there), never leave a
+    partial one under its name; after it, every output written is on the disk.
+    """
+    for folder in {task.target.parent for task in tasks if task.stdout_format is None}:
+        atomic.fsync_directory(folder)
 
 
 def timed(outcomes: Iterable[Outcome], summary: Summary, *, start: float | None = None) -> Iterator[Outcome]:

@@ -58,8 +58,12 @@ def _device_count(backend: str) -> int:
     return int(availability("opencl").is_gpu)
 
 
-def _init_worker(devices: Any, backend: str) -> None:
+def _init_worker(devices: Any, backend: str, answers: dict[str, Any] | None = None) -> None:
     lifeline.arm_worker()
+    if answers:
+        from cvfilters.backends import adopt
+
+        adopt(answers)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     cv2.setNumThreads(1)
     if devices is None:
@@ -95,7 +99,20 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
     # parallel cv2 call does that), and with other Python threads (a Dask client, a GUI).
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["cvfilters.run.lifeline", "cvfilters.run.batch"])
-    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(None, backend))
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                               initargs=(None, backend, _probe_answers(backend)))
+
+
+def _probe_answers(backend: str) -> dict[str, Any] | None:
+    """For ``auto``: this process's answers about the GPUs, which its workers adopt instead of each
+    probing again (a forked worker has the same devices)."""
+    if backend != "auto":
+        return None
+    from cvfilters.backends import availability, probed
+
+    for name in ("cuda", "opencl"):
+        availability(name)  # waits for a probe already running (probe_soon)
+    return probed()
 
 
 @contextmanager

@@ -245,3 +245,54 @@ def test_memory_estimate_refuses_what_cannot_fit(tmp_path: Path, monkeypatch: py
     refused = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "no.png"), batch.Options(INVERT, workers=4))
     assert refused.status == "failed" and "a.png: needs about" in refused.message and "x 4 worker(s)" in refused.message
     assert not (tmp_path / "no.png").exists()
+
+
+def test_a_batch_syncs_each_file_before_its_rename_and_each_folder_once_at_the_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The durability rule of a batch: data fsynced before the rename; one folder fsync per folder, last."""
+    write_images(tmp_path / "in", ["a.png", "b.png", "sub/c.png"])
+    tasks, failures = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"), recursive=True)
+    assert not failures and len(tasks) == 3
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        events.append(("rename", os.fspath(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    options = batch.Options(Pipeline.parse(["invert"]).to_dict(), "cpu")
+    assert [o.status for o in batch.run(tasks, options)] == ["done"] * 3
+    renames = [i for i, (kind, _) in enumerate(events) if kind == "rename"]
+    assert len(renames) == 3
+    for index in renames:  # the fsync just before each rename is of that file's data (its temporary name)
+        kind, path = events[index - 1]
+        assert kind == "fsync" and Path(path).name.endswith(".tmp")
+        assert Path(path).parent == Path(events[index][1]).parent
+    folders = [path for kind, path in events[renames[-1] + 1:] if kind == "fsync"]
+    assert sorted(folders) == sorted({str(tmp_path / "out"), str(tmp_path / "out" / "sub")})
+    assert not [path for kind, path in events[:renames[-1]] if kind == "fsync" and os.path.isdir(path)]
+
+
+def test_pool_workers_adopt_the_parents_gpu_answers_instead_of_probing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each worker probing OpenCL again would cost it tenths of a second and the driver's memory."""
+    from cvfilters import backends
+    from cvfilters.backends.base import Availability
+
+    seeded = {name: Availability(name, False, reason=f"seeded by the test for {name}") for name in ("cuda", "opencl")}
+    monkeypatch.setattr(backends, "_PROBED", dict(seeded))
+    pool = executors.local_pool(2, backend="auto")
+    try:
+        assert pool.submit(backends.probed).result(timeout=120) == seeded
+    finally:
+        pool.shutdown(wait=True)
+    pool = executors.local_pool(2, backend="cpu")  # a named backend: nothing to hand over
+    try:
+        assert pool.submit(backends.probed).result(timeout=120) == {}
+    finally:
+        pool.shutdown(wait=True)
