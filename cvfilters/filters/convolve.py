@@ -27,8 +27,8 @@ import numpy as np
 
 from cvfilters.core.context import Context
 from cvfilters.core.pixels import to_float32_same_units
-from cvfilters.filters._shared.common import border_param
-from cvfilters.filters._shared.correlation import gaussian_blurred, prepare_kernel, respond
+from cvfilters.filters._shared.common import border_param, in_stripes
+from cvfilters.filters._shared.correlation import gaussian_blurred, gaussian_reach, prepare_kernel, respond
 from cvfilters.filters._shared.kernels import (
     EMBOSS_LIGHT,
     KernelData,
@@ -288,13 +288,18 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     ``threshold`` is a fraction of full scale, compared per channel.
     """
     be = ctx.be
-    image32 = to_float32_same_units(ctx, img)
-    blurred = gaussian_blurred(ctx, image32, radius, border)
-    if threshold == 0.0:
-        return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.spec.dtype)
-    detail = be.add_weighted(image32, 1.0, blurred, -1.0)
-    mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.spec.max_value, 1.0, cv2.THRESH_BINARY)
-    return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.spec.dtype)
+
+    def sharpened(part: Any) -> Any:
+        image32 = to_float32_same_units(ctx, part)
+        blurred = gaussian_blurred(ctx, image32, radius, border)
+        if threshold == 0.0:
+            return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.spec.dtype)
+        detail = be.add_weighted(image32, 1.0, blurred, -1.0)
+        mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.spec.max_value, 1.0,
+                            cv2.THRESH_BINARY)
+        return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.spec.dtype)
+
+    return in_stripes(img, gaussian_reach(ctx, radius), border, sharpened)
 
 
 @register(
@@ -311,6 +316,9 @@ def high_pass(ctx: Context, img: Any, *, radius: float, border: str) -> Any:
 
     Detail smaller than about ``radius`` stays, flat areas turn mid-grey.
     """
-    image32 = to_float32_same_units(ctx, img)
-    blurred = gaussian_blurred(ctx, image32, radius, border)
-    return ctx.be.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.spec.max_value, dtype=ctx.spec.dtype)
+    def passed(part: Any) -> Any:
+        image32 = to_float32_same_units(ctx, part)
+        blurred = gaussian_blurred(ctx, image32, radius, border)
+        return ctx.be.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.spec.max_value, dtype=ctx.spec.dtype)
+
+    return in_stripes(img, gaussian_reach(ctx, radius), border, passed)

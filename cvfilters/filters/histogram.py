@@ -121,8 +121,10 @@ def equalize(ctx: Context, img: Image, *, space: str) -> Image:
     lookup table on the device.
     """
     view = level_view(ctx, img, space)
-    if view.levels == 256 and view.channels == 1 and ctx.spec.channels == 1:
-        return ctx.be.equalize_hist(view.image)  # the same table, in one OpenCV call
+    if view.levels == 256 and view.channels == ctx.spec.channels:  # uint8 grey, or per channel
+        if view.channels == 1:
+            return ctx.be.equalize_hist(view.image)  # the same table, in one OpenCV call
+        return ctx.be.merge([ctx.be.equalize_hist(plane) for plane in ctx.be.split(view.image)])
     counts = view_counts(ctx, view)
     return apply_tables(ctx, img, view, [equalize_table(c) for c in counts], counts)
 

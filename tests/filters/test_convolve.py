@@ -39,11 +39,11 @@ def correlate(image: np.ndarray, kernel: np.ndarray, border: str = "reflect101")
                       for c in range(values.shape[2])])
 
 
-def gaussian(image: np.ndarray, sigma: float, ksize: int) -> np.ndarray:
+def gaussian(image: np.ndarray, sigma: float, ksize: int, border: str = "reflect101") -> np.ndarray:
     """scipy's Gaussian over the two image axes, truncated to a ksize x ksize kernel."""
     values = image.astype(np.float64)
     sigmas = (sigma, sigma) + (0.0,) * (values.ndim - 2)
-    return ndimage.gaussian_filter(values, sigmas, mode="mirror", truncate=(ksize // 2) / sigma)
+    return ndimage.gaussian_filter(values, sigmas, mode=SCIPY_MODE[border], truncate=(ksize // 2) / sigma)
 
 
 # ----------------------------------------------------------------------------- presets vs scipy
@@ -168,6 +168,27 @@ def test_high_pass_formula(backend: str, dtype: type) -> None:
     else:
         np.testing.assert_allclose(out, expected, atol=2e-5)
 
+
+
+@pytest.mark.parametrize("border", ["reflect101", "constant", "replicate"])
+@pytest.mark.parametrize("spec", ["unsharp_mask:radius=2", "unsharp_mask:radius=3,threshold=0.03", "high_pass:radius=4"])
+def test_tall_images_run_in_stripes_with_the_whole_images_formula(spec: str, border: str) -> None:
+    """Over 4 stripes of rows: the stripes must join without seams (each computed with its own context rows)."""
+    from cvfilters.filters._shared.common import STRIPE_ROWS
+
+    image = photo(4 * STRIPE_ROWS + 37, 29, 3, np.float32)
+    out = cvf.apply(image, f"{spec},border={border}", backend="cpu")
+    name, _, args = spec.partition(":")
+    params = dict(arg.split("=") for arg in args.split(","))
+    radius, threshold = float(params["radius"]), float(params.get("threshold", 0))
+    blurred = gaussian(image, radius, int(round(8 * radius + 1)) | 1, border)
+    detail = image.astype(np.float64) - blurred
+    if name == "high_pass":
+        expected = detail + 0.5
+    else:
+        expected = image + detail * (np.abs(detail) > threshold)
+    close = np.abs(np.abs(detail) - threshold) > 1e-5
+    np.testing.assert_allclose(out[close], expected[close], atol=2e-5)
 
 # ----------------------------------------------------------------------------- convolve: modes, depth, separability
 @pytest.mark.parametrize("mode", ["correlate", "convolve"])

@@ -118,6 +118,11 @@ def respond(ctx: Context, img: Image, kernels: tuple[np.ndarray, ...], border: s
     return be.convert(be.magnitude(gx, gy), dtype, scale, delta)
 
 
+def gaussian_reach(ctx: Context, sigma: float) -> int:
+    """How many pixels :func:`gaussian_blurred` reaches on each side."""
+    return auto_gaussian_ksize(sigma, ctx.spec.dtype) // 2
+
+
 def gaussian_blurred(ctx: Context, image32: Image, sigma: float, border: str) -> Image:
     """A float32 image blurred by :func:`gaussian_kernel` through :func:`correlate`.
 
