@@ -171,7 +171,8 @@ def test_high_pass_formula(backend: str, dtype: type) -> None:
 
 
 @pytest.mark.parametrize("border", ["reflect101", "constant", "replicate"])
-@pytest.mark.parametrize("spec", ["unsharp_mask:radius=2", "unsharp_mask:radius=3,threshold=0.03", "high_pass:radius=4"])
+@pytest.mark.parametrize("spec", ["unsharp_mask:radius=2", "unsharp_mask:radius=3,threshold=0.03",
+                                  "high_pass:radius=4"])
 def test_tall_images_run_in_stripes_with_the_whole_images_formula(spec: str, border: str) -> None:
     """Over 4 stripes of rows: the stripes must join without seams (each computed with its own context rows)."""
     from cvfilters.filters._shared.common import STRIPE_ROWS

@@ -53,9 +53,10 @@ def in_stripes(img: Image, reach: int, border: str, run: Callable[[Image], Image
     are cropped off, so only the image's own top and bottom see the border. Runs whole for
     device images, the ``wrap`` border (it reaches the far side) and images of few stripes.
     """
-    height = img.shape[0] if isinstance(img, np.ndarray) else 0
-    if border == "wrap" or height < 4 * STRIPE_ROWS or reach > STRIPE_ROWS:
+    if not isinstance(img, np.ndarray) or border == "wrap" or img.shape[0] < 4 * STRIPE_ROWS \
+            or reach > STRIPE_ROWS:
         return run(img)
+    height = img.shape[0]
     out: np.ndarray | None = None
     for top in range(0, height, STRIPE_ROWS):
         bottom = min(height, top + STRIPE_ROWS)
