@@ -53,6 +53,11 @@ def _unsharp(img: Image) -> Image:
     return cv2.addWeighted(img, 2.0, cv2.GaussianBlur(img, (0, 0), 2.0), -1.0, 0.0)
 
 
+def _high_pass(img32: Image) -> Image:
+    # float: the uint8 GaussianBlur's fixed-point rounding is 2 levels off; 19 taps: OpenCV's size for uint8
+    return cv2.addWeighted(img32, 1.0, cv2.GaussianBlur(img32, (19, 19), 3.0), -1.0, 127.5, dtype=cv2.CV_8U)
+
+
 def _morph(op: int, size: int) -> Callable[[Image], Image]:
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
     return lambda img: cv2.morphologyEx(img, op, kernel)
@@ -72,7 +77,7 @@ RECIPES: dict[str, Callable[[Image], Image]] = {
     "bilateral": lambda img: cv2.bilateralFilter(img, 9, 0.3 * 255, 5.0),
     "unsharp_mask": _unsharp,
     "sharpen": lambda img: cv2.filter2D(img, -1, _SHARPEN),
-    "high_pass": lambda img: cv2.addWeighted(img, 1.0, cv2.GaussianBlur(img, (0, 0), 3.0), -1.0, 127.5),
+    "high_pass": lambda img: _high_pass(img.astype(np.float32)),
     "grayscale": lambda img: cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR),
     "sepia": lambda img: cv2.transform(img, _SEPIA_BGR),
     "equalize": _ycrcb(cv2.equalizeHist),
@@ -90,7 +95,7 @@ RECIPES: dict[str, Callable[[Image], Image]] = {
     "resize": lambda img: cv2.resize(img, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA),
     "normalize": lambda img: cv2.normalize(img, None, 0, 255, cv2.NORM_MINMAX),
     "exposure": lambda img: cv2.convertScaleAbs(img, alpha=2 ** 0.5),
-    "brightness_contrast": lambda img: cv2.convertScaleAbs(img, alpha=1.2, beta=-25.5),
+    "brightness_contrast": _lut(lambda v: v * 1.2 - 25.5),
     "gamma": _lut(lambda v: 255 * (v / 255) ** (3 / 4)),
     "posterize": _lut(lambda v: np.floor(v / 256 * 4) * 255 / 3),
     "solarize": _lut(lambda v: np.where(v > 127.5, 255 - v, v)),
