@@ -342,15 +342,18 @@ def run_stage(stage: Stage, block: NDArray[Any], in_rect: Rect, out_rect: Rect, 
     return _crop(out, in_rect, out_rect)
 
 
-def statistics_of(stage: Stage, block: NDArray[Any], rect: Rect) -> Any:
-    """A global stage's ``statistics`` of one block of its input at ``rect`` (under the filter's alpha policy)."""
+def statistics_of(stage: Stage, block: NDArray[Any], rect: Rect, inner: Rect | None = None) -> Any:
+    """A global stage's ``statistics`` of one block of its input at ``rect`` (under the filter's alpha policy).
+
+    ``inner`` (within ``rect``) is the part measured; all of the block by default.
+    """
     footprint = stage.footprint
     if not isinstance(footprint, Global):
         raise TypeError(f"{stage.name} is not a global step")
     found: list[Any] = []
 
     def measure(ctx: Context, image: Any) -> Any:
-        found.append(footprint.statistics(ctx, image, Window(rect, stage.spec_in)))
+        found.append(footprint.statistics(ctx, image, Window(rect, stage.spec_in, inner)))
         return image
 
     apply_alpha_policy(stage.step.filter.alpha, measure, Context(_cpu(), spec_of(block)), block, {})
@@ -422,8 +425,9 @@ def _measure(before: tuple[Stage, ...], stage: Stage, read: Callable[[Rect], NDA
     spec = stage.spec_in
 
     def measured(rect: Rect) -> Any:
-        block = run_block(before, read, rect, statistics) if before else _as_image(read(rect))
-        return statistics_of(stage, block, rect)
+        wide = aligned(rect, spec)  # per-pixel conversions see the tile as the whole image's loops do
+        block = run_block(before, read, wide, statistics) if before else _as_image(read(wide))
+        return statistics_of(stage, block, wide, rect)
 
     total: Any = None
     for _, partial in _ordered(measured, list(tile_rects(spec.height, spec.width, side)), workers):

@@ -96,10 +96,22 @@ NO_HALO = Halo()
 
 @dataclass(frozen=True)
 class Window:
-    """Where a tile lies: its rectangle in an image of spec ``full``."""
+    """Where a tile lies: its rectangle in an image of spec ``full``.
+
+    ``inner`` is the part of it a statistics pass measures (the tile runner hands
+    statistics a crop widened for OpenCV's vector loops; see :mod:`cvfilters.engine.tiles`).
+    """
 
     rect: Rect
     full: ImageSpec
+    inner: Rect | None = None
+
+    def measured(self, array: Any) -> Any:
+        """The part of ``array`` (an image over ``rect``) to measure: ``inner``, or all of it."""
+        if self.inner is None:
+            return array
+        y0, y1, x0, x1 = self.inner
+        return array[y0 - self.rect[0] : y1 - self.rect[0], x0 - self.rect[2] : x1 - self.rect[2]]
 
     @property
     def y0(self) -> int:
@@ -176,8 +188,9 @@ class Geometric:
 class Global:
     """Whole-image statistics, then a per-tile operation: the exact two-pass form.
 
-    ``statistics(ctx, tile, window)`` measures one tile of the filter's input (after its
-    alpha policy: ``ctx.spec`` is what the filter's function sees), ``merge(partials)``
+    ``statistics(ctx, tile, window)`` measures ``window.measured(...)`` of one tile of the
+    filter's input (after its alpha policy: ``ctx.spec`` is what the filter's function
+    sees; per-pixel conversions run on the whole tile first), ``merge(partials)``
     combines the tiles' measures into the whole image's, and ``apply(ctx, tile, stats,
     window)`` computes a tile (grown by ``halo``, under the alpha policy) from them.
     """
