@@ -42,6 +42,7 @@ from cvfilters.core.arrays import ImageValue
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.errors import CvfError, ParameterError
 from cvfilters.core.types import Image
+from cvfilters.filters._shared import clahe as clahe_tiles
 from cvfilters.filters._shared.histogram_files import (
     HISTOGRAM_SUFFIXES,
     _file_key,
@@ -70,7 +71,7 @@ from cvfilters.filters._shared.levels import (
 )
 from cvfilters.registry import catalog as registry
 from cvfilters.registry.catalog import register
-from cvfilters.registry.footprints import Footprint, Global, square, whole
+from cvfilters.registry.footprints import Footprint, Global, Window, square, whole
 from cvfilters.registry.params import Param
 
 _F32 = np.dtype(np.float32)
@@ -163,8 +164,38 @@ def _equalized(ctx: Context, img: Image, counts: np.ndarray, *, space: str) -> I
     return apply_tables(ctx, img, level_view(ctx, img, space), [equalize_table(c) for c in counts], counts)
 
 
+def _clahe_rule(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    """CLAHE in two passes (:mod:`cvfilters.filters._shared.clahe`): the tiles' histograms, then per piece."""
+    clip_limit, tiles, space = params["clip_limit"], params["tiles"], params["space"]
+    made: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
+
+    def planes(ctx: Context, img: Image) -> tuple[Any, list[np.ndarray]]:
+        view = level_view(ctx, img, space)
+        host = np.asarray(view.image)
+        return view, [host] if view.channels == 1 else [host[..., c] for c in range(view.channels)]
+
+    def statistics(ctx: Context, img: Image, window: Window) -> np.ndarray:
+        view, found = planes(ctx, img)
+        y0, _, x0, _ = window.inner or window.rect
+        return np.stack([clahe_tiles.tile_counts(window.measured(p), y0, x0, spec.height, spec.width, tiles,
+                                                 view.levels) for p in found])
+
+    def apply(ctx: Context, img: Image, counts: np.ndarray, window: Window) -> Image:
+        entry = made.get(id(counts))
+        if entry is None or entry[0] is not counts:
+            dtype = np.dtype(np.uint8 if counts.shape[-1] == 256 else np.uint16)
+            entry = made[id(counts)] = (counts, [
+                clahe_tiles.tables(c, clip_limit, spec.height, spec.width, tiles, dtype) for c in counts])
+        view, found = planes(ctx, img)
+        out = [clahe_tiles.interpolate(p, window.y0, window.x0, spec.height, spec.width, tiles, table)
+               for p, table in zip(found, entry[1], strict=True)]
+        return view.restore(out[0] if len(out) == 1 else ctx.be.merge(out))
+
+    return Global(statistics=statistics, merge=_summed, apply=apply, measures="the histograms of the CLAHE tiles")
+
+
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_clahe_rule,
     category="histogram",
     summary="Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance.",
     params=[
