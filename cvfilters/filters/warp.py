@@ -31,7 +31,7 @@ from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.types import AlphaPolicy, Category, Image
 from cvfilters.engine.sampling import OUTSIDE, fill_param, index_grid, interpolation_param, remap, warp_border_param
 from cvfilters.registry.catalog import Filter, register
-from cvfilters.registry.footprints import whole
+from cvfilters.registry.footprints import Footprint, copied, whole
 from cvfilters.registry.params import Param
 from cvfilters.registry.signatures import check_keywords
 
@@ -226,8 +226,18 @@ def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, 
                          name="flip")
 
 
+def _flip_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    axis = params["axis"]
+
+    def mirrored(side: int, flipped: bool) -> Callable[[int, int, ImageSpec], np.ndarray]:
+        return lambda start, stop, _: side - 1 - np.arange(start, stop) if flipped else np.arange(start, stop)
+
+    return copied(mirrored(spec.height, axis in ("vertical", "both")),
+                  mirrored(spec.width, axis in ("horizontal", "both")))
+
+
 @register(
-    footprint=whole("geometric: not declared yet"),
+    footprint=_flip_footprint,
     category="warp",
     summary="Mirror the image horizontally, vertically or both.",
     params=[Param("axis", "choice", "horizontal", choices=tuple(_FLIP_CODES),

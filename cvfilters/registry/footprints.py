@@ -38,6 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
 
+import numpy as np
+
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.types import Image
 
@@ -261,6 +263,44 @@ def resolve(rule: FootprintRule, params: Mapping[str, Any], spec: ImageSpec) -> 
     if isinstance(rule, (Point, Local, Positional, Geometric, Global, Whole)):
         return rule
     return rule(params, spec)
+
+
+AxisMap = Callable[[int, int, ImageSpec], Any]
+"""``axis(start, stop, spec)``: the input index of each output index ``start..stop-1`` (-1: outside, filled)."""
+
+
+def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageSpec], tuple[float, ...]] | None = None) -> Geometric:
+    """The exact :class:`Geometric` footprint of an operation copying pixels: crop, pad, flips, transposes.
+
+    Output pixel ``(y, x)`` is input pixel ``(rows(y), cols(x))``, or ``fill`` (per channel,
+    for an input of ``spec``) where either index is -1.
+    """
+    def indices(rect: Rect, spec: ImageSpec) -> tuple[Any, Any]:
+        return np.asarray(rows(rect[0], rect[1], spec)), np.asarray(cols(rect[2], rect[3], spec))
+
+    def span(index: Any) -> tuple[int, int]:
+        inside = index[index >= 0]
+        return (int(inside.min()), int(inside.max()) + 1) if len(inside) else (0, 1)
+
+    def source(out_rect: Rect, spec: ImageSpec) -> Rect:
+        row_index, col_index = indices(out_rect, spec)
+        return (*span(row_index), *span(col_index))
+
+    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageSpec) -> Image:
+        row_index, col_index = indices(out_rect, spec)
+        block = np.asarray(crop)
+        out = block[np.ix_(np.clip(row_index - crop_rect[0], 0, block.shape[0] - 1),
+                           np.clip(col_index - crop_rect[2], 0, block.shape[1] - 1))]
+        if fill is not None:
+            values = np.asarray(fill(spec), dtype=np.float64)
+            if block.dtype.kind == "u":  # saturated and rounded half to even, as OpenCV stores a fill value
+                values = np.clip(np.rint(values), 0, np.iinfo(block.dtype).max)
+            values = values.astype(block.dtype)
+            out[row_index < 0] = values
+            out[:, col_index < 0] = values
+        return np.ascontiguousarray(out)
+
+    return Geometric(source=source, run=run)
 
 
 def chain_halo(halos: Sequence[Halo]) -> Halo:

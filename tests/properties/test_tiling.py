@@ -42,7 +42,7 @@ WHOLE = {
     "blend", "cartoon", "crosshatch", "crystallize", "detail_enhance", "dnn_style", "edge_preserving",
     "feather", "feather_mask", "grain", "halftone", "hex_pixellate", "histogram_overlay", "masked", "mean_shift",
     "oil_paint", "pixellate", "pointillize", "quantize", "sketch", "stylization", "white_balance", "zoom_blur",
-    "tilt_shift", "vignette", "vignette_effect", "crop", "pad", "resize", "affine", "flip", "perspective",
+    "tilt_shift", "vignette", "vignette_effect", "resize", "affine", "perspective",
     "rotate", "bulge", "pinch", "sphere", "stretch", "swirl",
 }
 
@@ -53,9 +53,17 @@ WHOLE = {
 THREAD_SPLIT_ULP = {"edges": 2.5e-7, "prewitt": 2.5e-7, "scharr": 2.5e-7}
 
 
+# Examples sized for photos, scaled to the test images; modes the defaults do not reach.
+PARAMS: dict[str, dict[str, Any]] = {
+    "crop": {"x": 3, "y": 5, "width": 17, "height": 21},
+    "pad": {"top": 9, "bottom": 2, "left": 40, "right": 5, "border": "reflect"},
+    "flip": {"axis": "both"},
+}
+
+
 def _params(flt: cvf.Filter) -> dict[str, Any]:
     """The examples of a filter's parameters (required ones at least), files found from the repository root."""
-    values = {p.name: p.example for p in flt.params if p.example is not None}
+    values = {p.name: p.example for p in flt.params if p.example is not None} | PARAMS.get(flt.name, {})
     for name, value in values.items():
         if isinstance(value, str) and value.startswith("fixtures/"):
             values[name] = str(ROOT / value)
