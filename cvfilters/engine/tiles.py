@@ -32,7 +32,6 @@ and :func:`run_block` (the chain on one block with merged statistics given).
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,6 +60,7 @@ from cvfilters.registry.footprints import (
     Rect,
     Whole,
     Window,
+    aligned,
     chain_halo,
 )
 from cvfilters.registry.policies import apply_alpha_policy
@@ -295,28 +295,6 @@ def need(stage: Stage, out_rect: Rect) -> Rect:
         return (0, spec.height, 0, spec.width)
     return aligned(footprint.halo.grow(out_rect, spec.height, spec.width), spec)
 
-
-ALIGN = 64
-"""Columns a crop starts on a multiple of, and columns it extends past what it needs (when the image allows)."""
-CONTINUOUS = 256
-"""Elements (a multiple of the widest SIMD loop's step) that the last crop's first row starts on a multiple of."""
-
-
-def aligned(rect: Rect, spec: ImageSpec) -> Rect:
-    """``rect`` widened for OpenCV's SIMD loops: they process rows (or whole continuous images) in vectors
-    of up to 64 bytes from the start and finish the remainder with scalar code, whose float rounding can
-    differ by an ulp. A crop starting on a multiple of :data:`ALIGN` columns and ending :data:`ALIGN`
-    columns (and one row) past what is needed (or at the image's edge) puts the needed pixels in the same
-    vector lanes as in the whole image."""
-    y0, y1, x0, x1 = rect
-    y1, x0, x1 = min(spec.height, y1 + 1), x0 - x0 % ALIGN, min(spec.width, x1 + ALIGN)
-    if (y1, x1) == (spec.height, spec.width):
-        # OpenCV runs element-wise operations on a continuous image as one long row, whose scalar tail
-        # is the image's last elements: the crop holding them spans the width from a row whose offset
-        # is a multiple of CONTINUOUS elements, so its tail is the whole image's.
-        step = CONTINUOUS // math.gcd(CONTINUOUS, spec.width)
-        y0, x0 = y0 - y0 % step, 0
-    return (y0, y1, x0, x1)
 
 
 def _crop(image: Any, in_rect: Rect, out_rect: Rect) -> NDArray[Any]:
