@@ -119,10 +119,32 @@ def remapped(tile_maps: TileMaps, out_spec: ImageSpec, interpolation: Interpolat
     on the cpu backend for coordinates within an image's size of the image
     (``tests/properties/test_tiling.py``).
     """
+    def plan(out_rect: Rect, spec: ImageSpec) -> tuple[Rect, np.ndarray, np.ndarray, Rect]:
+        wide = aligned(out_rect, out_spec)
+        map_x, map_y = tile_maps(wide)
+        return wide, map_x, map_y, reached(map_x, map_y, spec, border, interpolation)
+
+    def source(out_rect: Rect, spec: ImageSpec) -> Rect:
+        return plan(out_rect, spec)[3]
+
+    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageSpec) -> Image:
+        wide, map_x, map_y, _ = plan(out_rect, spec)
+        shifted_x = np.ascontiguousarray(map_x - np.float32(crop_rect[2]))
+        shifted_y = np.ascontiguousarray(map_y - np.float32(crop_rect[0]))
+        out = np.asarray(remap(ctx, crop, shifted_x, shifted_y, interpolation, border, fill,
+                               premultiplied=premultiplied))
+        y, x = out_rect[0] - wide[0], out_rect[2] - wide[2]
+        return np.ascontiguousarray(out[y : y + out_rect[1] - out_rect[0], x : x + out_rect[3] - out_rect[2]])
+
+    return Geometric(source=source, run=run, maps=tile_maps)
+
+
+def reached(map_x: np.ndarray, map_y: np.ndarray, spec: ImageSpec, border: BorderName,
+            interpolation: InterpolationName) -> Rect:
+    """The source rectangle a remap at these coordinates reads on an image of ``spec`` (see :func:`remapped`)."""
     before, after = SUPPORT[interpolation]
 
     def axis(coords: np.ndarray, size: int) -> tuple[int, int]:
-        """The source index range ``[low, high)`` the coordinates need, widened for the border rule."""
         near = coords[np.isfinite(coords) & (coords > -size) & (coords < 2 * size)]
         if not near.size:
             return 0, 1
@@ -140,21 +162,4 @@ def remapped(tile_maps: TileMaps, out_spec: ImageSpec, interpolation: Interpolat
             return 0, 1
         return low - low % 2, high
 
-    def plan(out_rect: Rect, spec: ImageSpec) -> tuple[Rect, np.ndarray, np.ndarray, Rect]:
-        wide = aligned(out_rect, out_spec)
-        map_x, map_y = tile_maps(wide)
-        return wide, map_x, map_y, (*axis(map_y, spec.height), *axis(map_x, spec.width))
-
-    def source(out_rect: Rect, spec: ImageSpec) -> Rect:
-        return plan(out_rect, spec)[3]
-
-    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageSpec) -> Image:
-        wide, map_x, map_y, _ = plan(out_rect, spec)
-        shifted_x = np.ascontiguousarray(map_x - np.float32(crop_rect[2]))
-        shifted_y = np.ascontiguousarray(map_y - np.float32(crop_rect[0]))
-        out = np.asarray(remap(ctx, crop, shifted_x, shifted_y, interpolation, border, fill,
-                               premultiplied=premultiplied))
-        y, x = out_rect[0] - wide[0], out_rect[2] - wide[2]
-        return np.ascontiguousarray(out[y : y + out_rect[1] - out_rect[0], x : x + out_rect[3] - out_rect[2]])
-
-    return Geometric(source=source, run=run)
+    return (*axis(map_y, spec.height), *axis(map_x, spec.width))

@@ -259,7 +259,9 @@ def _flip_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
         return lambda start, stop, _: side - 1 - np.arange(start, stop) if flipped else np.arange(start, stop)
 
     return copied(mirrored(spec.height, axis in ("vertical", "both")),
-                  mirrored(spec.width, axis in ("horizontal", "both")))
+                  mirrored(spec.width, axis in ("horizontal", "both")),
+                  maps=lambda rect: evaluate_maps(flip_coords, {"axis": axis}, spec.width, spec.height, None, "flip",
+                                                  rect))
 
 
 @register(

@@ -172,11 +172,13 @@ class Geometric:
     rectangle needs; ``run(ctx, crop, crop_rect, out_rect, in_spec)`` computes the output
     rectangle from that crop under the filter's alpha policy (``ctx.spec`` is the crop's).
     ``tolerance`` is the largest difference from the whole-image result in levels of
-    integer images (0: bit for bit), with ``reason``.
+    integer images (0: bit for bit), with ``reason``. A remap also gives its ``maps(out_rect)``:
+    the float32 source coordinates of those output pixels, so fused warps compose them per tile.
     """
 
     source: Callable[[Rect, ImageSpec], Rect]
     run: Callable[[Context, Image, Rect, Rect, ImageSpec], Image]
+    maps: Callable[[Rect], tuple[Any, Any]] | None = None
     tolerance: int = 0
     reason: str = ""
     kind: ClassVar[str] = "geometric"
@@ -184,7 +186,7 @@ class Geometric:
 
     def describe(self) -> str:
         exact = "bit for bit" if not self.tolerance else f"within {self.tolerance} level(s): {self.reason}"
-        return f"geometric: an output tile from the source rectangle its corners map to ({exact})"
+        return f"geometric: an output tile from the source rectangle its coordinates reach ({exact})"
 
 
 @dataclass(frozen=True)
@@ -293,11 +295,13 @@ AxisMap = Callable[[int, int, ImageSpec], Any]
 """``axis(start, stop, spec)``: the input index of each output index ``start..stop-1`` (-1: outside, filled)."""
 
 
-def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageSpec], tuple[float, ...]] | None = None) -> Geometric:
+def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageSpec], tuple[float, ...]] | None = None,
+           maps: Callable[[Rect], tuple[Any, Any]] | None = None) -> Geometric:
     """The exact :class:`Geometric` footprint of an operation copying pixels: crop, pad, flips, transposes.
 
     Output pixel ``(y, x)`` is input pixel ``(rows(y), cols(x))``, or ``fill`` (per channel,
-    for an input of ``spec``) where either index is -1.
+    for an input of ``spec``) where either index is -1. ``maps`` gives the same as source
+    coordinates (:attr:`Geometric.maps`), for operations that fuse with warps (flips).
     """
     def indices(rect: Rect, spec: ImageSpec) -> tuple[Any, Any]:
         return np.asarray(rows(rect[0], rect[1], spec)), np.asarray(cols(rect[2], rect[3], spec))
@@ -324,7 +328,7 @@ def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageSpec], tuple[float
             out[:, col_index < 0] = values
         return np.ascontiguousarray(out)
 
-    return Geometric(source=source, run=run)
+    return Geometric(source=source, run=run, maps=maps)
 
 
 def chain_halo(halos: Sequence[Halo]) -> Halo:
