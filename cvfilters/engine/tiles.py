@@ -51,11 +51,9 @@ from cvfilters.engine.parallel import opencv_single_threaded
 from cvfilters.engine.pipeline import Pipeline, as_pipeline
 from cvfilters.engine.steps import Step, run_steps
 from cvfilters.registry.footprints import (
-    NO_HALO,
     Footprint,
     Geometric,
     Global,
-    Halo,
     Positional,
     Rect,
     Whole,
@@ -486,11 +484,3 @@ def process(image: ArrayLike, pipeline: Pipeline | str, *, tile_size: int | None
     if len(host.shape) == 3 and host.shape[2] == 1 and out.ndim == 2:
         out = out[:, :, None]
     return boundary.leave(out, entry)
-
-
-def chain_halo_of(pipeline: Pipeline, spec: ImageSpec) -> Halo:
-    """The halo of ``pipeline``'s tiled steps on an image of ``spec`` (what ``map_overlap`` needs as depth)."""
-    stages = stages_of(pipeline, spec)
-    return chain_halo([s.footprint.halo for s in stages if not isinstance(s.footprint, Whole)]) if stages \
-        else NO_HALO
-
