@@ -75,7 +75,7 @@ def worker(variant: str, chain: str, path: str, tile: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="6000x4000", help="WIDTHxHEIGHT of the test image")
-    parser.add_argument("--tile", type=int, default=1024)
+    parser.add_argument("--tile", type=int, default=512)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
