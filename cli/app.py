@@ -105,8 +105,14 @@ def apply(
                           ] = None,
     frames: Annotated[str | None, typer.Option(metavar="START:STOP",
                                                help="Video or animation frame range (STOP exclusive).")] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Print the plan: backend, steps, transfers, fallbacks.")
+    explain: Annotated[bool, typer.Option("--explain", help="Print the plan: backend, steps, transfers, fallbacks; "
+                                                            "tiles, halo, passes and peak memory when tiled.")
                        ] = False,
+    memory: Annotated[str | None, typer.Option(metavar="SIZE", help="Memory budget (512M, 2G); default: half of "
+                                                                    "what the machine and its cgroup leave.")
+                      ] = None,
+    tile_size: Annotated[int | None, typer.Option("--tile-size", min=16, metavar="N",
+                                                  help="Force the side of output tiles (pixels).")] = None,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
     fuse: Annotated[bool, typer.Option("--fuse/--no-fuse", help="Merge point ops, matrices and warps.")] = True,
     compare: Annotated[Path | None, typer.Option(
@@ -158,8 +164,13 @@ def apply(
         require_matplotlib()
         _check_single_image("--histogram", histogram, tasks, failures)
     workers = len(device_list) if device_list else executors.worker_count(jobs, [task.source for task in tasks])
+    budget = _budget(memory)
+    one_image = bool(scheduler) and len(tasks) == 1 and _streams(tasks[0].source)
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
-                            large, 1 if scheduler else workers, fuse)
+                            large, 1 if scheduler else workers, fuse, memory=budget, tile_size=tile_size,
+                            scheduler=scheduler if one_image else None)
+    if one_image:
+        scheduler = None  # the tiles of the one image go to the cluster, not the file
     if explain and len(tasks) > 1:
         where = f"a pool of {workers}" if workers > 1 else "this process (a pool pays for more work)"
         _err(f"batch: {len(tasks)} files, {'--jobs' if jobs else 'chosen from the work'}: {where}")
@@ -193,6 +204,18 @@ def apply(
         from cvfilters.viz.plots import write_before_after_plot
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
+
+
+def _budget(memory: str | None) -> int | None:
+    from cvfilters.run.budget import parse_size
+
+    return parse_size(memory) if memory is not None else None
+
+
+def _streams(source: Path) -> bool:
+    from cvfilters.run.streaming import wanted
+
+    return str(source) != "-" and wanted(source)
 
 
 def _refuse_clobbering(tasks: list[Any], options: Any) -> None:

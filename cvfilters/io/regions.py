@@ -57,6 +57,7 @@ DTYPES = frozenset(np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float
 MAX_STRIP_BYTES = 8 * 2**20  # an output strip of more is cut into strips of about this size
 PIECE_BYTES = 4 * 2**20  # uncompressed strips are read in pieces of about this size
 CACHE_BYTES = 64 * 2**20  # decoded segments kept by default (at least two rows of them)
+SYNC_BYTES = 64 * 2**20  # the TIFF writer flushes to disk every this many bytes
 BIGTIFF_ABOVE = 2**32 - 2**25  # tifffile's own threshold: offsets past 4 GiB need BigTIFF
 _RGB, _MINISBLACK = 2, 1
 _CONTIG = 1
@@ -345,9 +346,11 @@ class TiffSource:
 
 
 class _Bands:
-    """Turns row-major output tiles into full-width bands of ``chunk_rows`` rows (the last may be shorter).
+    """Turns row-major output tiles into full-width bands of whole chunks of ``chunk_rows`` rows.
 
-    ``flush(y0, band)`` receives every complete band in order; :meth:`finish` flushes the rest.
+    ``flush(y0, band)`` receives the complete chunks in order (a band of one or more, the
+    last band of the image possibly shorter), as a view of a buffer this never writes
+    again (each tile row gets a fresh one); :meth:`finish` flushes the rest.
     """
 
     def __init__(self, shape: tuple[int, ...], dtype: np.dtype[Any], chunk_rows: int,
@@ -363,23 +366,25 @@ class _Bands:
             raise ValueError(f"tile at row {y0} arrives after its rows were written (tiles must be row-major)")
         end = y0 + height - self._top
         if end > self._rows.shape[0]:
-            grown = np.empty((max(end, self.chunk_rows + height), *self.shape[1:]), self.dtype)
-            grown[: self._rows.shape[0]] = self._rows
+            grown = np.empty((end, *self.shape[1:]), self.dtype)
+            grown[: self._done] = self._rows[: self._done]
             self._rows = grown
         self._rows[y0 - self._top : end, x0 : x0 + width] = block.reshape(height, width, *self.shape[2:])
         if x0 + width == self.shape[1]:
             self._done = end
-            while self._done >= self.chunk_rows:
-                self._flush(self._top, self._rows[: self.chunk_rows].copy())
-                self._rows[: self._done - self.chunk_rows] = self._rows[self.chunk_rows : self._done]
-                self._top += self.chunk_rows
-                self._done -= self.chunk_rows
+            whole = self._done - self._done % self.chunk_rows
+            if whole:
+                rows = self._rows
+                self._rows = rows[whole : self._done].copy()  # under one chunk: the next tile row grows it
+                self._flush(self._top, rows[:whole])
+                self._top += whole
+                self._done -= whole
 
     def finish(self) -> None:
         if self._top + self._done != self.shape[0]:
             raise ValueError(f"the output has {self._top + self._done} of {self.shape[0]} rows written")
         if self._done:
-            self._flush(self._top, self._rows[: self._done].copy())
+            self._flush(self._top, self._rows[: self._done])
             self._top += self._done
             self._done = 0
 
@@ -441,6 +446,8 @@ class TiffSink(_Committable):
         self._queue: queue.Queue[tuple[int, NDArray[Any]] | None] = queue.Queue(maxsize=2)
         self._bands = _Bands(self.shape, self.dtype, rows, self._put)
         self._error: BaseException | None = None
+        self._file: Any = None
+        self._flushed_bytes = 0
         self._temporary = atomic.temporary_name(self.target)
         self.target.parent.mkdir(parents=True, exist_ok=True)
         photometric = layout.photometric if samples > 1 else _MINISBLACK
@@ -493,27 +500,36 @@ class TiffSink(_Committable):
             if item is None:
                 return
             band = swap_rb(item[1]).reshape(item[1].shape[0], self.shape[1], samples)
+            self._flushed_bytes += band.nbytes
+            if self._flushed_bytes >= SYNC_BYTES and self._file is not None:
+                os.fdatasync(self._file.fileno())  # the disk works while tiles compute; commit's fsync is short
+                self._flushed_bytes = 0
+            if self._tile is None and self._encoder is None:
+                yield band  # uncompressed strips are written contiguously, from arrays of any height
+                continue
             if self._tile is None:
                 for top in range(0, band.shape[0], self._rows):
                     strip = np.ascontiguousarray(band[top : top + self._rows])
                     if self._predictor is not None:
                         strip = self._predictor(strip, axis=-2)
-                    yield self._encoder(strip) if self._encoder is not None else strip.tobytes()
+                    yield self._encoder(strip)
                 continue
             th, tw = self._tile
-            if band.shape[0] < th:
-                band = np.concatenate([band, np.zeros((th - band.shape[0], *band.shape[1:]), band.dtype)])
-            for left in range(0, self.shape[1], tw):
-                tile = band[:, left : left + tw]
-                if tile.shape[1] < tw:
-                    tile = np.concatenate([tile, np.zeros((th, tw - tile.shape[1], samples), tile.dtype)], axis=1)
-                yield np.ascontiguousarray(tile)
+            for top in range(0, band.shape[0], th):
+                rows = band[top : top + th]
+                if rows.shape[0] < th:
+                    rows = np.concatenate([rows, np.zeros((th - rows.shape[0], *rows.shape[1:]), rows.dtype)])
+                for left in range(0, self.shape[1], tw):
+                    tile = rows[:, left : left + tw]
+                    if tile.shape[1] < tw:
+                        tile = np.concatenate([tile, np.zeros((th, tw - tile.shape[1], samples), tile.dtype)], axis=1)
+                    yield np.ascontiguousarray(tile)
 
     def _write_file(self, bigtiff: bool) -> None:
         import tifffile
 
         try:
-            with tifffile.TiffWriter(self._temporary, bigtiff=bigtiff) as writer:
+            with open(self._temporary, "xb") as self._file, tifffile.TiffWriter(self._file, bigtiff=bigtiff) as writer:
                 writer.write(self._chunks(), **self._options)
         except BaseException as exc:  # noqa: BLE001  (handed to the thread that writes tiles)
             self._error = exc
@@ -636,6 +652,24 @@ class ZarrSink(_Committable):
     def abort(self) -> None:
         """Remove what was written; the target is left as it was."""
         shutil.rmtree(self._temporary, ignore_errors=True)
+
+
+def write_zarr(target: StrPath, image: NDArray[Any], *, chunk: int = 512) -> None:
+    """Write a whole BGR(A) image as a Zarr array (RGB(A)), atomically, in chunks of ``chunk`` pixels."""
+    import zarr
+
+    target = Path(target)
+    temporary = atomic.temporary_name(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        chunks = (min(chunk, image.shape[0]), min(chunk, image.shape[1]), *image.shape[2:])
+        array = zarr.create_array(store=os.fspath(temporary), shape=image.shape, dtype=image.dtype, chunks=chunks)
+        array[:] = swap_rb(image)
+        replace_directory(temporary, target)
+    except (OSError, ValueError, TypeError) as exc:
+        raise ImageWriteError(target, f"cannot be written as a Zarr array: {exc}") from None
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def replace_directory(source: Path, target: Path) -> None:
