@@ -92,8 +92,9 @@ def interleaved(variants: dict[str, list[str]], rounds: int) -> dict[str, dict[s
         for name in names[index % len(names):] + names[: index % len(names)]:
             runs[name].append(timed(variants[name]))
             print(f"  round {index + 1} {name}: {runs[name][-1][0]:.2f} s, {runs[name][-1][1]:.0f} MB", flush=True)
-    return {name: {"seconds": statistics.median(t for t, _ in values), "peak_mb": statistics.median(m for _, m in values),
-                   "runs": values} for name, values in runs.items()}
+    return {name: {"seconds": statistics.median(t for t, _ in values),
+                   "peak_mb": statistics.median(m for _, m in values), "runs": values}
+            for name, values in runs.items()}
 
 
 def photo_tiles(height: int, width: int, rows: int) -> Any:
