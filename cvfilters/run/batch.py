@@ -374,7 +374,7 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         if options.tile_size is not None or streaming.too_large_for_whole(image, budget):
             result, plan = streaming.process_array(image, pipeline, budget=budget, tile_size=options.tile_size,
                                                    workers=options.tile_workers())
-            report = [f"memory budget: {budgets.describe(budget)}", *plan.explain().splitlines()]
+            report = [f"memory budget: {budgets.describe(budget)}", *plan.explain()]
         else:
             channels = 1 if image.ndim == 2 else image.shape[2]
             check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)

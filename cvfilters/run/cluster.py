@@ -78,12 +78,12 @@ def _check(plan: Any, shape: tuple[int, ...], target: StrPath) -> None:
     if not regions.is_zarr(target):
         raise UsageError(f"-o {target}: with --scheduler the output is a Zarr array (name it .zarr): the workers "
                          "write its chunks where they are")
-    if plan.whole_image_steps:
-        raise UsageError(f"--scheduler: {', '.join(plan.whole_image_steps)} run(s) on the whole image; run this "
-                         "chain without --scheduler")
-    if tuple(plan.out_shape[:2]) != tuple(shape[:2]) or len(plan.segments) > 1:
+    if tuple(plan.out_shape[:2]) != tuple(shape[:2]):
         raise UsageError("--scheduler runs chains that keep the image size; this one changes it (crop, resize, "
                          "rotate ...): run it without --scheduler")
+    if plan.whole_image_steps or len(plan.segments) > 1:
+        raise UsageError(f"--scheduler: {', '.join(plan.whole_image_steps)} run(s) on the whole image; run this "
+                         "chain without --scheduler")
 
 
 def _depth(stages: Sequence[Any], height: int, width: int, bands: Sequence[tuple[int, int]]) -> tuple[int, int]:

@@ -177,9 +177,9 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
         what = f"{'Zarr' if isinstance(stream, regions.ZarrSource) else 'TIFF'}, read in pieces"
     else:
         image, metadata = io.read_with_metadata(source, max_pixels=limit)
-        if image.nbytes > budget:
-            raise ResourceLimitError(source, f"the decoded image takes {budgets.describe(image.nbytes)}, over the "
-                                             f"memory budget of {budgets.describe(budget)} (--memory)")
+        if 2 * image.nbytes > budget:  # decoded whole, and its result collected whole for the encoder
+            raise ResourceLimitError(source, f"the decoded image and its result take {budgets.describe(2 * image.nbytes)}"
+                                             f", over the memory budget of {budgets.describe(budget)} (--memory)")
         stream = regions.ArraySource(image)
         what = "decoded whole, processed by tiles"
     try:
@@ -188,7 +188,7 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
             height = plan.tile_size + plan.halo[0] + plan.halo[1]
             stream.set_cache_bytes(2 * height * int(np.prod(stream.shape[1:])) * stream.dtype.itemsize)
         lines = [f"source: {source} {'x'.join(map(str, stream.shape))} {stream.dtype} ({what})",
-                 f"memory budget: {budgets.describe(budget)}", *plan.explain().splitlines()]
+                 f"memory budget: {budgets.describe(budget)}", *plan.explain()]
         if scheduler is not None:
             from cvfilters.run import cluster
 
