@@ -31,6 +31,7 @@ from cvfilters.core.types import Image
 from cvfilters.engine.sampling import INTERPOLATIONS, OUTSIDE, remap
 from cvfilters.engine.steps import Step, run_steps
 from cvfilters.registry.catalog import Filter, register
+from cvfilters.registry.footprints import POINT, whole
 
 _H = TypeVar("_H")
 _INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
@@ -87,8 +88,10 @@ def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     alpha = "premultiply" if any(step.filter.alpha == "premultiply" for step in steps) else steps[0].filter.alpha
     changes_spec = kind == "warp" or any(step.filter.output_spec is not None for step in steps)
     output_spec = _chained_spec(steps) if changes_spec else None
+    footprint = whole("geometric: not declared yet") if kind == "warp" else POINT
     return register(name, category=steps[0].filter.category, summary=f"{len(steps)} steps fused into one",
-                    alpha=alpha, output_spec=output_spec, description=name, listed=False)(build(steps))
+                    alpha=alpha, output_spec=output_spec, description=name, footprint=footprint,
+                    listed=False)(build(steps))
 
 
 def _one_by_one(steps: Sequence[Step], ctx: Context, img: Image) -> Image:

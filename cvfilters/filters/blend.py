@@ -23,6 +23,7 @@ from cvfilters.filters._shared.common import color_channels
 from cvfilters.filters.masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
 from cvfilters.io import images as io
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import whole
 from cvfilters.registry.params import Param
 
 BLEND_MODES = ("normal", "multiply", "screen", "overlay", "soft_light", "darken", "lighten", "difference", "add")
@@ -58,6 +59,7 @@ def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: boo
 
 
 @register(
+    footprint=whole("the mask is placed on the whole image"),
     category="feather",
     summary="Apply a filter or sub-pipeline only inside a (feathered) mask.",
     alpha="all",
@@ -188,6 +190,7 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
 
 
 @register(
+    footprint=whole("the source and mask are stretched to the whole image"),
     category="feather",
     summary="Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask.",
     alpha="all",

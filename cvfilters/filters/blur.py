@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import cv2
@@ -10,13 +11,14 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from cvfilters.backends import auto_gaussian_ksize
-from cvfilters.core.context import Context
+from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.pixels import to_float32_same_units
 from cvfilters.core.types import Image
 from cvfilters.filters._shared.common import border_param, center_param, with_border
 from cvfilters.filters._shared.correlation import respond
 from cvfilters.filters._shared.kernels import line_kernel
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import Halo, local, square, whole
 from cvfilters.registry.params import MAX_KERNEL_SIDE, Param
 
 __all__ = ["median_filter"]
@@ -31,7 +33,18 @@ SELECT_CHUNK_BYTES = 64 << 20  # working memory of one strip of the sliding-wind
 MAX_ZOOM_STEPS = 10  # 2**10 samples along the longest streak
 
 
+def _gaussian_halo(params: Mapping[str, Any], spec: ImageSpec) -> Halo:
+    """Half the kernel: the given ksize, or OpenCV's automatic one for the dtype the blur sees."""
+    return Halo.square((params["ksize"] or auto_gaussian_ksize(params["sigma"], spec.dtype)) // 2)
+
+
+def _bilateral_reach(params: Mapping[str, Any], spec: ImageSpec) -> int:
+    """OpenCV's radius: ``d // 2``, or ``round(1.5 sigma_space)`` for d = 0 (one more for safety)."""
+    return (params["d"] // 2 if params["d"] > 0 else round(1.5 * params["sigma_space"])) + 1
+
+
 @register(
+    footprint=local(_gaussian_halo),
     category="blur",
     summary="Gaussian blur with standard deviation sigma (px).",
     params=[
@@ -60,6 +73,7 @@ def _gaussian(ctx: Context, img: Image, sigma: float, ksize: int, border: str) -
 
 
 @register(
+    footprint=local(lambda p, spec: Halo.kernel(p["size"], p["size"])),
     category="blur",
     summary="Box blur: the mean over a size x size square.",
     params=[
@@ -78,6 +92,7 @@ def box_blur(ctx: Context, img: Image, *, size: int, border: str) -> Image:
 
 # ----------------------------------------------------------------------------- median
 @register(
+    footprint=square(lambda p, spec: p["size"] // 2),
     category="blur",
     summary="Median filter: the middle value of each size x size window, per channel.",
     params=[Param("size", "int", 5, min=1, max=MAX_MEDIAN_SIZE, odd=True, unit="px", large=LARGE_MEDIAN_SIZE,
@@ -180,6 +195,7 @@ def _median_select(image: np.ndarray, size: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- bilateral
 @register(
+    footprint=square(_bilateral_reach),
     category="blur",
     summary="Bilateral filter: edge-preserving smoothing by distance and colour difference.",
     params=[
@@ -225,6 +241,7 @@ def bilateral(ctx: Context, img: Image, *, d: int, sigma_color: float, sigma_spa
 
 # ----------------------------------------------------------------------------- motion, zoom, tilt-shift
 @register(
+    footprint=square(lambda p, spec: math.ceil(p["length"] / 2) + 1),
     category="blur",
     summary="Motion blur: average along a straight line of a given length and angle.",
     params=[
@@ -247,6 +264,7 @@ def motion_blur(ctx: Context, img: Image, *, length: float, angle: float, border
 
 
 @register(
+    footprint=whole("streaks point at the centre of the whole image"),
     category="blur",
     summary="Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur.",
     params=[
@@ -307,6 +325,7 @@ def tilt_shift_mask(height: int, center: float, band: float, falloff: float) -> 
 
 
 @register(
+    footprint=whole("the sharp band is placed by the height of the whole image"),
     category="blur",
     summary="Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below.",
     params=[

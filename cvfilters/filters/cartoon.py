@@ -28,6 +28,7 @@ from cvfilters.core.pixels import from_unit_float, to_unit_float
 from cvfilters.filters._shared.quantize import quantize_palette, quantize_unit
 from cvfilters.filters.stylize import EIGHT_BIT_NOTE, luma, on_host_8bit_bgr, to_channels, with_note
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import square, whole
 from cvfilters.registry.params import Param
 
 SEED_MAX = 2**31 - 1
@@ -37,6 +38,7 @@ MARGIN = 1e-5
 
 
 @register(
+    footprint=whole("k-means palette fitted on the whole image"),
     category="cartoon",
     summary="k-means colour quantization to k colours (palette available via quantize_palette).",
     params=[
@@ -98,6 +100,7 @@ TOON_PARAMS = [
 
 
 @register(
+    footprint=square(lambda p, spec: 2),
     category="cartoon",
     summary="GPUImage toon: black Sobel outlines over posterized colour.",
     params=TOON_PARAMS,
@@ -116,6 +119,7 @@ def toon(ctx: Context, img: Any, *, threshold: float, levels: int, source: str) 
 
 
 @register(
+    footprint=square(lambda p, spec: int(round(p["blur"] * 4)) + 2),
     category="cartoon",
     summary="GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines).",
     params=[
@@ -208,6 +212,7 @@ def _check_cartoon(params: dict[str, Any]) -> str | None:
 
 
 @register(
+    footprint=whole("bilateral passes run on the image resized, and a k-means palette on the whole image"),
     category="cartoon",
     summary="Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe).",
     params=[
@@ -325,6 +330,7 @@ def stronger_lines(drawn: np.ndarray, strength: float) -> np.ndarray:
 
 
 @register(
+    footprint=whole("pencil sketch and domain-transform filters are recursive over the whole image"),
     category="cartoon",
     summary="Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host).",
     params=[
@@ -396,6 +402,7 @@ def halftone_distance(width: int, height: int, size: int) -> np.ndarray:
 
 
 @register(
+    footprint=whole("the dot grid is anchored to the whole image"),
     category="cartoon",
     summary="GPUImage halftone: black dots on white, dot size from the darkness of each cell.",
     params=[Param("size", "int", 8, min=2, max=512, unit="px",
@@ -445,6 +452,7 @@ def _check_crosshatch(params: dict[str, Any]) -> str | None:
 
 
 @register(
+    footprint=whole("the hatching lines are placed on the whole image"),
     category="cartoon",
     summary="GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker.",
     params=[

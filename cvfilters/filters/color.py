@@ -53,6 +53,7 @@ from cvfilters.core.pixels import LUMA_BGR, full_scale
 from cvfilters.core.types import Category
 from cvfilters.registry import catalog as registry
 from cvfilters.registry.catalog import Filter, register
+from cvfilters.registry.footprints import POINT
 from cvfilters.registry.params import Param
 from cvfilters.registry.signatures import check_keywords
 
@@ -228,6 +229,7 @@ def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[
         return op.run(ctx, img, values)
 
     flt = register(name, category=category, summary=summary, params=params, check=check, table=op.table,
+                   footprint=POINT,
                    description=description or summary, replace=replace)(run)
     _POINT_OPS[name] = op
     return flt
@@ -391,7 +393,7 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
     def to_color(values: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
         return spec.with_(channels=3) if spec.channels == 1 else spec
 
-    return register(name, category="color", summary=summary, params=params, check=check,
+    return register(name, category="color", summary=summary, params=params, check=check, footprint=POINT,
                     output_spec=to_color if gray == "color" else None, matrix=lambda values, spec: matrix(values),
                     description=description or summary, identity=identity)(run)
 
@@ -456,7 +458,7 @@ def _gray_matrix(params: Mapping[str, Any]) -> np.ndarray:
     return _affine(np.tile(LUMA_BGR, (3, 1)))
 
 
-@register(category="color", summary="Luma (BT.601) grey, kept in the image's channel count.",
+@register(footprint=POINT, category="color", summary="Luma (BT.601) grey, kept in the image's channel count.",
           matrix=lambda params, spec: _gray_matrix(params))
 def grayscale(ctx: Context, img: Any) -> Any:
     """``Y = 0.299 R + 0.587 G + 0.114 B`` (``cv2.cvtColor``), copied into B, G and R.

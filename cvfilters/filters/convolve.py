@@ -25,6 +25,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from cvfilters.backends import auto_gaussian_ksize
 from cvfilters.core.context import Context
 from cvfilters.core.pixels import to_float32_same_units
 from cvfilters.filters._shared.common import border_param
@@ -38,6 +39,7 @@ from cvfilters.filters._shared.kernels import (
     laplacian_kernel,
 )
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import square
 from cvfilters.registry.params import Param
 
 
@@ -49,6 +51,7 @@ def _check_convolve(params: dict[str, Any]) -> str | None:
 
 
 @register(
+    footprint=square(lambda p, spec: max(np.shape(p["kernel"])) // 2 + 1),
     category="convolve",
     summary="Correlate or convolve with any 2-D kernel, plus bias and scale.",
     params=[
@@ -100,6 +103,7 @@ def _check_sobel(params: dict[str, Any]) -> str | None:
 
 
 @register(
+    footprint=square(lambda p, spec: p["ksize"] // 2 + 1),
     category="convolve",
     summary="Sobel derivative (absolute value) or gradient magnitude.",
     params=[
@@ -145,7 +149,7 @@ def _gradient(ctx: Context, img: Any, name: str, direction: str, scale: float, b
 
 
 @register(category="convolve", summary="Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude).",
-          params=_gradient_params(0.25), alpha="premultiply")
+          footprint=square(lambda p, spec: 1), params=_gradient_params(0.25), alpha="premultiply")
 def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-3,0,3],[-10,0,10],[-3,0,3]] * in``, ``Gy`` its transpose.
 
@@ -157,7 +161,7 @@ def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str)
 
 
 @register(category="convolve", summary="Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude).",
-          params=_gradient_params(), alpha="premultiply")
+          footprint=square(lambda p, spec: 1), params=_gradient_params(), alpha="premultiply")
 def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-1,0,1],[-1,0,1],[-1,0,1]] * in``, ``Gy`` its transpose.
 
@@ -168,6 +172,7 @@ def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str
 
 
 @register(
+    footprint=square(lambda p, spec: max(1, p["ksize"] // 2)),
     category="convolve",
     summary="Laplacian (sum of second derivatives), absolute or signed.",
     params=[
@@ -193,6 +198,7 @@ def laplacian(ctx: Context, img: Any, *, ksize: int, scale: float, absolute: boo
 
 
 @register(
+    footprint=square(lambda p, spec: 1),
     category="convolve",
     summary="Edges: gradient magnitude per channel, like Core Image's CIEdges.",
     params=[
@@ -215,6 +221,7 @@ def edges(ctx: Context, img: Any, *, intensity: float, border: str) -> Any:
 
 # ----------------------------------------------------------------------------- enhancement
 @register(
+    footprint=square(lambda p, spec: 1),
     category="convolve",
     summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request.",
     params=[
@@ -250,6 +257,7 @@ def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: boo
 
 
 @register(
+    footprint=square(lambda p, spec: 1),
     category="convolve",
     summary="Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in).",
     params=[
@@ -269,6 +277,7 @@ def sharpen(ctx: Context, img: Any, *, amount: float, border: str) -> Any:
 
 
 @register(
+    footprint=square(lambda p, spec: auto_gaussian_ksize(p["radius"], spec.dtype) // 2),
     category="convolve",
     summary="Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold.",
     params=[
@@ -298,6 +307,7 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
 
 
 @register(
+    footprint=square(lambda p, spec: auto_gaussian_ksize(p["radius"], spec.dtype) // 2),
     category="convolve",
     summary="High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass).",
     params=[

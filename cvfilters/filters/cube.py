@@ -45,6 +45,7 @@ from cvfilters.filters.lut_device import _interp_rows, apply_cube
 from cvfilters.filters.lut_files import load_lut
 from cvfilters.filters.lut_model import FILTER, SCALES, LutFile
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import POINT
 from cvfilters.registry.params import Param
 
 
@@ -119,6 +120,7 @@ _EXAMPLE = "fixtures/warm.cube"  # shown by `cvfilters info lut`; relative to a 
 
 lut = register(
     FILTER, category="color", summary="Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel.",
+    footprint=POINT,
     params=(
         Param("file", "path", None, required=True, example=_EXAMPLE,
               help="a .cube file (LUT_3D_SIZE and/or LUT_1D_SIZE) or a 1-D table (.csv/.txt rows of 1 or "

@@ -37,6 +37,7 @@ from cvfilters.filters import masks
 from cvfilters.filters._shared.common import center_param
 from cvfilters.filters.masks import FEATHER_METHODS, feather_param, once, replicate
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import whole
 from cvfilters.registry.params import Param
 
 FALLOFFS = ("linear", "smoothstep")
@@ -144,6 +145,7 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
 
 
 @register(
+    footprint=whole("positional: not declared yet"),
     category="feather",
     summary="Darken towards the corners with a radial falloff.",
     params=[
@@ -235,6 +237,7 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 
 @register(
+    footprint=whole("the mask is placed on and feathered over the whole image"),
     category="feather",
     summary="Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward.",
     alpha="all",
@@ -319,6 +322,7 @@ def feather(ctx: Context, img: Image, *, mode: str, radius: float, shape: str, c
 
 # ---------------------------------------------------------------------------- feather_mask
 @register(
+    footprint=whole("the mask is placed on and feathered over the whole image"),
     category="feather",
     summary="Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp.",
     alpha="all",
@@ -375,6 +379,7 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
 
 
 @register(
+    footprint=whole("the falloff is measured from the centre of the whole image"),
     category="feather",
     summary="Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette.",
     params=[

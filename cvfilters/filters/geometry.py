@@ -19,6 +19,7 @@ from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.errors import ParameterError
 from cvfilters.engine.sampling import fill_param, fill_values
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import whole
 from cvfilters.registry.params import Param
 
 #: ``resize`` interpolations: name -> OpenCV flag (nearest samples the pixel whose centre is nearest).
@@ -85,6 +86,7 @@ def _check_resize_size(scaled: tuple[int, int]) -> None:
 
 
 @register(
+    footprint=whole("geometric: not declared yet"),
     category="warp",
     summary="Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size.",
     params=[
@@ -144,6 +146,7 @@ def _crop_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 
 @register(
+    footprint=whole("geometric: not declared yet"),
     category="warp",
     summary="Keep a rectangle of the image (x, y, width, height in px); changes the size.",
     params=[
@@ -185,6 +188,7 @@ def _pad_param(name: str) -> Param:
 
 
 @register(
+    footprint=whole("geometric: not declared yet"),
     category="warp",
     summary="Add pixels around the image (top, bottom, left, right) with a border rule; changes the size.",
     params=[

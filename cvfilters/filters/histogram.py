@@ -69,6 +69,7 @@ from cvfilters.filters._shared.levels import (
 )
 from cvfilters.registry import catalog as registry
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import square, whole
 from cvfilters.registry.params import Param
 
 _F32 = np.dtype(np.float32)
@@ -105,6 +106,7 @@ def _check_match(params: dict[str, Any]) -> str | None:
 
 # ---------------------------------------------------------------- filters
 @register(
+    footprint=whole("global: statistics pass not declared yet"),
     category="histogram",
     summary="Global histogram equalisation (cv2.equalizeHist), on luminance or per channel.",
     params=[Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP)],
@@ -128,6 +130,7 @@ def equalize(ctx: Context, img: Image, *, space: str) -> Image:
 
 
 @register(
+    footprint=whole("global: statistics pass not declared yet"),
     category="histogram",
     summary="Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance.",
     params=[
@@ -159,6 +162,7 @@ def clahe(ctx: Context, img: Image, *, clip_limit: float, tiles: int, space: str
 
 
 @register(
+    footprint=whole("global: statistics pass not declared yet"),
     category="histogram",
     summary="Match the histogram of a reference image or saved histogram (CDF-to-LUT).",
     params=[
@@ -235,6 +239,7 @@ _HIGH = Param("high", "float", 0.001, min=0.0, max=0.49, unit="fraction of pixel
 
 
 @register(
+    footprint=whole("global: statistics pass not declared yet"),
     category="histogram",
     summary="Stretch each channel between its low and high percentiles (Photoshop's Auto Levels).",
     params=[_LOW, _HIGH,
@@ -256,6 +261,7 @@ def auto_levels(ctx: Context, img: Image, *, low: float, high: float, linked: bo
 
 
 @register(
+    footprint=whole("global: statistics pass not declared yet"),
     category="histogram",
     summary="Stretch all channels together between low and high percentiles (Auto Contrast).",
     params=[_LOW, _HIGH],
@@ -272,6 +278,7 @@ def auto_contrast(ctx: Context, img: Image, *, low: float, high: float) -> Image
 
 
 @register(
+    footprint=whole("global: statistics pass not declared yet"),
     category="histogram",
     summary="Min-max normalisation to the full range (cv2.normalize NORM_MINMAX).",
     params=[Param("linked", "bool", True,
@@ -315,6 +322,7 @@ def _otsu_value(ctx: Context, gray: Any) -> float:
 
 
 @register(
+    footprint=whole("global: statistics pass not declared yet"),
     category="histogram",
     summary="Black and white at Otsu's automatic threshold of the luminance.",
     params=[Param("invert", "bool", False, help="swap the outputs: pixels above the threshold become 0")],
@@ -336,6 +344,7 @@ def threshold_otsu(ctx: Context, img: Image, *, invert: bool) -> Image:
 
 
 @register(
+    footprint=square(lambda p, spec: p["block_size"] // 2 + 1),
     category="histogram",
     summary="Local threshold against the mean or Gaussian-weighted mean of each neighbourhood.",
     params=[
@@ -390,6 +399,7 @@ def _paste(ctx: Context, img: Image, patch: Any, x: int, y: int, width: int, hei
 
 
 @register(
+    footprint=whole("draws the histogram of the whole image at one place of it"),
     category="histogram",
     summary="Draw the image's histogram as a translucent panel onto it (camera-style display).",
     params=[

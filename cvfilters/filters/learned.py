@@ -29,6 +29,7 @@ import numpy as np
 from cvfilters.core.context import Context
 from cvfilters.core.errors import ParameterError
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import whole
 from cvfilters.registry.params import Param
 
 FILTER = "dnn_style"
@@ -184,6 +185,7 @@ def _check(params: dict[str, Any]) -> str | None:
 
 @register(
     FILTER,
+    footprint=whole('a neural network runs on the whole (resized) image'),
     category="stylize",
     summary="A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn.",
     params=[

@@ -25,6 +25,7 @@ from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.pixels import from_unit_float, split_color, to_unit_float
 from cvfilters.engine.sampling import OUTSIDE, fill_param, remap
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import POINT, square, whole
 from cvfilters.registry.params import Param
 
 SEED_MAX = 2**31 - 1
@@ -36,6 +37,7 @@ def _seed_param() -> Param:
 
 # ------------------------------------------------------------------ bloom
 @register(
+    footprint=square(lambda p, spec: round(3 * p["radius"])),
     category="stylize",
     summary="Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold).",
     params=[
@@ -86,6 +88,7 @@ def grain_field(height: int, width: int, channels: int, size: float, seed: int, 
 
 
 @register(
+    footprint=whole("the noise field is drawn for the whole image from one seed"),
     category="stylize",
     summary="Film grain: seeded, reproducible Gaussian noise, clumped to a grain size.",
     params=[
@@ -156,6 +159,7 @@ def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 
 @register(
+    footprint=POINT,
     category="feather",
     summary="Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha.",
     params=[
@@ -279,6 +283,7 @@ def _run_cells(ctx: Context, img: Any, name: str, spacing: float, seed: int, dot
 
 
 @register(
+    footprint=whole("Voronoi cells are seeded over the whole image"),
     category="stylize",
     summary="Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize).",
     params=[
@@ -300,6 +305,7 @@ def crystallize(ctx: Context, img: Any, *, radius: float, seed: int) -> Any:
 
 
 @register(
+    footprint=whole("dots are seeded over the whole image"),
     category="stylize",
     summary="Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize).",
     params=[
@@ -354,6 +360,7 @@ def hex_labels(width: int, height: int, size: float) -> np.ndarray:
 
 
 @register(
+    footprint=whole("the hexagon grid is anchored to the whole image"),
     category="stylize",
     summary="Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate).",
     params=[Param("size", "float", 8.0, min=1.0, max=1000.0, unit="px",

@@ -13,12 +13,16 @@ device (even sizes fall back). There is no border parameter.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import cv2
 import numpy as np
 
-from cvfilters.core.context import Context
+from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.types import Image
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import square
 from cvfilters.registry.params import Param
 
 SHAPES = {"ellipse": cv2.MORPH_ELLIPSE, "rect": cv2.MORPH_RECT, "cross": cv2.MORPH_CROSS}
@@ -77,7 +81,13 @@ def _define(name: str, op: int, summary: str, formula: str, default_size: int) -
         "neutral constant border, the same as replicating the edge for these elements).\n"
         "With alpha, works on premultiplied colour."
     )
-    register(name, category="convolve", summary=summary, params=_params(default_size), alpha="premultiply")(run)
+    register(name, category="convolve", summary=summary, params=_params(default_size), alpha="premultiply",
+             footprint=square(_reach))(run)
+
+
+def _reach(params: Mapping[str, Any], spec: ImageSpec) -> int:
+    """Reach of ``iterations`` erosions then as many dilations (the most any operation here chains)."""
+    return 2 * (params["size"] // 2) * params["iterations"]
 
 
 for _name, (_op, _summary, _formula, _size) in OPERATIONS.items():

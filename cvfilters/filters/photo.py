@@ -20,6 +20,7 @@ import numpy as np
 from cvfilters.core.context import Context
 from cvfilters.core.pixels import LUMA_BGR, full_scale
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import POINT, square, whole
 from cvfilters.registry.params import Param
 
 
@@ -76,6 +77,7 @@ def _balance(bgr: np.ndarray, method: str, saturation: float | None, percent: fl
 
 
 @register(
+    footprint=whole("the white point is estimated from the whole image"),
     category="color",
     summary="Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto).",
     params=[
@@ -189,6 +191,7 @@ def _as_input(values: np.ndarray, gray: bool) -> np.ndarray:
 
 
 @register(
+    footprint=POINT,
     category="color",
     summary="Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint).",
     params=[
@@ -230,6 +233,7 @@ def temperature_tint(ctx: Context, img: Any, *, temperature: float, tint: float,
 
 # ------------------------------------------------------------------ vibrance
 @register(
+    footprint=POINT,
     category="color",
     summary="Vibrance: raise the saturation of muted colours more than of vivid ones.",
     params=[
@@ -270,6 +274,7 @@ def tone_luma(y: np.ndarray, shadows: float, highlights: float) -> np.ndarray:
 
 
 @register(
+    footprint=POINT,
     category="color",
     summary="Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow).",
     params=[
@@ -312,6 +317,7 @@ def _denoise(host: np.ndarray, strength: float, color_strength: float, template:
 
 
 @register(
+    footprint=square(lambda p, spec: p["template"] // 2 + p["search"] // 2 + 1),
     category="blur",
     summary="Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16.",
     params=[

@@ -19,10 +19,12 @@ from cvfilters.backends import BORDERS
 from cvfilters.core.context import Context
 from cvfilters.filters._shared.common import border_param
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import square, whole
 from cvfilters.registry.params import Param
 
 
 @register(
+    footprint=whole("cells are anchored to the top-left corner of the whole image"),
     category="stylize",
     summary="Pixellate: each size x size cell takes its average colour.",
     params=[Param("size", "int", 8, min=1, max=4096, unit="px", help="cell side; cells start at the top-left corner")],
@@ -138,6 +140,7 @@ KUWAHARA_EXACT_MAX_SIDE = 16
 
 
 @register(
+    footprint=square(lambda p, spec: p["radius"] + 1),
     category="stylize",
     summary="Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows.",
     params=[
@@ -215,6 +218,7 @@ def kuwahara(ctx: Context, img: Any, *, radius: int, border: str) -> Any:
 # Host-only looks: xphoto, photo and imgproc algorithms without a device version
 # ---------------------------------------------------------------------------------------
 @register(
+    footprint=whole("cv2.xphoto.oilPainting reads a neighbourhood whose extent it does not document"),
     category="stylize",
     summary="Oil painting: each pixel takes the mean colour of the most frequent intensity around it.",
     params=[
@@ -236,6 +240,7 @@ def oil_paint(ctx: Context, img: Any, *, size: int, dyn_ratio: int) -> Any:
 
 
 @register(
+    footprint=whole("domain-transform filtering is recursive over the whole image"),
     category="stylize",
     summary="Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization).",
     params=[
@@ -254,6 +259,7 @@ def stylization(ctx: Context, img: Any, *, sigma_s: float, sigma_r: float) -> An
 
 
 @register(
+    footprint=whole("domain-transform filtering is recursive over the whole image"),
     category="stylize",
     summary="Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance).",
     params=[
@@ -276,6 +282,7 @@ EDGE_PRESERVING_FLAGS = {"recursive": cv2.RECURS_FILTER, "normconv": cv2.NORMCON
 
 
 @register(
+    footprint=whole("domain-transform filtering is recursive over the whole image"),
     category="stylize",
     summary="Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter).",
     params=[
@@ -298,6 +305,7 @@ def edge_preserving(ctx: Context, img: Any, *, sigma_s: float, sigma_r: float, f
 
 
 @register(
+    footprint=whole("pyramid mean-shift segmentation works on image pyramids of the whole image"),
     category="stylize",
     summary="Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering).",
     params=[

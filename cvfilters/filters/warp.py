@@ -31,6 +31,7 @@ from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.types import AlphaPolicy, Category, Image
 from cvfilters.engine.sampling import OUTSIDE, fill_param, index_grid, interpolation_param, remap, warp_border_param
 from cvfilters.registry.catalog import Filter, register
+from cvfilters.registry.footprints import whole
 from cvfilters.registry.params import Param
 from cvfilters.registry.signatures import check_keywords
 
@@ -205,6 +206,7 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
     text = inspect.cleandoc(description or fn.__doc__ or summary)
     return register(filter_name, category=category, summary=summary, params=declared, alpha=alpha, check=check,
                     output_spec=result_spec if output_size is not None else None, maps=maps,
+                    footprint=whole("geometric: not declared yet"),
                     description=f"{text}\n\n{CONVENTION_NOTE}", replace=replace)(run)
 
 
@@ -225,6 +227,7 @@ def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, 
 
 
 @register(
+    footprint=whole("geometric: not declared yet"),
     category="warp",
     summary="Mirror the image horizontally, vertically or both.",
     params=[Param("axis", "choice", "horizontal", choices=tuple(_FLIP_CODES),

@@ -28,6 +28,7 @@ import numpy as np
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.errors import ParameterError, UnknownFilterError, UsageError
 from cvfilters.core.types import AlphaPolicy, Category, Image
+from cvfilters.registry.footprints import UNDECLARED, Footprint, FootprintRule, resolve
 from cvfilters.registry.params import Param
 from cvfilters.registry.policies import ALPHA_POLICIES, apply_alpha_policy
 from cvfilters.registry.signatures import check_keywords, doc_of, signature_of
@@ -77,6 +78,7 @@ class Filter:
     maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
     matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
     identity: str = ""
+    footprint: FootprintRule = UNDECLARED
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "__signature__", signature_of(self.params))
@@ -148,12 +150,37 @@ class Filter:
 
         return run_image(image, backend, body, channel_order=channel_order, layout=layout)[0]
 
+    def footprint_for(self, params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+        """The footprint (:mod:`cvfilters.registry.footprints`) for resolved ``params`` on an image of ``spec``.
+
+        The declaration sees the spec the filter's function sees under its alpha policy.
+        """
+        return resolve(self.footprint, params, seen_spec(self.alpha, spec))
+
+    def footprint_text(self) -> str:
+        """The footprint at the default parameters on an 8-bit colour image, in words (``cvfilters info``)."""
+        defaults = {p.name: p.default for p in self.params}
+        try:
+            return self.footprint_for(defaults, ImageSpec(1000, 1000, 3, np.dtype(np.uint8))).describe()
+        except (TypeError, ValueError, KeyError):  # a required parameter has no default to size the halo by
+            return "declared per call (depends on required parameters)"
+
     def info(self) -> dict[str, Any]:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""
         return {"name": self.name, "category": self.category, "summary": self.summary,
                 "alpha": self.alpha, "description": self.description,
                 **({"identity": self.identity} if self.identity else {}),
+                "footprint": self.footprint_text(),
                 "params": [p.describe() for p in self.params]}
+
+
+def seen_spec(alpha: str, spec: ImageSpec) -> ImageSpec:
+    """The spec a filter's function sees under its alpha policy (:mod:`cvfilters.registry.policies`)."""
+    if spec.channels != 4 or alpha == "all":
+        return spec
+    if alpha == "passthrough":
+        return spec.with_(channels=3)
+    return spec.with_(dtype=np.dtype(np.float32))
 
 
 _REGISTRY: dict[str, Filter] = {}
@@ -167,8 +194,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
              table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
-             description: str | None = None, identity: str = "", replace: bool = False,
-             listed: bool = True) -> Callable[[FilterFn], Filter]:
+             description: str | None = None, identity: str = "", footprint: FootprintRule = UNDECLARED,
+             replace: bool = False, listed: bool = True) -> Callable[[FilterFn], Filter]:
     """Make a filter from a function: the one way every filter is built.
 
     Used as a decorator (``@register(...)``) and called by the colour and warp kernel
@@ -211,6 +238,11 @@ def register(name: str | None = None, *, category: Category, summary: str, param
     identity : str
         For filters that are identities by nature at their defaults: why (shown by
         ``cvfilters info``). Their parameters declare ``example`` values that show the effect.
+    footprint : Footprint or callable, optional
+        How the output depends on the input (:mod:`cvfilters.registry.footprints`): a
+        footprint, or ``rule(params, spec) -> footprint`` of the resolved parameters and
+        the spec the function sees. It lets the tile runner (:mod:`cvfilters.engine.tiles`)
+        process big images in tiles; without one the filter runs whole-image.
     replace : bool
         Allow replacing an existing filter of the same name.
     listed : bool
@@ -249,7 +281,7 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         doc = inspect.cleandoc(description or fn.__doc__ or summary)
         flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,
                      description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix,
-                     identity=identity)
+                     identity=identity, footprint=footprint)
         if listed:
             _REGISTRY[filter_name] = flt
         return flt

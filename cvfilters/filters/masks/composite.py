@@ -19,6 +19,7 @@ from cvfilters.filters.masks.params import feather_param
 from cvfilters.filters.masks.shapes import is_shape_spec, parse_shape
 from cvfilters.filters.masks.sources import MaskSource, source_key
 from cvfilters.registry.catalog import register
+from cvfilters.registry.footprints import whole
 
 _T = TypeVar("_T")
 
@@ -142,7 +143,7 @@ def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: flo
                                                    method=feather_method, invert=invert))
 
     flt = register("masked", category="feather", summary="Apply a pipeline inside a mask.", alpha="all",
-                   listed=False)(run)
+                   footprint=whole("the mask is placed on the whole image"), listed=False)(run)
     return Pipeline([Step(flt, {})])(image, backend=backend, channel_order=channel_order)
 
 
