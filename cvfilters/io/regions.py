@@ -21,7 +21,8 @@ from one to the other tile by tile, so memory does not grow with the image.
   chunk by chunk; an output keeps the input array's chunks, compressors, format and
   attributes where the input was Zarr too. Colour arrays in Zarr are RGB(A), as in image
   files.
-* **numpy** arrays (:class:`ArraySource`, :class:`ArraySink`), in the caller's channel order.
+* numpy arrays are the engine's :class:`~cvfilters.engine.tiles.ArraySource` and
+  :class:`~cvfilters.engine.tiles.ArraySink`, in the caller's channel order.
 
 Sinks write to a hidden temporary file or folder beside the target and rename it on
 :meth:`commit`; :meth:`abort` (or an exception in their ``with`` block) removes it, so no
@@ -52,7 +53,6 @@ from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImag
 StrPath = str | os.PathLike[str]
 TIFF_EXTENSIONS = frozenset({".tif", ".tiff"})
 ZARR_EXTENSIONS = frozenset({".zarr"})
-STREAM_EXTENSIONS = TIFF_EXTENSIONS | ZARR_EXTENSIONS
 DTYPES = frozenset(np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32))
 MAX_STRIP_BYTES = 8 * 2**20  # an output strip of more is cut into strips of about this size
 PIECE_BYTES = 4 * 2**20  # uncompressed strips are read in pieces of about this size
@@ -79,29 +79,6 @@ def is_tiff(path: StrPath) -> bool:
 
 def _rgb_to_bgr(block: NDArray[Any]) -> NDArray[Any]:
     return swap_rb(block)
-
-
-# ---------------------------------------------------------------- numpy
-class ArraySource:
-    """A numpy array (or any array with slicing: a memmap, a Zarr array) as a region source, channels as they are."""
-
-    def __init__(self, array: Any) -> None:
-        self.array = array
-        self.shape: tuple[int, ...] = tuple(array.shape)
-        self.dtype: np.dtype[Any] = np.dtype(array.dtype)
-
-    def read(self, y0: int, y1: int, x0: int, x1: int) -> NDArray[Any]:
-        return np.asarray(self.array[y0:y1, x0:x1])
-
-
-class ArraySink:
-    """Collects the output tiles into one numpy array (``array``)."""
-
-    def __init__(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
-        self.array: NDArray[Any] = np.empty(shape, dtype)
-
-    def write(self, y0: int, x0: int, block: NDArray[Any]) -> None:
-        self.array[y0 : y0 + block.shape[0], x0 : x0 + block.shape[1]] = block
 
 
 # ---------------------------------------------------------------- segment cache
@@ -504,26 +481,29 @@ class TiffSink(_Committable):
             if self._flushed_bytes >= SYNC_BYTES and self._file is not None:
                 os.fdatasync(self._file.fileno())  # the disk works while tiles compute; commit's fsync is short
                 self._flushed_bytes = 0
-            if self._tile is None and self._encoder is None:
+            encoder, tile = self._encoder, self._tile
+            if tile is None and encoder is None:
                 yield band  # uncompressed strips are written contiguously, from arrays of any height
                 continue
-            if self._tile is None:
+            if tile is None and encoder is not None:
                 for top in range(0, band.shape[0], self._rows):
                     strip = np.ascontiguousarray(band[top : top + self._rows])
                     if self._predictor is not None:
                         strip = self._predictor(strip, axis=-2)
-                    yield self._encoder(strip)
+                    yield encoder(strip)
                 continue
-            th, tw = self._tile
+            assert tile is not None
+            th, tw = tile
             for top in range(0, band.shape[0], th):
                 rows = band[top : top + th]
                 if rows.shape[0] < th:
                     rows = np.concatenate([rows, np.zeros((th - rows.shape[0], *rows.shape[1:]), rows.dtype)])
                 for left in range(0, self.shape[1], tw):
-                    tile = rows[:, left : left + tw]
-                    if tile.shape[1] < tw:
-                        tile = np.concatenate([tile, np.zeros((th, tw - tile.shape[1], samples), tile.dtype)], axis=1)
-                    yield np.ascontiguousarray(tile)
+                    piece = rows[:, left : left + tw]
+                    if piece.shape[1] < tw:
+                        piece = np.concatenate([piece, np.zeros((th, tw - piece.shape[1], samples), piece.dtype)],
+                                               axis=1)
+                    yield np.ascontiguousarray(piece)
 
     def _write_file(self, bigtiff: bool) -> None:
         import tifffile

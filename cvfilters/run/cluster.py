@@ -115,7 +115,7 @@ def _read_band(path: str, y0: int, y1: int) -> NDArray[Any]:
     return block.reshape(block.shape[0], block.shape[1], -1)
 
 
-def _run_band(block: NDArray[Any], *, frozen: str, shape: tuple[int, ...], dtype: str,
+def _run_band(block: NDArray[Any], *, frozen: str, shape: tuple[int, ...], source_dtype: str,
               bands: Sequence[tuple[int, int]], up: int, side: int, statistics: Sequence[Any] | None,
               upto: int | None = None, block_info: dict[Any, Any] | None = None) -> Any:
     """One band's output; with ``upto``, the statistics of global stage ``upto`` over the band instead.
@@ -123,7 +123,7 @@ def _run_band(block: NDArray[Any], *, frozen: str, shape: tuple[int, ...], dtype
     ``block`` holds the band and the rows ``map_overlap`` added: ``up`` above (fewer at the
     top edge) and what was there below.
     """
-    stages = _stages(frozen, shape, dtype)
+    stages = _stages(frozen, shape, source_dtype)
     index = block_info[None]["chunk-location"][0] if block_info else 0
     y0, y1 = bands[index]
     first = max(0, y0 - up)  # the image row of block[0]
@@ -206,7 +206,8 @@ def run(pipeline: Pipeline, source: StrPath, target: StrPath, stream: Any, plan:
                               dtype=stream.dtype) for y0, y1 in bands]
     image = da.concatenate(pieces, axis=0)
     depth = {0: (up, down), 1: 0, 2: 0}
-    options = {"frozen": frozen, "shape": shape, "dtype": stream.dtype.str, "bands": bands, "up": up, "side": side}
+    options = {"frozen": frozen, "shape": shape, "source_dtype": stream.dtype.str, "bands": bands, "up": up,
+               "side": side}
     client, owned = _client(scheduler)
     try:
         statistics: list[Any] = [None] * len(stages)

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cvfilters.core.errors import ImageTooLargeError, OutputExistsError, OverwriteInputError, ResourceLimitError
+from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline, as_pipeline
 from cvfilters.io import images as io
 from cvfilters.io import regions
@@ -35,7 +36,6 @@ from cvfilters.run import budget as budgets
 from cvfilters.run.limits import estimate_bytes
 
 if TYPE_CHECKING:
-    from cvfilters.engine.tiles import TilePlan
     from cvfilters.registry.catalog import Filter
 
 StrPath = str | os.PathLike[str]
@@ -51,7 +51,7 @@ TILE_ABOVE = 256 * 2**20
 class Streamed:
     """What a streamed run did: the engine's plan, and lines for ``--explain``."""
 
-    plan: TilePlan
+    plan: tiles.TilePlan
     lines: list[str] = field(default_factory=list)
 
 
@@ -110,7 +110,7 @@ def _check_target(source: StrPath, target: StrPath, overwrite: bool) -> None:
 def stream_file(source: StrPath, target: StrPath, filter: str | Filter | Pipeline, /, *,
                 memory: str | int | None = None, tile_size: int | None = None, workers: int | None = None,
                 scheduler: str | None = None, overwrite: bool = True, max_pixels: int | None = None,
-                quality: int | None = None, **params: Any) -> TilePlan:
+                quality: int | None = None, **params: Any) -> tiles.TilePlan:
     """Run a filter or pipeline on an image file, writing the result, in bounded memory.
 
     TIFF and BigTIFF (stripped or tiled) and Zarr arrays are read and written in pieces;
@@ -144,7 +144,7 @@ def stream_file(source: StrPath, target: StrPath, filter: str | Filter | Pipelin
 
     Returns
     -------
-    TilePlan
+    tiles.TilePlan
         What ran: tile size, halo, passes and the peak estimate (``plan.explain()``).
 
     Examples
@@ -163,14 +163,12 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
         workers: int | None = None, scheduler: Any = None, overwrite: bool = True, max_pixels: int | None = None,
         quality: int | None = None, stdout_format: str | None = None) -> Streamed:
     """:func:`stream_file` with a resolved budget and pipeline; ``stdout_format`` writes standard output instead."""
-    from cvfilters.engine import tiles
-
     if stdout_format is None:
         _check_target(source, target, overwrite)
     workers = workers or cores()
     limit = io.max_pixels_limit(max_pixels)
     metadata: io.Metadata | None = None
-    stream: regions.TiffSource | regions.ZarrSource | regions.ArraySource
+    stream: regions.TiffSource | regions.ZarrSource | tiles.ArraySource
     if wanted(source):
         stream = regions.open_source(source)
         check_claimed(source, stream.shape, stream.dtype, limit)
@@ -178,9 +176,10 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
     else:
         image, metadata = io.read_with_metadata(source, max_pixels=limit)
         if 2 * image.nbytes > budget:  # decoded whole, and its result collected whole for the encoder
-            raise ResourceLimitError(source, f"the decoded image and its result take {budgets.describe(2 * image.nbytes)}"
-                                             f", over the memory budget of {budgets.describe(budget)} (--memory)")
-        stream = regions.ArraySource(image)
+            needed = budgets.describe(2 * image.nbytes)
+            raise ResourceLimitError(source, f"the decoded image and its result take {needed}, over the memory "
+                                             f"budget of {budgets.describe(budget)} (--memory)")
+        stream = tiles.ArraySource(image)
         what = "decoded whole, processed by tiles"
     try:
         plan = tiles.plan(pipeline, stream.shape, stream.dtype, tile_size=tile_size, workers=workers, budget=budget)
@@ -201,7 +200,7 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
                                    chunk=plan.tile_size) as sink:
                 tiles.run_tiled(pipeline, stream, sink, tile_size=plan.tile_size, workers=workers, budget=budget)
             return Streamed(plan, [*lines, f"target: {target} (written in pieces)"])
-        whole = regions.ArraySink(plan.out_shape, plan.out_dtype)
+        whole = tiles.ArraySink(plan.out_shape, plan.out_dtype)
         tiles.run_tiled(pipeline, stream, whole, tile_size=plan.tile_size, workers=workers, budget=budget)
     finally:
         if isinstance(stream, regions.TiffSource):
@@ -221,14 +220,12 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
 
 
 def process_array(image: NDArray[Any], pipeline: Pipeline, *, budget: int, tile_size: int | None = None,
-                  workers: int | None = None) -> tuple[NDArray[Any], TilePlan]:
+                  workers: int | None = None) -> tuple[NDArray[Any], tiles.TilePlan]:
     """A decoded image through tiles in memory (the result, and the plan that ran)."""
-    from cvfilters.engine import tiles
-
-    source = regions.ArraySource(image)
+    source = tiles.ArraySource(image)
     plan = tiles.plan(pipeline, source.shape, source.dtype, tile_size=tile_size, workers=workers or cores(),
                       budget=budget)
-    sink = regions.ArraySink(plan.out_shape, plan.out_dtype)
+    sink = tiles.ArraySink(plan.out_shape, plan.out_dtype)
     tiles.run_tiled(pipeline, source, sink, tile_size=plan.tile_size, workers=workers or cores(), budget=budget)
     return sink.array, plan
 

@@ -18,6 +18,7 @@ import tifffile
 from PIL import Image
 
 from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
+from cvfilters.engine import tiles
 from cvfilters.io import regions
 
 zarr = pytest.importorskip("zarr")
@@ -129,7 +130,7 @@ def test_bigtiff_past_the_classic_limit(tmp_path: Path, monkeypatch: pytest.Monk
     out = tmp_path / "out.tif"
     data = _rgb()
     with regions.TiffSink(out, data.shape, data.dtype) as sink:
-        _copy_by_tiles(regions.ArraySource(data), sink, 64)
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
     with tifffile.TiffFile(out) as tif:
         assert tif.is_bigtiff
         np.testing.assert_array_equal(tif.asarray(), data[..., ::-1])  # written from BGR tiles: stored RGB
@@ -262,7 +263,7 @@ def test_zarr_output_replaces_an_existing_array_only_on_success(tmp_path: Path) 
         raise RuntimeError("stop")
     assert zarr.open_array(str(target), mode="r").shape == (4, 4)
     with regions.ZarrSink(target, data.shape, data.dtype, chunk=64) as sink:
-        _copy_by_tiles(regions.ArraySource(data), sink, 64)
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
     np.testing.assert_array_equal(zarr.open_array(str(target), mode="r")[:], data)
     assert sorted(os.listdir(tmp_path)) == ["out.zarr"]
 
@@ -286,13 +287,6 @@ def test_zarr_sink_in_a_read_only_folder_is_a_write_error(tmp_path: Path) -> Non
     folder.chmod(0o500)
     with pytest.raises((ImageWriteError, PermissionError)):
         regions.ZarrSink(folder / "x.zarr", (4, 4), np.dtype(np.uint8))
-
-
-def test_array_source_and_sink() -> None:
-    data = _rgb()
-    sink = regions.ArraySink(data.shape, data.dtype)
-    _copy_by_tiles(regions.ArraySource(data), sink, 33)
-    np.testing.assert_array_equal(sink.array, data)
 
 
 def test_stored_bytes(tmp_path: Path) -> None:
