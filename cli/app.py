@@ -131,7 +131,7 @@ def apply(
     otherwise OUT is a directory, relative names are kept and existing outputs are skipped
     unless --overwrite.
     """
-    if backend == "auto" and scheduler is None and _may_be_large(inputs):
+    if backend == "auto" and scheduler is None and _may_be_large(inputs) and not _runs_in_tiles(inputs):
         from cvfilters.backends import probe_soon
 
         probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
@@ -265,6 +265,16 @@ def _may_be_large(inputs: list[str]) -> bool:
     if len(inputs) != 1 or not os.path.isfile(inputs[0]):
         return True
     return os.path.getsize(inputs[0]) >= PROBE_MIN_BYTES
+
+
+def _runs_in_tiles(inputs: list[str]) -> bool:
+    """Whether the one input will run through CPU tiles (streamed, or large by its header), so ``auto``
+    never asks the GPUs (probing an OpenCL runtime costs tens of MB of memory)."""
+    if len(inputs) != 1 or not os.path.isfile(inputs[0]):
+        return False
+    from cvfilters.run.streaming import large_by_header, wanted
+
+    return wanted(inputs[0]) or large_by_header(inputs[0])
 
 
 def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[Any], overwrite: bool) -> None:

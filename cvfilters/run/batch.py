@@ -241,7 +241,7 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if str(task.source) != "-" and streaming.wanted(task.source):
+            if _streams(task, options):
                 done = _stream_image(task, options, pipeline, replace)
                 if isinstance(done, Outcome):
                     return done
@@ -286,7 +286,7 @@ def dry_run(task: Task, options: Options) -> Outcome:
             io.check_file(task.source)
             check_readable(task.source)
             what = "video"
-        elif str(task.source) != "-" and streaming.wanted(task.source):
+        elif _streams(task, options):
             source = regions.open_source(task.source)
             streaming.check_claimed(task.source, source.shape, source.dtype, io.max_pixels_limit(options.max_pixels))
             what = f"{source.shape[1]}x{source.shape[0]}, read in pieces"
@@ -323,6 +323,14 @@ def _skip(task: Task, replace: bool) -> Outcome | None:
         if not replace:
             return Outcome(task, "skipped", f"{task.target}: exists, skipped (--overwrite replaces it)")
     return None
+
+
+def _streams(task: Task, options: Options) -> bool:
+    """Whether ``task`` reads its input in pieces: a Zarr array always, a TIFF when tiles run on the CPU."""
+    if str(task.source) == "-":
+        return False
+    return regions.is_zarr(task.source) or (options.backend in streaming.TILED_BACKENDS
+                                            and streaming.wanted(task.source))
 
 
 def _stream_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
@@ -371,7 +379,8 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         image, metadata = io.decode(data, task.source, max_pixels=limit)
         del data
         budget = options.budget()
-        if options.tile_size is not None or streaming.too_large_for_whole(image, budget):
+        if options.backend in streaming.TILED_BACKENDS and (options.tile_size is not None
+                                                             or streaming.too_large_for_whole(image, budget)):
             result, plan = streaming.process_array(image, pipeline, budget=budget, tile_size=options.tile_size,
                                                    workers=options.tile_workers())
             report = [f"memory budget: {budgets.describe(budget)}", *plan.explain()]

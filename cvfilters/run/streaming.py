@@ -44,7 +44,15 @@ StrPath = str | os.PathLike[str]
 MAX_EXPANSION = 1100
 # An image decoded whole goes through tiles when a whole-image run would need more than this
 # (limits.estimate_bytes: input, output and three float32 copies); a 24 MP RGB photo does.
+# Tiles run on the CPU: with --backend auto or cpu; an explicit GPU backend keeps the
+# whole-image device path.
 TILE_ABOVE = 256 * 2**20
+TILED_BACKENDS = frozenset({"auto", "cpu"})
+# Tiles' working memory (all workers) that a default plan stays under, halving the tile side down
+# to MIN_DEFAULT_TILE: beyond a few hundred pixels a larger tile buys little speed (the halo is
+# already a small fraction) and costs peak memory (bench/streaming.py, the 24 MP chains).
+TILE_WORKING = 96 * 2**20
+MIN_DEFAULT_TILE = 256
 
 
 @dataclass
@@ -80,6 +88,17 @@ def check_claimed(path: StrPath, shape: tuple[int, ...], dtype: np.dtype[Any], l
                                        "look like a decompression bomb (set --max-pixels to accept it)")
 
 
+def plan_for(pipeline: Pipeline, shape: tuple[int, ...], dtype: np.dtype[Any], *, budget: int,
+             tile_size: int | None, workers: int) -> tiles.TilePlan:
+    """The engine's plan, with the tile side halved while its working memory passes :data:`TILE_WORKING`
+    (unless ``tile_size`` forces one or whole-image steps dominate)."""
+    plan = tiles.plan(pipeline, shape, dtype, tile_size=tile_size, workers=workers, budget=budget)
+    while tile_size is None and not plan.whole_image_steps and plan.peak_bytes > TILE_WORKING \
+            and plan.tile_size // 2 >= MIN_DEFAULT_TILE:
+        plan = tiles.plan(pipeline, shape, dtype, tile_size=plan.tile_size // 2, workers=workers, budget=budget)
+    return plan
+
+
 def wanted(source: StrPath) -> bool:
     """Whether ``source`` is read in pieces: a Zarr array, or a TIFF the streaming reader takes."""
     if regions.is_zarr(source):
@@ -97,6 +116,21 @@ def too_large_for_whole(image: NDArray[Any], budget: int) -> bool:
     channels = 1 if image.ndim == 2 else image.shape[2]
     needed = estimate_bytes(image.shape[0], image.shape[1], channels, image.itemsize)
     return needed > min(budget, TILE_ABOVE)
+
+
+def large_by_header(path: StrPath) -> bool:
+    """Whether an image file's header promises an image :func:`too_large_for_whole` would send through
+    tiles (a guess for the command line's start-up; unreadable headers say no)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+            channels = len(image.getbands())
+            itemsize = 2 if image.mode.startswith("I;16") else 4 if image.mode in ("I", "F") else 1
+    except Exception:  # noqa: BLE001  (the read itself reports a bad file)
+        return False
+    return estimate_bytes(height, width, channels, itemsize) > TILE_ABOVE
 
 
 def _check_target(source: StrPath, target: StrPath, overwrite: bool) -> None:
@@ -182,7 +216,7 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
         stream = tiles.ArraySource(image)
         what = "decoded whole, processed by tiles"
     try:
-        plan = tiles.plan(pipeline, stream.shape, stream.dtype, tile_size=tile_size, workers=workers, budget=budget)
+        plan = plan_for(pipeline, stream.shape, stream.dtype, tile_size=tile_size, workers=workers, budget=budget)
         if isinstance(stream, regions.TiffSource):
             height = plan.tile_size + plan.halo[0] + plan.halo[1]
             stream.set_cache_bytes(2 * height * int(np.prod(stream.shape[1:])) * stream.dtype.itemsize)
@@ -223,8 +257,8 @@ def process_array(image: NDArray[Any], pipeline: Pipeline, *, budget: int, tile_
                   workers: int | None = None) -> tuple[NDArray[Any], tiles.TilePlan]:
     """A decoded image through tiles in memory (the result, and the plan that ran)."""
     source = tiles.ArraySource(image)
-    plan = tiles.plan(pipeline, source.shape, source.dtype, tile_size=tile_size, workers=workers or cores(),
-                      budget=budget)
+    plan = plan_for(pipeline, source.shape, source.dtype, tile_size=tile_size, workers=workers or cores(),
+                    budget=budget)
     sink = tiles.ArraySink(plan.out_shape, plan.out_dtype)
     tiles.run_tiled(pipeline, source, sink, tile_size=plan.tile_size, workers=workers or cores(), budget=budget)
     return sink.array, plan
