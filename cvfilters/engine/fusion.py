@@ -28,10 +28,10 @@ import numpy as np
 from cvfilters.backends import BORDERS
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.types import Image
-from cvfilters.engine.sampling import INTERPOLATIONS, OUTSIDE, remap
+from cvfilters.engine.sampling import INTERPOLATIONS, OUTSIDE, reached, remap, remapped
 from cvfilters.engine.steps import Step, run_steps
 from cvfilters.registry.catalog import Filter, register
-from cvfilters.registry.footprints import POINT, whole
+from cvfilters.registry.footprints import POINT, Footprint, Geometric, Rect, whole
 
 _H = TypeVar("_H")
 _INTEGER = (np.dtype(np.uint8), np.dtype(np.uint16))
@@ -88,7 +88,7 @@ def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     alpha = "premultiply" if any(step.filter.alpha == "premultiply" for step in steps) else steps[0].filter.alpha
     changes_spec = kind == "warp" or any(step.filter.output_spec is not None for step in steps)
     output_spec = _chained_spec(steps) if changes_spec else None
-    footprint = whole("geometric: not declared yet") if kind == "warp" else POINT
+    footprint = _warp_footprint(steps) if kind == "warp" else POINT
     return register(name, category=steps[0].filter.category, summary=f"{len(steps)} steps fused into one",
                     alpha=alpha, output_spec=output_spec, description=name, footprint=footprint,
                     listed=False)(build(steps))
@@ -201,11 +201,50 @@ def compose_maps(steps: Sequence[Step], spec: ImageSpec) -> tuple[np.ndarray, np
     return map_x, map_y
 
 
-def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
+def _sampling(steps: Sequence[Step]) -> tuple[Any, Mapping[str, Any], bool]:
+    """How a fused warp samples: the best interpolation of its steps, the first border and fill, premultiplied."""
     best = max((step.params.get("interpolation", "nearest") for step in steps), key=_INTERPOLATION_RANK)
     sampling: Mapping[str, Any] = next((step.params for step in steps if "border" in step.params),
                                        {"border": "constant", "fill": (0.0,)})
-    premultiplied = any(step.filter.alpha == "premultiply" for step in steps)
+    return best, sampling, any(step.filter.alpha == "premultiply" for step in steps)
+
+
+def _warp_footprint(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], ImageSpec], Footprint]:
+    """A fused warp tiles when every step gives tile maps: :func:`compose_maps` over the area a tile reaches."""
+    best, sampling, premultiplied = _sampling(steps)
+
+    def rule(_: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+        tile_maps: list[Callable[[Rect], tuple[Any, Any]]] = []
+        outputs = []
+        for step in steps:
+            footprint = step.filter.footprint_for(step.params, spec)
+            if not isinstance(footprint, Geometric) or footprint.maps is None:
+                return whole(f"{step.to_spec()} gives no tile maps to compose")
+            tile_maps.append(footprint.maps)
+            spec = step.filter.result_spec(step.params, spec)
+            outputs.append(spec)
+        borders = [step.params.get("border", "replicate") for step in steps]
+
+        def composed(index: int, rect: Rect) -> tuple[np.ndarray, np.ndarray]:
+            """The maps of steps ``0..index`` composed, over ``rect`` of step ``index``'s output."""
+            outer_x, outer_y = tile_maps[index](rect)
+            if index == 0:
+                return outer_x, outer_y
+            area = reached(outer_x, outer_y, outputs[index - 1], borders[index], "linear")
+            shifted = (np.ascontiguousarray(outer_x - np.float32(area[2])),
+                       np.ascontiguousarray(outer_y - np.float32(area[0])))
+            inner = composed(index - 1, area)
+            return tuple(cv2.remap(np.ascontiguousarray(m, np.float32), *shifted, cv2.INTER_LINEAR,  # type: ignore[return-value]
+                                   borderMode=BORDERS[borders[index]], borderValue=(OUTSIDE,) * 4) for m in inner)
+
+        return remapped(lambda rect: composed(len(steps) - 1, rect), spec, best, sampling["border"],
+                        sampling["fill"], premultiplied=premultiplied)
+
+    return rule
+
+
+def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
+    best, sampling, premultiplied = _sampling(steps)
     composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}
 
     def maps(spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:

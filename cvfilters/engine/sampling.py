@@ -13,6 +13,9 @@ Two coordinate conventions, with names that say which:
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 
@@ -20,6 +23,7 @@ from cvfilters.backends import BORDER_HELP, BORDERS
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.pixels import split_color
 from cvfilters.core.types import BorderName, Image, InterpolationName
+from cvfilters.registry.footprints import Geometric, Rect, aligned
 from cvfilters.registry.params import Param
 
 INTERPOLATIONS: dict[str, int] = {
@@ -91,3 +95,71 @@ def remap(ctx: Context, image: Image, map_x: Image, map_y: Image, interpolation:
         return be.remap(image, map_x, map_y, code, mode, values[0])
     planes = be.split(image)
     return be.merge([be.remap(p, map_x, map_y, code, mode, v) for p, v in zip(planes, values, strict=True)])
+
+
+# ---------------------------------------------------------------- tiles of a remap
+# Source pixels a sample at x reads: floor(x) - before .. floor(x) + after (OpenCV's kernels).
+SUPPORT: dict[str, tuple[int, int]] = {"nearest": (0, 1), "linear": (0, 1), "cubic": (1, 2), "lanczos": (3, 4)}
+TileMaps = Callable[[Rect], tuple[np.ndarray, np.ndarray]]
+"""``maps(out_rect)``: float32 source coordinates of the output pixels in ``out_rect`` (as the whole maps hold)."""
+
+
+def remapped(tile_maps: TileMaps, out_spec: ImageSpec, interpolation: InterpolationName, border: BorderName,
+             fill: tuple[float, ...], *, premultiplied: bool) -> Geometric:
+    """The :class:`Geometric` footprint of a remap whose maps can be evaluated for any output rectangle.
+
+    An output tile reads the source rectangle its coordinates reach (``SUPPORT`` around
+    them), widened where they leave the image so that OpenCV's border rule, applied at
+    the crop's edges, finds the same pixels as at the image's (the crop then reaches that
+    edge, and far enough inward for the reflections; ``wrap`` takes the whole axis). The
+    maps are shifted by the crop's origin, a non-negative even integer at most the
+    coordinates: float32 subtraction is exact there, and OpenCV's rounding of coordinates
+    to its fixed-point grid (half to even) does not change under an even shift. The
+    output is computed over the aligned tile (:func:`aligned`) and cropped. Bit for bit
+    on the cpu backend for coordinates within an image's size of the image
+    (``tests/properties/test_tiling.py``).
+    """
+    def plan(out_rect: Rect, spec: ImageSpec) -> tuple[Rect, np.ndarray, np.ndarray, Rect]:
+        wide = aligned(out_rect, out_spec)
+        map_x, map_y = tile_maps(wide)
+        return wide, map_x, map_y, reached(map_x, map_y, spec, border, interpolation)
+
+    def source(out_rect: Rect, spec: ImageSpec) -> Rect:
+        return plan(out_rect, spec)[3]
+
+    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageSpec) -> Image:
+        wide, map_x, map_y, _ = plan(out_rect, spec)
+        shifted_x = np.ascontiguousarray(map_x - np.float32(crop_rect[2]))
+        shifted_y = np.ascontiguousarray(map_y - np.float32(crop_rect[0]))
+        out = np.asarray(remap(ctx, crop, shifted_x, shifted_y, interpolation, border, fill,
+                               premultiplied=premultiplied))
+        y, x = out_rect[0] - wide[0], out_rect[2] - wide[2]
+        return np.ascontiguousarray(out[y : y + out_rect[1] - out_rect[0], x : x + out_rect[3] - out_rect[2]])
+
+    return Geometric(source=source, run=run, maps=tile_maps)
+
+
+def reached(map_x: np.ndarray, map_y: np.ndarray, spec: ImageSpec, border: BorderName,
+            interpolation: InterpolationName) -> Rect:
+    """The source rectangle a remap at these coordinates reads on an image of ``spec`` (see :func:`remapped`)."""
+    before, after = SUPPORT[interpolation]
+
+    def axis(coords: np.ndarray, size: int) -> tuple[int, int]:
+        near = coords[np.isfinite(coords) & (coords > -size) & (coords < 2 * size)]
+        if not near.size:
+            return 0, 1
+        low = math.floor(float(near.min())) - before
+        high = math.floor(float(near.max())) + after + 1
+        if border == "wrap" and (low < 0 or high > size):
+            low, high = 0, size
+        elif border != "constant":
+            if low < 0:  # -k reflects to k (reflect101), k - 1 (reflect) or 0 (replicate)
+                high = max(high, 1 - low)
+            if high > size:  # size - 1 + k reflects to size - 1 - k at the lowest
+                low = min(low, 2 * size - 1 - high)
+        low, high = max(low, 0), min(high, size)
+        if low >= high:
+            return 0, 1
+        return low - low % 2, high
+
+    return (*axis(map_y, spec.height), *axis(map_x, spec.width))

@@ -32,7 +32,6 @@ and :func:`run_block` (the chain on one block with merged statistics given).
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,6 +60,7 @@ from cvfilters.registry.footprints import (
     Rect,
     Whole,
     Window,
+    aligned,
     chain_halo,
 )
 from cvfilters.registry.policies import apply_alpha_policy
@@ -296,28 +296,6 @@ def need(stage: Stage, out_rect: Rect) -> Rect:
     return aligned(footprint.halo.grow(out_rect, spec.height, spec.width), spec)
 
 
-ALIGN = 64
-"""Columns a crop starts on a multiple of, and columns it extends past what it needs (when the image allows)."""
-CONTINUOUS = 256
-"""Elements (a multiple of the widest SIMD loop's step) that the last crop's first row starts on a multiple of."""
-
-
-def aligned(rect: Rect, spec: ImageSpec) -> Rect:
-    """``rect`` widened for OpenCV's SIMD loops: they process rows (or whole continuous images) in vectors
-    of up to 64 bytes from the start and finish the remainder with scalar code, whose float rounding can
-    differ by an ulp. A crop starting on a multiple of :data:`ALIGN` columns and ending :data:`ALIGN`
-    columns (and one row) past what is needed (or at the image's edge) puts the needed pixels in the same
-    vector lanes as in the whole image."""
-    y0, y1, x0, x1 = rect
-    y1, x0, x1 = min(spec.height, y1 + 1), x0 - x0 % ALIGN, min(spec.width, x1 + ALIGN)
-    if (y1, x1) == (spec.height, spec.width):
-        # OpenCV runs element-wise operations on a continuous image as one long row, whose scalar tail
-        # is the image's last elements: the crop holding them spans the width from a row whose offset
-        # is a multiple of CONTINUOUS elements, so its tail is the whole image's.
-        step = CONTINUOUS // math.gcd(CONTINUOUS, spec.width)
-        y0, x0 = y0 - y0 % step, 0
-    return (y0, y1, x0, x1)
-
 
 def _crop(image: Any, in_rect: Rect, out_rect: Rect) -> NDArray[Any]:
     y, x = out_rect[0] - in_rect[0], out_rect[2] - in_rect[2]
@@ -342,15 +320,18 @@ def run_stage(stage: Stage, block: NDArray[Any], in_rect: Rect, out_rect: Rect, 
     return _crop(out, in_rect, out_rect)
 
 
-def statistics_of(stage: Stage, block: NDArray[Any], rect: Rect) -> Any:
-    """A global stage's ``statistics`` of one block of its input at ``rect`` (under the filter's alpha policy)."""
+def statistics_of(stage: Stage, block: NDArray[Any], rect: Rect, inner: Rect | None = None) -> Any:
+    """A global stage's ``statistics`` of one block of its input at ``rect`` (under the filter's alpha policy).
+
+    ``inner`` (within ``rect``) is the part measured; all of the block by default.
+    """
     footprint = stage.footprint
     if not isinstance(footprint, Global):
         raise TypeError(f"{stage.name} is not a global step")
     found: list[Any] = []
 
     def measure(ctx: Context, image: Any) -> Any:
-        found.append(footprint.statistics(ctx, image, Window(rect, stage.spec_in)))
+        found.append(footprint.statistics(ctx, image, Window(rect, stage.spec_in, inner)))
         return image
 
     apply_alpha_policy(stage.step.filter.alpha, measure, Context(_cpu(), spec_of(block)), block, {})
@@ -422,8 +403,9 @@ def _measure(before: tuple[Stage, ...], stage: Stage, read: Callable[[Rect], NDA
     spec = stage.spec_in
 
     def measured(rect: Rect) -> Any:
-        block = run_block(before, read, rect, statistics) if before else _as_image(read(rect))
-        return statistics_of(stage, block, rect)
+        wide = aligned(rect, spec)  # per-pixel conversions see the tile as the whole image's loops do
+        block = run_block(before, read, wide, statistics) if before else _as_image(read(wide))
+        return statistics_of(stage, block, wide, rect)
 
     total: Any = None
     for _, partial in _ordered(measured, list(tile_rects(spec.height, spec.width, side)), workers):

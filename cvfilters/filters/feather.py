@@ -37,7 +37,7 @@ from cvfilters.filters import masks
 from cvfilters.filters._shared.common import center_param
 from cvfilters.filters.masks import FEATHER_METHODS, feather_param, once, replicate
 from cvfilters.registry.catalog import register
-from cvfilters.registry.footprints import whole
+from cvfilters.registry.footprints import Footprint, Positional, Rect, Window, whole
 from cvfilters.registry.params import Param
 
 FALLOFFS = ("linear", "smoothstep")
@@ -135,17 +135,32 @@ def _with_colors(ctx: Context, img: Image, run: Any) -> Image:
 
 # ---------------------------------------------------------------------------- vignette (kept)
 def vignette_factor(width: int, height: int, center: tuple[float, float], radius: float,
-                    intensity: float) -> np.ndarray:
-    """The (height, width) float32 factor of :func:`vignette`, evaluated at pixel centres."""
+                    intensity: float, window: Rect | None = None) -> np.ndarray:
+    """The (height, width) float32 factor of :func:`vignette`, evaluated at pixel centres.
+
+    ``window`` ``(y0, y1, x0, x1)``: only those rows and columns (the same values).
+    """
+    y0, y1, x0, x1 = window or (0, height, 0, width)
     half_diagonal = 0.5 * np.hypot(width, height)
-    x = (np.arange(width, dtype=np.float32) + 0.5 - center[0] * width) / (radius * half_diagonal)
-    y = (np.arange(height, dtype=np.float32) + 0.5 - center[1] * height) / (radius * half_diagonal)
+    x = (np.arange(x0, x1, dtype=np.float32) + 0.5 - center[0] * width) / (radius * half_diagonal)
+    y = (np.arange(y0, y1, dtype=np.float32) + 0.5 - center[1] * height) / (radius * half_diagonal)
     r2 = y[:, None] ** 2 + x[None, :] ** 2
     return np.clip(1.0 - intensity * r2, 0.0, 1.0).astype(np.float32)
 
 
+def _vignette_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    def run(ctx: Context, img: Image, window: Window) -> Image:
+        full = window.full
+        factor = vignette_factor(full.width, full.height, params["center"], params["radius"], params["intensity"],
+                                 window.rect)
+        mask = factor if ctx.spec.channels == 1 else np.repeat(factor[:, :, None], ctx.spec.channels, axis=2)
+        return ctx.be.multiply(img, mask, dtype=ctx.spec.dtype)
+
+    return Positional(run)
+
+
 @register(
-    footprint=whole("positional: not declared yet"),
+    footprint=_vignette_footprint,
     category="feather",
     summary="Darken towards the corners with a radial falloff.",
     params=[

@@ -9,17 +9,18 @@ interpolates on premultiplied colour. All three run with backend primitives
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cv2
+import numpy as np
 
 from cvfilters.backends import BORDER_HELP, BORDERS
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.errors import ParameterError
 from cvfilters.engine.sampling import fill_param, fill_values
 from cvfilters.registry.catalog import register
-from cvfilters.registry.footprints import whole
+from cvfilters.registry.footprints import Footprint, copied, whole
 from cvfilters.registry.params import Param
 
 #: ``resize`` interpolations: name -> OpenCV flag (nearest samples the pixel whose centre is nearest).
@@ -145,8 +146,13 @@ def _crop_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
     return spec.with_(width=width, height=height)
 
 
+def _crop_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    x, y, _, _ = crop_box(params, spec)
+    return copied(lambda start, stop, _: np.arange(start, stop) + y, lambda start, stop, _: np.arange(start, stop) + x)
+
+
 @register(
-    footprint=whole("geometric: not declared yet"),
+    footprint=_crop_footprint,
     category="warp",
     summary="Keep a rectangle of the image (x, y, width, height in px); changes the size.",
     params=[
@@ -187,8 +193,23 @@ def _pad_param(name: str) -> Param:
                  help=f"pixels added at the {name}")
 
 
+def _pad_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    mode = BORDERS[params["border"]]
+
+    def axis(before: int, side: int) -> Callable[[int, int, ImageSpec], np.ndarray]:
+        # OpenCV's own rule (copyMakeBorder uses it), -1 outside for the constant border
+        return lambda start, stop, _: np.array([cv2.borderInterpolate(p - before, side, mode)
+                                                for p in range(start, stop)])
+
+    def fill(full: ImageSpec) -> tuple[float, ...]:
+        return fill_values(params["fill"], full, premultiplied=False)
+
+    return copied(axis(params["top"], spec.height), axis(params["left"], spec.width),
+                  fill if params["border"] == "constant" else None)
+
+
 @register(
-    footprint=whole("geometric: not declared yet"),
+    footprint=_pad_footprint,
     category="warp",
     summary="Add pixels around the image (top, bottom, left, right) with a border rule; changes the size.",
     params=[

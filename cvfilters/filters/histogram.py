@@ -32,15 +32,17 @@ Colour
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import cv2
 import numpy as np
 
 from cvfilters.core.arrays import ImageValue
-from cvfilters.core.context import Context
+from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.errors import CvfError, ParameterError
 from cvfilters.core.types import Image
+from cvfilters.filters._shared import clahe as clahe_tiles
 from cvfilters.filters._shared.histogram_files import (
     HISTOGRAM_SUFFIXES,
     _file_key,
@@ -69,7 +71,7 @@ from cvfilters.filters._shared.levels import (
 )
 from cvfilters.registry import catalog as registry
 from cvfilters.registry.catalog import register
-from cvfilters.registry.footprints import square, whole
+from cvfilters.registry.footprints import Footprint, Global, Window, square, whole
 from cvfilters.registry.params import Param
 
 _F32 = np.dtype(np.float32)
@@ -104,9 +106,39 @@ def _check_match(params: dict[str, Any]) -> str | None:
     return None
 
 
+# ---------------------------------------------------------------- two passes
+def _two_pass(measure: Callable[..., Any], apply: Callable[..., Image], *, merge: Callable[[Sequence[Any]], Any] | None
+              = None, measures: str = "a histogram of levels") -> Callable[[Mapping[str, Any], ImageSpec], Footprint]:
+    """The :class:`Global` footprint of a filter ``apply(ctx, img, measure(ctx, img, **p), **p)``.
+
+    ``merge`` combines the measures of tiles (default: their sum, for histograms).
+    """
+    def rule(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+        return Global(statistics=lambda ctx, img, window: measure(ctx, img, **params, part=window.measured),
+                      merge=merge or _summed, apply=lambda ctx, img, stats, window: apply(ctx, img, stats, **params),
+                      measures=measures)
+
+    return rule
+
+
+def _all(image: Any) -> Any:
+    return image
+
+
+def _summed(partials: Sequence[Any]) -> Any:
+    return sum(partials[1:], start=partials[0])
+
+
+def _counts(ctx: Context, img: Image, space: str, part: Callable[[Any], Any] = _all) -> np.ndarray:
+    """The histogram(s) of the levels a filter on ``space`` processes (of ``part`` of the image)."""
+    view = level_view(ctx, img, space)
+    return ctx.be.calc_hist(part(view.image), view.channels, view.levels)
+
+
 # ---------------------------------------------------------------- filters
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_two_pass(lambda ctx, img, *, space, part: _counts(ctx, img, space, part),
+                        lambda *a, **p: _equalized(*a, **p)),
     category="histogram",
     summary="Global histogram equalisation (cv2.equalizeHist), on luminance or per channel.",
     params=[Param("space", "choice", "ycrcb", choices=SPACE_CHOICES, help=SPACE_HELP)],
@@ -125,12 +157,45 @@ def equalize(ctx: Context, img: Image, *, space: str) -> Image:
     view = level_view(ctx, img, space)
     if view.levels == 256 and view.channels == 1 and ctx.spec.channels == 1:
         return ctx.be.equalize_hist(view.image)  # the same table, in one OpenCV call
-    counts = view_counts(ctx, view)
-    return apply_tables(ctx, img, view, [equalize_table(c) for c in counts], counts)
+    return _equalized(ctx, img, view_counts(ctx, view), space=space)
+
+
+def _equalized(ctx: Context, img: Image, counts: np.ndarray, *, space: str) -> Image:
+    return apply_tables(ctx, img, level_view(ctx, img, space), [equalize_table(c) for c in counts], counts)
+
+
+def _clahe_rule(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    """CLAHE in two passes (:mod:`cvfilters.filters._shared.clahe`): the tiles' histograms, then per piece."""
+    clip_limit, tiles, space = params["clip_limit"], params["tiles"], params["space"]
+    made: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
+
+    def planes(ctx: Context, img: Image) -> tuple[Any, list[np.ndarray]]:
+        view = level_view(ctx, img, space)
+        host = np.asarray(view.image)
+        return view, [host] if view.channels == 1 else [host[..., c] for c in range(view.channels)]
+
+    def statistics(ctx: Context, img: Image, window: Window) -> np.ndarray:
+        view, found = planes(ctx, img)
+        y0, _, x0, _ = window.inner or window.rect
+        return np.stack([clahe_tiles.tile_counts(window.measured(p), y0, x0, spec.height, spec.width, tiles,
+                                                 view.levels) for p in found])
+
+    def apply(ctx: Context, img: Image, counts: np.ndarray, window: Window) -> Image:
+        entry = made.get(id(counts))
+        if entry is None or entry[0] is not counts:
+            dtype = np.dtype(np.uint8 if counts.shape[-1] == 256 else np.uint16)
+            entry = made[id(counts)] = (counts, [
+                clahe_tiles.tables(c, clip_limit, spec.height, spec.width, tiles, dtype) for c in counts])
+        view, found = planes(ctx, img)
+        out = [clahe_tiles.interpolate(p, window.y0, window.x0, spec.height, spec.width, tiles, table)
+               for p, table in zip(found, entry[1], strict=True)]
+        return view.restore(out[0] if len(out) == 1 else ctx.be.merge(out))
+
+    return Global(statistics=statistics, merge=_summed, apply=apply, measures="the histograms of the CLAHE tiles")
 
 
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_clahe_rule,
     category="histogram",
     summary="Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance.",
     params=[
@@ -162,7 +227,8 @@ def clahe(ctx: Context, img: Image, *, clip_limit: float, tiles: int, space: str
 
 
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_two_pass(lambda ctx, img, *, reference, space, part: _counts(ctx, img, space, part),
+                        lambda ctx, img, counts, **p: _matched(ctx, img, counts, **p)),
     category="histogram",
     summary="Match the histogram of a reference image or saved histogram (CDF-to-LUT).",
     params=[
@@ -189,8 +255,11 @@ def match_histogram(ctx: Context, img: Image, *, reference: str | ImageValue, sp
     image matched to itself is unchanged. The reference is read once and cached; one
     histogram of the image (host statistics), then a lookup table on the device.
     """
+    return _matched(ctx, img, _counts(ctx, img, space), reference=reference, space=space)
+
+
+def _matched(ctx: Context, img: Image, counts: np.ndarray, *, reference: str | ImageValue, space: str) -> Image:
     view = level_view(ctx, img, space)
-    counts = view_counts(ctx, view)
     try:
         ref = _reference_counts_cached(_file_key(reference), ctx.spec.channels, space)
     except (OSError, ValueError, CvfError) as exc:
@@ -212,10 +281,12 @@ def _check_levels(params: dict[str, Any]) -> str | None:
 
 def _stretch(ctx: Context, img: Image, low: float, high: float, linked: bool) -> Image:
     """Map the ``low`` and ``1 - high`` percentiles of each channel (or of all) to 0 and full scale."""
+    return _stretched(ctx, img, _counts(ctx, img, "per_channel"), low=low, high=high, linked=linked)
+
+
+def _stretched(ctx: Context, img: Image, counts: np.ndarray, *, low: float, high: float, linked: bool = True) -> Image:
     be, spec = ctx.be, ctx.spec
     float_image = spec.dtype == _F32
-    view = level_view(ctx, img, "per_channel")
-    counts = view_counts(ctx, view)
     unit = 1.0 / (FLOAT_LEVELS - 1) if float_image else 1.0
     groups = [counts.sum(axis=0)] if linked else list(counts)
     ranges = [(percentile_level(c, low) * unit, percentile_level(c, 1.0 - high) * unit) for c in groups]
@@ -239,7 +310,8 @@ _HIGH = Param("high", "float", 0.001, min=0.0, max=0.49, unit="fraction of pixel
 
 
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_two_pass(lambda ctx, img, *, part, **p: _counts(ctx, img, "per_channel", part),
+                        lambda *a, **p: _stretched(*a, **p)),
     category="histogram",
     summary="Stretch each channel between its low and high percentiles (Photoshop's Auto Levels).",
     params=[_LOW, _HIGH,
@@ -261,7 +333,8 @@ def auto_levels(ctx: Context, img: Image, *, low: float, high: float, linked: bo
 
 
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_two_pass(lambda ctx, img, *, part, **p: _counts(ctx, img, "per_channel", part),
+                        lambda *a, **p: _stretched(*a, **p)),
     category="histogram",
     summary="Stretch all channels together between low and high percentiles (Auto Contrast).",
     params=[_LOW, _HIGH],
@@ -278,7 +351,8 @@ def auto_contrast(ctx: Context, img: Image, *, low: float, high: float) -> Image
 
 
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_two_pass(lambda *a, **p: _ranges(*a, **p), lambda *a, **p: _normalized(*a, **p),
+                        merge=lambda partials: _widest(partials), measures="the minimum and maximum of each channel"),
     category="histogram",
     summary="Min-max normalisation to the full range (cv2.normalize NORM_MINMAX).",
     params=[Param("linked", "bool", True,
@@ -293,8 +367,20 @@ def normalize(ctx: Context, img: Image, *, linked: bool) -> Image:
     unchanged (``cv2.normalize`` would make it 0). One host copy for the minimum and
     maximum (``min_max``), then ``convert`` on the device.
     """
+    return _normalized(ctx, img, _ranges(ctx, img), linked=linked)
+
+
+def _ranges(ctx: Context, img: Image, part: Callable[[Any], Any] = _all, **_: Any) -> list[tuple[float, float]]:
+    """The minimum and maximum of each channel (of ``part`` of the image)."""
+    return [(float(lo), float(hi)) for lo, hi in ctx.be.min_max(part(img), ctx.spec.channels)]
+
+
+def _widest(partials: Sequence[list[tuple[float, float]]]) -> list[tuple[float, float]]:
+    return [(min(lo for lo, _ in ch), max(hi for _, hi in ch)) for ch in zip(*partials, strict=True)]
+
+
+def _normalized(ctx: Context, img: Image, ranges: list[tuple[float, float]], *, linked: bool) -> Image:
     be, spec = ctx.be, ctx.spec
-    ranges = be.min_max(img, spec.channels)
     if linked:
         ranges = [(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))]
 
@@ -316,13 +402,18 @@ def _luma_plane(ctx: Context, img: Image) -> Image:
 
 def _otsu_value(ctx: Context, gray: Any) -> float:
     """Otsu's threshold of a native 1-channel image, in its units (float32: between 16-bit levels)."""
-    view = level_view(ctx, gray, "per_channel")
-    level = otsu_level(view_counts(ctx, view)[0])
-    return float(level) if ctx.spec.dtype != _F32 else (level + 0.5) / (FLOAT_LEVELS - 1)
+    return _otsu_of(_counts(ctx, gray, "per_channel"), ctx.spec.dtype)
+
+
+def _otsu_of(counts: np.ndarray, dtype: np.dtype) -> float:
+    """Otsu's threshold from the histogram of a gray plane, in its units (float32: between 16-bit levels)."""
+    level = otsu_level(counts[0])
+    return float(level) if dtype != _F32 else (level + 0.5) / (FLOAT_LEVELS - 1)
 
 
 @register(
-    footprint=whole("global: statistics pass not declared yet"),
+    footprint=_two_pass(lambda *a, **p: _luma_counts(*a, **p), lambda *a, **p: _thresholded(*a, **p),
+                        measures="a histogram of the luma"),
     category="histogram",
     summary="Black and white at Otsu's automatic threshold of the luminance.",
     params=[Param("invert", "bool", False, help="swap the outputs: pixels above the threshold become 0")],
@@ -335,9 +426,18 @@ def threshold_otsu(ctx: Context, img: Image, *, invert: bool) -> Image:
     16-bit levels). Colour images get the binary result in B, G and R. One histogram
     (host statistics), then the ``threshold`` filter with ``value = t / full``.
     """
+    return _thresholded(ctx, img, _luma_counts(ctx, img), invert=invert)
+
+
+def _luma_counts(ctx: Context, img: Image, part: Callable[[Any], Any] = _all, **_: Any) -> np.ndarray:
+    """The histogram of the levels of the luma, or of the gray image (of ``part`` of it)."""
+    return _counts(ctx.with_spec(channels=1), _luma_plane(ctx, img), "per_channel", part)
+
+
+def _thresholded(ctx: Context, img: Image, counts: np.ndarray, *, invert: bool) -> Image:
     gray_ctx = ctx.with_spec(channels=1)
     gray = _luma_plane(ctx, img)
-    value = _otsu_value(gray_ctx, gray) / ctx.spec.max_value
+    value = _otsu_of(counts, ctx.spec.dtype) / ctx.spec.max_value
     fixed = registry.get("threshold")
     binary = fixed.run(gray_ctx, gray, fixed.resolve({"value": min(value, 1.0), "invert": invert}))
     return binary if ctx.spec.channels == 1 else ctx.be.cvt_color(binary, cv2.COLOR_GRAY2BGR)

@@ -29,9 +29,17 @@ import numpy as np
 
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.types import AlphaPolicy, Category, Image
-from cvfilters.engine.sampling import OUTSIDE, fill_param, index_grid, interpolation_param, remap, warp_border_param
+from cvfilters.engine.sampling import (
+    OUTSIDE,
+    fill_param,
+    index_grid,
+    interpolation_param,
+    remap,
+    remapped,
+    warp_border_param,
+)
 from cvfilters.registry.catalog import Filter, register
-from cvfilters.registry.footprints import whole
+from cvfilters.registry.footprints import Footprint, Rect, copied
 from cvfilters.registry.params import Param
 from cvfilters.registry.signatures import check_keywords
 
@@ -63,7 +71,8 @@ def radius_px(radius: float, width: int, height: int) -> float:
 
 # ------------------------------------------------------------------ warp kernels
 def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: int,
-                  out_size: tuple[int, int] | None = None, name: str = "warp") -> tuple[np.ndarray, np.ndarray]:
+                  out_size: tuple[int, int] | None = None, name: str = "warp",
+                  window: Rect | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Run a coordinate function over the output grid: float32 ``(map_x, map_y)``.
 
     Parameters
@@ -76,6 +85,8 @@ def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: in
         Size of the input image.
     out_size : (int, int), optional
         ``(width, height)`` of the output; the input's by default.
+    window : (y0, y1, x0, x1), optional
+        Only these output rows and columns (a tile; the same values as the whole maps there).
 
     Returns
     -------
@@ -84,7 +95,14 @@ def evaluate_maps(fn: CoordFn, values: Mapping[str, Any], width: int, height: in
         source coordinates become :data:`OUTSIDE` (the border applies there).
     """
     out_w, out_h = out_size or (width, height)
-    x, y = index_grid(out_w, out_h)
+    if window is None:
+        x, y = index_grid(out_w, out_h)
+    else:
+        y0, y1, x0, x1 = window
+        x, y = index_grid(x1 - x0, y1 - y0)
+        x += x0
+        y += y0
+        out_w, out_h = x1 - x0, y1 - y0
     result = fn(x, y, width=width, height=height, **values)
     try:
         src_x, src_y = result
@@ -115,7 +133,9 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
         values. It returns the source coordinates to sample, in the same convention
         (arrays broadcastable to the grid's shape; NaN or inf means "no source": the
         border rule applies, the fill colour with ``border=constant``). It runs once
-        per image size and parameters, on the host, vectorised over the whole grid.
+        per image size and parameters, on the host, vectorised over the whole grid;
+        a tiled run (:mod:`cvfilters.engine.tiles`) calls it on each tile's grid, so it
+        must work element by element (no reductions over the grid).
     name : str, optional
         snake_case filter name; ``fn.__name__`` by default.
     summary : str
@@ -203,11 +223,17 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
         width, height = out_size(geometry(values), spec)
         return spec.with_(width=width, height=height)
 
+    def footprint(values: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+        geom = geometry(values)
+        size = out_size(geom, spec)
+        return remapped(lambda rect: evaluate_maps(fn, geom, spec.width, spec.height, size, filter_name, rect),
+                        result_spec(values, spec), values["interpolation"], values["border"], values["fill"],
+                        premultiplied=alpha == "premultiply")
+
     text = inspect.cleandoc(description or fn.__doc__ or summary)
     return register(filter_name, category=category, summary=summary, params=declared, alpha=alpha, check=check,
                     output_spec=result_spec if output_size is not None else None, maps=maps,
-                    footprint=whole("geometric: not declared yet"),
-                    description=f"{text}\n\n{CONVENTION_NOTE}", replace=replace)(run)
+                    footprint=footprint, description=f"{text}\n\n{CONVENTION_NOTE}", replace=replace)(run)
 
 
 # ------------------------------------------------------------------ flip (exact, cv2.flip)
@@ -226,8 +252,20 @@ def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, 
                          name="flip")
 
 
+def _flip_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    axis = params["axis"]
+
+    def mirrored(side: int, flipped: bool) -> Callable[[int, int, ImageSpec], np.ndarray]:
+        return lambda start, stop, _: side - 1 - np.arange(start, stop) if flipped else np.arange(start, stop)
+
+    return copied(mirrored(spec.height, axis in ("vertical", "both")),
+                  mirrored(spec.width, axis in ("horizontal", "both")),
+                  maps=lambda rect: evaluate_maps(flip_coords, {"axis": axis}, spec.width, spec.height, None, "flip",
+                                                  rect))
+
+
 @register(
-    footprint=whole("geometric: not declared yet"),
+    footprint=_flip_footprint,
     category="warp",
     summary="Mirror the image horizontally, vertically or both.",
     params=[Param("axis", "choice", "horizontal", choices=tuple(_FLIP_CODES),
@@ -263,7 +301,7 @@ def rotate_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, angl
     """Inverse rotation about the centres of the output and input canvases."""
     theta = math.radians(angle)
     c, s = math.cos(theta), math.sin(theta)
-    out_h, out_w = x.shape
+    out_w, out_h = rotated_size(angle, width, height) if expand else (width, height)
     dx, dy = x - (out_w - 1) / 2.0, y - (out_h - 1) / 2.0
     return (width - 1) / 2.0 + c * dx - s * dy, (height - 1) / 2.0 + s * dx + c * dy
 

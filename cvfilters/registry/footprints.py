@@ -34,9 +34,12 @@ images). Filters registered without one are :data:`UNDECLARED` (whole-image).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Union
+
+import numpy as np
 
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.types import Image
@@ -96,10 +99,22 @@ NO_HALO = Halo()
 
 @dataclass(frozen=True)
 class Window:
-    """Where a tile lies: its rectangle in an image of spec ``full``."""
+    """Where a tile lies: its rectangle in an image of spec ``full``.
+
+    ``inner`` is the part of it a statistics pass measures (the tile runner hands
+    statistics a crop widened for OpenCV's vector loops; see :mod:`cvfilters.engine.tiles`).
+    """
 
     rect: Rect
     full: ImageSpec
+    inner: Rect | None = None
+
+    def measured(self, array: Any) -> Any:
+        """The part of ``array`` (an image over ``rect``) to measure: ``inner``, or all of it."""
+        if self.inner is None:
+            return array
+        y0, y1, x0, x1 = self.inner
+        return array[y0 - self.rect[0] : y1 - self.rect[0], x0 - self.rect[2] : x1 - self.rect[2]]
 
     @property
     def y0(self) -> int:
@@ -157,11 +172,13 @@ class Geometric:
     rectangle needs; ``run(ctx, crop, crop_rect, out_rect, in_spec)`` computes the output
     rectangle from that crop under the filter's alpha policy (``ctx.spec`` is the crop's).
     ``tolerance`` is the largest difference from the whole-image result in levels of
-    integer images (0: bit for bit), with ``reason``.
+    integer images (0: bit for bit), with ``reason``. A remap also gives its ``maps(out_rect)``:
+    the float32 source coordinates of those output pixels, so fused warps compose them per tile.
     """
 
     source: Callable[[Rect, ImageSpec], Rect]
     run: Callable[[Context, Image, Rect, Rect, ImageSpec], Image]
+    maps: Callable[[Rect], tuple[Any, Any]] | None = None
     tolerance: int = 0
     reason: str = ""
     kind: ClassVar[str] = "geometric"
@@ -169,15 +186,16 @@ class Geometric:
 
     def describe(self) -> str:
         exact = "bit for bit" if not self.tolerance else f"within {self.tolerance} level(s): {self.reason}"
-        return f"geometric: an output tile from the source rectangle its corners map to ({exact})"
+        return f"geometric: an output tile from the source rectangle its coordinates reach ({exact})"
 
 
 @dataclass(frozen=True)
 class Global:
     """Whole-image statistics, then a per-tile operation: the exact two-pass form.
 
-    ``statistics(ctx, tile, window)`` measures one tile of the filter's input (after its
-    alpha policy: ``ctx.spec`` is what the filter's function sees), ``merge(partials)``
+    ``statistics(ctx, tile, window)`` measures ``window.measured(...)`` of one tile of the
+    filter's input (after its alpha policy: ``ctx.spec`` is what the filter's function
+    sees; per-pixel conversions run on the whole tile first), ``merge(partials)``
     combines the tiles' measures into the whole image's, and ``apply(ctx, tile, stats,
     window)`` computes a tile (grown by ``halo``, under the alpha policy) from them.
     """
@@ -248,6 +266,69 @@ def resolve(rule: FootprintRule, params: Mapping[str, Any], spec: ImageSpec) -> 
     if isinstance(rule, (Point, Local, Positional, Geometric, Global, Whole)):
         return rule
     return rule(params, spec)
+
+
+ALIGN = 64
+"""Columns a crop starts on a multiple of, and columns it extends past what it needs (when the image allows)."""
+CONTINUOUS = 256
+"""Elements (a multiple of the widest SIMD loop's step) that the last crop's first row starts on a multiple of."""
+
+
+def aligned(rect: Rect, spec: ImageSpec) -> Rect:
+    """``rect`` widened for OpenCV's SIMD loops: they process rows (or whole continuous images) in vectors
+    of up to 64 bytes from the start and finish the remainder with scalar code, whose float rounding can
+    differ by an ulp. A crop starting on a multiple of :data:`ALIGN` columns and ending :data:`ALIGN`
+    columns (and one row) past what is needed (or at the image's edge) puts the needed pixels in the same
+    vector lanes as in the whole image."""
+    y0, y1, x0, x1 = rect
+    y1, x0, x1 = min(spec.height, y1 + 1), x0 - x0 % ALIGN, min(spec.width, x1 + ALIGN)
+    if (y1, x1) == (spec.height, spec.width):
+        # OpenCV runs element-wise operations on a continuous image as one long row, whose scalar tail
+        # is the image's last elements: the crop holding them spans the width from a row whose offset
+        # is a multiple of CONTINUOUS elements, so its tail is the whole image's.
+        step = CONTINUOUS // math.gcd(CONTINUOUS, spec.width)
+        y0, x0 = y0 - y0 % step, 0
+    return (y0, y1, x0, x1)
+
+
+AxisMap = Callable[[int, int, ImageSpec], Any]
+"""``axis(start, stop, spec)``: the input index of each output index ``start..stop-1`` (-1: outside, filled)."""
+
+
+def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageSpec], tuple[float, ...]] | None = None,
+           maps: Callable[[Rect], tuple[Any, Any]] | None = None) -> Geometric:
+    """The exact :class:`Geometric` footprint of an operation copying pixels: crop, pad, flips, transposes.
+
+    Output pixel ``(y, x)`` is input pixel ``(rows(y), cols(x))``, or ``fill`` (per channel,
+    for an input of ``spec``) where either index is -1. ``maps`` gives the same as source
+    coordinates (:attr:`Geometric.maps`), for operations that fuse with warps (flips).
+    """
+    def indices(rect: Rect, spec: ImageSpec) -> tuple[Any, Any]:
+        return np.asarray(rows(rect[0], rect[1], spec)), np.asarray(cols(rect[2], rect[3], spec))
+
+    def span(index: Any) -> tuple[int, int]:
+        inside = index[index >= 0]
+        return (int(inside.min()), int(inside.max()) + 1) if len(inside) else (0, 1)
+
+    def source(out_rect: Rect, spec: ImageSpec) -> Rect:
+        row_index, col_index = indices(out_rect, spec)
+        return (*span(row_index), *span(col_index))
+
+    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageSpec) -> Image:
+        row_index, col_index = indices(out_rect, spec)
+        block = np.asarray(crop)
+        out = block[np.ix_(np.clip(row_index - crop_rect[0], 0, block.shape[0] - 1),
+                           np.clip(col_index - crop_rect[2], 0, block.shape[1] - 1))]
+        if fill is not None:
+            values = np.asarray(fill(spec), dtype=np.float64)
+            if block.dtype.kind == "u":  # saturated and rounded half to even, as OpenCV stores a fill value
+                values = np.clip(np.rint(values), 0, np.iinfo(block.dtype).max)
+            values = values.astype(block.dtype)
+            out[row_index < 0] = values
+            out[:, col_index < 0] = values
+        return np.ascontiguousarray(out)
+
+    return Geometric(source=source, run=run, maps=maps)
 
 
 def chain_halo(halos: Sequence[Halo]) -> Halo:
