@@ -83,6 +83,20 @@ def test_cli_zarr_in_and_out(tmp_path: Path) -> None:
                                   _whole(_whole(image, CHAIN), "invert"))
 
 
+def test_cli_replaces_an_existing_zarr_output_and_never_its_input(tmp_path: Path) -> None:
+    image = _photo()
+    source = _tiff(tmp_path / "in.tif", image)
+    old = zarr.create_array(store=str(tmp_path / "out.zarr"), shape=(2, 2), dtype=np.uint8)
+    old[:] = 1
+    proc = run_cli("apply", source, "-o", tmp_path / "out.zarr", "-f", "invert")  # a named output, not a folder
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "out.zarr"), mode="r")[:],
+                                  255 - cv2.cvtColor(image, cv2.COLOR_BGR2RGB))
+    proc = run_cli("apply", tmp_path / "out.zarr", "-o", tmp_path / "out.zarr", "-f", "invert")
+    assert proc.returncode == 2 and "never overwrites its inputs" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.tif", "out.zarr"]
+
+
 def test_cli_decoded_image_through_tiles_equals_whole(tmp_path: Path) -> None:
     image = _photo()
     cv2.imwrite(str(tmp_path / "in.png"), image)
