@@ -36,7 +36,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "apply_masked": ("filters.masks", "apply_masked"),
     "Param": ("registry.params", "Param"), "allow_large": ("registry.params", "allow_large"),
     "Pipeline": ("engine.pipeline", "Pipeline"), "RunReport": ("engine.pipeline", "RunReport"),
-    "apply": ("engine.pipeline", "apply"), "stream_file": ("run.streaming", "stream_file"),
+    "apply": ("engine.pipeline", "apply"), "process_tiled": ("engine.tiles", "process"),
+    "stream_file": ("run.streaming", "stream_file"),
     "quantize_palette": ("filters._shared.quantize", "quantize_palette"),
     "Filter": ("registry.catalog", "Filter"), "register": ("registry.catalog", "register"),
     "list_filters": ("registry.catalog", "filters"), "get_filter": ("registry.catalog", "get"),
@@ -45,8 +46,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 __all__ = [
     "ChannelOrder", "Context", "CvfError", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline",
     "RunReport", "UsageError", "allow_large", "apply", "apply_masked", "backend_availability", "color_kernel", "fx",
-    "get_defaults", "get_filter", "histogram", "list_filters", "quantize_palette", "read", "read_with_metadata",
-    "register", "set_defaults", "stream_file", "warp_kernel", "write", "__version__",
+    "get_defaults", "get_filter", "histogram", "list_filters", "process_tiled", "quantize_palette", "read",
+    "read_with_metadata", "register", "set_defaults", "stream_file", "warp_kernel", "write", "__version__",
 ]
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from cvfilters.core.defaults import ChannelOrder, get_defaults, set_defaults
     from cvfilters.core.errors import CvfError, ImageError, ParameterError, UsageError
     from cvfilters.engine.pipeline import Pipeline, RunReport, apply
+    from cvfilters.engine.tiles import process as process_tiled
     from cvfilters.filters._shared.histograms import histogram
     from cvfilters.filters._shared.quantize import quantize_palette
     from cvfilters.filters.color import color_kernel

@@ -29,6 +29,7 @@ from cvfilters.backends import Counters
 from cvfilters.backends.execution import device_name, run_image, spec_of
 from cvfilters.core import atomic
 from cvfilters.core.arrays import ArrayLike, Layout, Many
+from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import SpecError, UsageError
 from cvfilters.engine import parallel
@@ -55,16 +56,32 @@ class RunReport:
     device: str
     plan: tuple[Step, ...]
     counters: Counters
+    spec: ImageSpec | None = None
 
     @property
     def steps(self) -> tuple[str, ...]:
         """The spec of each step as it ran (formatted when asked, not on every run)."""
         return tuple(step.to_spec() for step in self.plan)
 
+    def footprints(self) -> list[str]:
+        """Each step's footprint kind on the image it ran on (:mod:`cvfilters.registry.footprints`), with its halo."""
+        kinds, spec = [], self.spec
+        for step in self.plan:
+            if spec is None:
+                kinds.append("footprint unknown")
+                continue
+            footprint = step.filter.footprint_for(step.params, spec)
+            halo = f", halo {footprint.halo}" if footprint.kind in ("local", "positional", "global") and any(
+                footprint.halo.as_tuple()) else ""
+            kinds.append(f"{footprint.kind}{halo}")
+            spec = step.filter.result_spec(step.params, spec)
+        return kinds
+
     def lines(self) -> list[str]:
         fallbacks = ", ".join(f"{name} x{n}" for name, n in sorted(self.counters.fallbacks.items())) or "none"
         return [f"backend: {self.backend} ({self.device})",
-                *(f"  step {i}: {spec}" for i, spec in enumerate(self.steps, 1)),
+                *(f"  step {i}: {spec} ({footprint})" for i, (spec, footprint)
+                  in enumerate(zip(self.steps, self.footprints(), strict=True), 1)),
                 f"transfers: {self.counters.uploads} upload(s), {self.counters.downloads} download(s), "
                 f"{self.counters.constants} cached mask/map upload(s)",
                 f"host fallbacks: {fallbacks}"]
@@ -293,9 +310,14 @@ class Pipeline:
         (image, RunReport)
         """
         plan = self.compile()
-        out, be, counters = run_image(image, backend, lambda ctx, native: run_steps(ctx, native, plan),
-                                      channel_order=channel_order, layout=layout)
-        return out, RunReport(be.name, device_name(be), tuple(plan), counters)
+        seen: list[ImageSpec] = []
+
+        def body(ctx: Context, native: Any) -> tuple[Any, ImageSpec]:
+            seen.append(ctx.spec)
+            return run_steps(ctx, native, plan)
+
+        out, be, counters = run_image(image, backend, body, channel_order=channel_order, layout=layout)
+        return out, RunReport(be.name, device_name(be), tuple(plan), counters, seen[0] if seen else None)
 
     @overload
     def map(self, images: NDArray[Any] | ArrayLike, *, workers: int | None = None, backend: str = "auto",

@@ -87,7 +87,8 @@ def _check_resize_size(scaled: tuple[int, int]) -> None:
 
 
 @register(
-    footprint=whole("geometric: not declared yet"),
+    footprint=whole("cv2.resize's sampling depends on the whole size and cannot run on a crop; a remap "
+                    "quantises its weights otherwise (more than a level apart)"),
     category="warp",
     summary="Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size.",
     params=[

@@ -74,10 +74,6 @@ class Halo:
         return Halo(self.top + other.top, self.bottom + other.bottom, self.left + other.left,
                     self.right + other.right)
 
-    def times(self, count: int) -> Halo:
-        """The halo of the operation applied ``count`` times in a row."""
-        return Halo(self.top * count, self.bottom * count, self.left * count, self.right * count)
-
     def grow(self, rect: Rect, height: int, width: int) -> Rect:
         """``rect`` grown by the halo and clipped to a ``height`` x ``width`` image."""
         y0, y1, x0, x1 = rect
@@ -228,14 +224,6 @@ FootprintRule = Union[Footprint, Callable[[Mapping[str, Any], ImageSpec], Footpr
 
 POINT = Point()
 UNDECLARED = Whole("no footprint declared (runs whole-image)")
-DESCRIPTIONS = {
-    "point": "each output pixel from the same input pixel",
-    "local": "each output pixel from a neighbourhood (halo from the parameters)",
-    "positional": "a point or neighbourhood operation that depends on the pixel's place in the image",
-    "geometric": "output pixels from a transformed source region",
-    "global": "whole-image statistics, then per tile (two passes)",
-    "whole": "runs on the whole image",
-}
 
 
 def local(halo_of: Callable[[Mapping[str, Any], ImageSpec], Halo]) -> Callable[[Mapping[str, Any], ImageSpec],

@@ -57,7 +57,9 @@ def describe_filter(flt: Filter) -> str:
     """The text of ``cvfilters info NAME``: summary, description and every parameter."""
     data = flt.info()
     lines = [f"{flt.name} ({flt.category}, alpha: {flt.alpha})",
-             textwrap.fill(flt.summary, WIDTH, initial_indent="  ", subsequent_indent="  "), ""]
+             textwrap.fill(flt.summary, WIDTH, initial_indent="  ", subsequent_indent="  "),
+             textwrap.fill(f"footprint: {data['footprint']}", WIDTH, initial_indent="  ", subsequent_indent="    "),
+             ""]
     lines += ["  " + line if line else "" for line in plain_text(flt.description).splitlines()]
     if flt.identity:
         lines += ["", textwrap.fill(f"identity at its defaults: {plain_text(flt.identity)}", WIDTH,

@@ -36,6 +36,7 @@ from cvfilters.registry import catalog as registry
 
 ROOT = Path(__file__).resolve().parents[2]
 DTYPES = (np.uint8, np.uint16, np.float32)
+TILES = ((7, 13), (7,), (13,))
 CHANNELS = (1, 3, 4)
 # Filters that run on the whole image, by design (their declared reason says why).
 WHOLE = {
@@ -99,9 +100,11 @@ def _cases() -> list[Any]:
         if flt.name in WHOLE:
             continue
         # three (dtype, channels) pairs per filter, rotating so each filter meets every dtype and channel count
+        # over the registry; both tile sizes on the first pair, one on each of the others
         for k in range(3):
             dtype, channels = DTYPES[k], CHANNELS[(k + index) % 3]
-            cases.append(pytest.param(flt.name, dtype, channels, id=f"{flt.name}-{dtype.__name__}-{channels}"))
+            cases.append(pytest.param(flt.name, dtype, channels, TILES[k],
+                                      id=f"{flt.name}-{dtype.__name__}-{channels}"))
     return cases
 
 
@@ -110,15 +113,15 @@ def test_whole_image_filters_are_the_listed_ones() -> None:
     assert whole == WHOLE, f"newly whole: {sorted(whole - WHOLE)}; now tiling: {sorted(WHOLE - whole)}"
 
 
-@pytest.mark.parametrize(("name", "dtype", "channels"), _cases())
-def test_tiled_equals_whole(name: str, dtype: type, channels: int) -> None:
+@pytest.mark.parametrize(("name", "dtype", "channels", "tiles"), _cases())
+def test_tiled_equals_whole(name: str, dtype: type, channels: int, tiles: tuple[int, ...]) -> None:
     flt = cvf.get_filter(name)
     pipe = Pipeline([(flt, _params(flt))])
     image = _image(37, 29, channels, dtype, seed=len(name))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # gray images through colour filters warn once; not the point here
         whole = pipe(image, backend="cpu")
-        for tile in (7, 13):
+        for tile in tiles:
             tiled = process(image, pipe, tile_size=tile)
             _same(name, whole, tiled, tile)
 
@@ -139,9 +142,13 @@ def _same(name: str, whole: np.ndarray, tiled: np.ndarray, tile: int) -> None:
     "gaussian_blur:sigma=3 | sepia | unsharp_mask",
     "brightness_contrast | gamma | saturation | levels",
     "median_blur:size=5 | box_blur:size=4 | dilate:size=5,iterations=2 | sobel",
+    "rotate:angle=10 | swirl | vignette | sharpen",  # a fused warp: maps composed per tile
+    "gaussian_blur:sigma=2 | clahe | equalize | pixellate | normalize",  # two statistics passes around a whole step
+    "crop:x=5,y=7,width=400,height=300 | flip | pad:top=9,left=40,border=reflect | threshold_otsu",
 ])
 def test_chains_at_a_large_odd_tile(chain: str) -> None:
     """257 px tiles on an image wider and taller than two of them: halos summed over a chain, fused steps."""
     image = _image(531, 603, 3, np.uint8, seed=1)
     pipe = Pipeline.parse(chain)
-    _same(chain, pipe(image, backend="cpu"), process(image, pipe, tile_size=257, workers=2), 257)
+    whole = pipe(image, backend="cpu")
+    _same(chain, whole, process(image, pipe, tile_size=257, workers=2), 257)

@@ -1,0 +1,86 @@
+"""The tile runner's plan and contract (cvfilters.engine.tiles); exactness over the registry is in
+tests/properties/test_tiling.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cvfilters as cvf
+from cvfilters.core.errors import ResourceLimitError, UsageError
+from cvfilters.engine.pipeline import Pipeline
+from cvfilters.engine.tiles import ArraySink, ArraySource, plan, run_tiled
+from cvfilters.registry.footprints import Halo
+
+
+def test_halo_of_a_kernel_follows_opencvs_anchor() -> None:
+    assert Halo.kernel(5, 5) == Halo(2, 2, 2, 2)
+    assert Halo.kernel(4, 4) == Halo(2, 1, 2, 1)  # anchor w // 2: two pixels before it, one after
+    assert Halo.kernel(3, 1, (0, 0)) == Halo(0, 0, 0, 2)
+
+
+def test_a_chains_halo_is_the_sum_of_its_steps() -> None:
+    # uint8 Gaussian sigma 2: ksize round(2 * 3 * 2 + 1) | 1 = 13, reach 6; a 4 x 4 box: 2 before, 1 after;
+    # median 5: reach 2. Sepia (a point step) adds nothing.
+    pipe = Pipeline.parse("gaussian_blur:sigma=2 | sepia | box_blur:size=4 | median_blur:size=5")
+    tiles = plan(pipe, (100, 80, 3), np.dtype(np.uint8), tile_size=32)
+    assert tiles.halo == (6 + 2 + 2, 6 + 1 + 2, 6 + 2 + 2, 6 + 1 + 2)
+    assert tiles.passes == 1 and tiles.whole_image_steps == () and tiles.tile_size == 32
+    # float32 takes OpenCV's other automatic rule: 8 sigma + 1 = 17, reach 8
+    assert plan(Pipeline.parse("gaussian_blur:sigma=2"), (100, 80), np.dtype(np.float32)).halo == (8, 8, 8, 8)
+
+
+def test_plan_counts_statistics_passes_and_names_whole_steps() -> None:
+    pipe = Pipeline.parse("equalize | pixellate | clahe | normalize")
+    tiles = plan(pipe, (64, 64, 3), np.dtype(np.uint16))
+    assert tiles.whole_image_steps == ("pixellate",)
+    assert tiles.passes == 4  # three global steps (equalize, clahe, normalize): a statistics pass each
+    text = "\n".join(tiles.explain())
+    assert "pixellate: whole image: cells are anchored" in text and "clahe: global" in text
+
+
+def test_output_shape_and_dtype_follow_the_steps() -> None:
+    tiles = plan(Pipeline.parse("pad:top=3,left=2 | crop:x=1,y=1,width=10,height=7 | grayscale"), (20, 30),
+                 np.dtype(np.float32))
+    assert tiles.out_shape == (7, 10) and tiles.out_dtype == np.float32
+
+
+def test_a_whole_image_step_over_the_budget_is_refused_before_any_work() -> None:
+    with pytest.raises(ResourceLimitError, match=r"pixellate.*over the memory budget of 1 MiB"):
+        plan(Pipeline.parse("sepia | pixellate"), (2000, 2000, 3), np.dtype(np.uint8), budget=1 << 20)
+
+
+def test_the_budget_shrinks_the_tile() -> None:
+    pipe = Pipeline.parse("gaussian_blur:sigma=3")
+    small = plan(pipe, (4000, 4000, 3), np.dtype(np.uint8), budget=16 << 20)
+    assert small.tile_size < 512 and small.peak_bytes <= 16 << 20
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True])
+def test_bad_tile_size_is_a_usage_error(bad: object) -> None:
+    with pytest.raises(UsageError, match="tile_size"):
+        plan(Pipeline.parse("sepia"), (10, 10, 3), np.dtype(np.uint8), tile_size=bad)  # type: ignore[arg-type]
+
+
+def test_run_tiled_writes_row_major_blocks_that_make_the_whole_result() -> None:
+    rng = np.random.default_rng(3)
+    image = rng.integers(0, 256, (45, 38, 3), dtype=np.uint8)
+    pipe = Pipeline.parse("gaussian_blur:sigma=1.5 | clahe:tiles=3 | rotate:angle=7")
+    order: list[tuple[int, int]] = []
+
+    class Recording(ArraySink):
+        def write(self, y0: int, x0: int, block: np.ndarray) -> None:
+            order.append((y0, x0))
+            super().write(y0, x0, block)
+
+    sink = Recording(image.shape, image.dtype)
+    run_tiled(pipe, ArraySource(image), sink, tile_size=11, workers=2)
+    np.testing.assert_array_equal(sink.array, cvf.apply(image, pipe, backend="cpu"))
+    assert order == sorted(order) and len(order) == 5 * 4
+
+
+def test_process_tiled_keeps_the_callers_kind_of_array() -> None:
+    image = np.linspace(0, 1, 30 * 20 * 3).reshape(30, 20, 3)  # float64: runs as float32, comes back float64
+    out = cvf.process_tiled(image, "gamma:gamma=2", tile_size=7)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, cvf.apply(image, "gamma:gamma=2", backend="cpu"))
