@@ -96,8 +96,14 @@ def apply(
                           ] = None,
     frames: Annotated[str | None, typer.Option(metavar="START:STOP",
                                                help="Video or animation frame range (STOP exclusive).")] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Print the plan: backend, steps, transfers, fallbacks.")
+    explain: Annotated[bool, typer.Option("--explain", help="Print the plan: backend, steps, transfers, fallbacks; "
+                                                            "tiles, halo, passes and peak memory when tiled.")
                        ] = False,
+    memory: Annotated[str | None, typer.Option(metavar="SIZE", help="Memory budget (512M, 2G); default: half of "
+                                                                    "what the machine and its cgroup leave.")
+                      ] = None,
+    tile_size: Annotated[int | None, typer.Option("--tile-size", min=16, metavar="N",
+                                                  help="Force the side of output tiles (pixels).")] = None,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
     fuse: Annotated[bool, typer.Option("--fuse/--no-fuse", help="Merge point ops, matrices and warps.")] = True,
     compare: Annotated[Path | None, typer.Option(

@@ -40,10 +40,10 @@ def err(message: str) -> None:
 def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_file: Path | None, backend: str,
           jobs: int, devices: str | None, scheduler: str | None, overwrite: bool, no_clobber: bool, dry_run: bool,
           recursive: bool, fmt: str | None, suffix: str, quality: int | None, max_pixels: int | None,
-          frames: str | None, explain: bool, large: bool, fuse: bool, compare: Path | None, compare_mode: str,
-          histogram: Path | None) -> None:
+          frames: str | None, explain: bool, memory: str | None, tile_size: int | None, large: bool, fuse: bool,
+          compare: Path | None, compare_mode: str, histogram: Path | None) -> None:
     """``cvfilters apply``: run a pipeline on image and video files and write the results."""
-    if backend == "auto" and scheduler is None and _may_be_large(inputs):
+    if backend == "auto" and scheduler is None and _may_be_large(inputs) and not _runs_in_tiles(inputs):
         from cvfilters.backends import probe_soon
 
         probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
@@ -76,8 +76,13 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
         require_matplotlib()
         _check_single_image("--histogram", histogram, tasks, failures)
     workers = len(device_list) if device_list else executors.worker_count(jobs, [task.source for task in tasks])
+    budget = _budget(memory)
+    one_image = bool(scheduler) and len(tasks) == 1 and _streams(tasks[0].source)
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
-                            large, 1 if scheduler else workers, fuse)
+                            large, 1 if scheduler else workers, fuse, memory=budget, tile_size=tile_size,
+                            scheduler=scheduler if one_image else None)
+    if one_image:
+        scheduler = None  # the tiles of the one image go to the cluster, not the file
     if explain and len(tasks) > 1:
         where = f"a pool of {workers}" if workers > 1 else "this process (a pool pays for more work)"
         err(f"batch: {len(tasks)} files, {'--jobs' if jobs else 'chosen from the work'}: {where}")
@@ -112,6 +117,18 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
 
+
+
+def _budget(memory: str | None) -> int | None:
+    from cvfilters.run.budget import parse_size
+
+    return parse_size(memory) if memory is not None else None
+
+
+def _streams(source: Path) -> bool:
+    from cvfilters.run.streaming import wanted
+
+    return str(source) != "-" and wanted(source)
 
 
 def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
@@ -161,6 +178,16 @@ def _may_be_large(inputs: list[str]) -> bool:
     if len(inputs) != 1 or not os.path.isfile(inputs[0]):
         return True
     return os.path.getsize(inputs[0]) >= PROBE_MIN_BYTES
+
+
+def _runs_in_tiles(inputs: list[str]) -> bool:
+    """Whether the one input will run through CPU tiles (streamed, or large by its header), so ``auto``
+    never asks the GPUs (probing an OpenCL runtime costs tens of MB of memory)."""
+    if len(inputs) != 1 or not os.path.isfile(inputs[0]):
+        return False
+    from cvfilters.run.streaming import large_by_header, wanted
+
+    return wanted(inputs[0]) or large_by_header(inputs[0])
 
 
 def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[Any], overwrite: bool) -> None:

@@ -37,6 +37,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Param": ("registry.params", "Param"), "allow_large": ("registry.params", "allow_large"),
     "Pipeline": ("engine.pipeline", "Pipeline"), "RunReport": ("engine.pipeline", "RunReport"),
     "apply": ("engine.pipeline", "apply"), "process_tiled": ("engine.tiles", "process"),
+    "stream_file": ("run.streaming", "stream_file"),
     "quantize_palette": ("filters._shared.quantize", "quantize_palette"),
     "Filter": ("registry.catalog", "Filter"), "register": ("registry.catalog", "register"),
     "list_filters": ("registry.catalog", "filters"), "get_filter": ("registry.catalog", "get"),
@@ -46,7 +47,7 @@ __all__ = [
     "ChannelOrder", "Context", "CvfError", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline",
     "RunReport", "UsageError", "allow_large", "apply", "apply_masked", "backend_availability", "color_kernel", "fx",
     "get_defaults", "get_filter", "histogram", "list_filters", "process_tiled", "quantize_palette", "read",
-    "read_with_metadata", "register", "set_defaults", "warp_kernel", "write", "__version__",
+    "read_with_metadata", "register", "set_defaults", "stream_file", "warp_kernel", "write", "__version__",
 ]
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from cvfilters.registry.catalog import filters as list_filters
     from cvfilters.registry.catalog import get as get_filter
     from cvfilters.registry.params import Param, allow_large
+    from cvfilters.run.streaming import stream_file
 
 
 def __getattr__(name: str) -> Any:

@@ -25,9 +25,11 @@ import cv2
 from cvfilters.core import atomic
 from cvfilters.core.errors import CvfError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import animation
+from cvfilters.io import animation, regions
 from cvfilters.io import images as io
 from cvfilters.registry.params import allow_large
+from cvfilters.run import budget as budgets
+from cvfilters.run import streaming
 from cvfilters.run.limits import check_memory
 
 if TYPE_CHECKING:  # concurrent.futures (and logging with it) is imported when an executor runs
@@ -58,6 +60,17 @@ class Options:
     allow_large: bool = False
     workers: int = 1
     fuse: bool = True
+    memory: int | None = None  # the budget of the whole run (bytes); None: derived from the machine
+    tile_size: int | None = None  # force this output tile side
+    scheduler: str | None = None  # run the tiles of one streamed image on this Dask cluster
+
+    def budget(self) -> int:
+        """Each worker's part of the memory budget."""
+        return budgets.share(budgets.resolve(self.memory), self.workers)
+
+    def tile_workers(self) -> int:
+        """Threads running the tiles of one image: every core when this is the only worker."""
+        return streaming.cores() if self.workers <= 1 else 1
 
 
 @dataclass
@@ -126,7 +139,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     plain_files = 0
     for item in inputs:
         path = Path(item)
-        if path.is_dir():
+        if path.is_dir() and not regions.is_zarr(path):
             walker = path.rglob("*") if recursive else path.glob("*")
             found = [(f, f.relative_to(path)) for f in sorted(walker) if _is_media(f)]
             if not found:
@@ -144,8 +157,10 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             plain_files += 1
             sources.append((path, Path(path.name)))
     out = Path(output)
-    single = len(inputs) == 1 and plain_files == 1 and not out.is_dir() and out.suffix != ""
-    if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and not out.is_dir():
+    named = not out.is_dir() or regions.is_zarr(out)  # an existing Zarr array is an output, not a folder
+    single = len(inputs) == 1 and plain_files == 1 and named and out.suffix != ""
+    if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS \
+            and named:
         what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
         raise UsageError(f"-o {output}: names a file, but {what} need an output directory "
                          "(give a folder name, or one input file)")
@@ -229,7 +244,12 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+            if _streams(task, options):
+                done = _stream_image(task, options, pipeline, replace)
+                if isinstance(done, Outcome):
+                    return done
+                report = done
+            elif task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
                 from cvfilters.io.video import check_readable, process_video
 
                 io.check_file(task.source)
@@ -269,6 +289,10 @@ def dry_run(task: Task, options: Options) -> Outcome:
             io.check_file(task.source)
             check_readable(task.source)
             what = "video"
+        elif _streams(task, options):
+            source = regions.open_source(task.source)
+            streaming.check_claimed(task.source, source.shape, source.dtype, io.max_pixels_limit(options.max_pixels))
+            what = f"{source.shape[1]}x{source.shape[0]}, read in pieces"
         else:
             data = io.read_bytes(task.source)
             header = io.check_header(data, task.source, io.max_pixels_limit(options.max_pixels))
@@ -304,6 +328,29 @@ def _skip(task: Task, replace: bool) -> Outcome | None:
     return None
 
 
+def _streams(task: Task, options: Options) -> bool:
+    """Whether ``task`` reads its input in pieces: a Zarr array always, a TIFF when tiles run on the CPU."""
+    if str(task.source) == "-":
+        return False
+    return regions.is_zarr(task.source) or (options.backend in streaming.TILED_BACKENDS
+                                            and streaming.wanted(task.source))
+
+
+def _stream_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
+    """A TIFF or Zarr input, read in pieces (:mod:`cvfilters.run.streaming`): the report lines, or the skip."""
+    source = regions.open_source(task.source)  # validates the input before any skip decision
+    streaming.check_claimed(task.source, source.shape, source.dtype, io.max_pixels_limit(options.max_pixels))
+    if isinstance(source, regions.TiffSource):
+        source.close()
+    skipped = _skip(task, replace)
+    if skipped is not None:
+        return skipped
+    done = streaming.run(task.source, task.target, pipeline, budget=options.budget(), tile_size=options.tile_size,
+                         workers=options.tile_workers(), scheduler=options.scheduler, overwrite=True,
+                         max_pixels=options.max_pixels, quality=options.quality, stdout_format=task.stdout_format)
+    return done.lines
+
+
 def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
     """One still or multi-frame image: the report lines of the run, or the skipped outcome."""
     data = io.read_bytes(task.source)
@@ -334,11 +381,22 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)
         del data
-        channels = 1 if image.ndim == 2 else image.shape[2]
-        check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
-        result, run_report = pipeline.run(image, backend=options.backend)
+        budget = options.budget()
+        if options.backend in streaming.TILED_BACKENDS and (options.tile_size is not None
+                                                             or streaming.too_large_for_whole(image, budget)):
+            result, plan = streaming.process_array(image, pipeline, budget=budget, tile_size=options.tile_size,
+                                                   workers=options.tile_workers())
+            report = [f"memory budget: {budgets.describe(budget)}", *plan.explain()]
+        else:
+            channels = 1 if image.ndim == 2 else image.shape[2]
+            check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
+            result, run_report = pipeline.run(image, backend=options.backend)
+            report = run_report.lines()
+        del image
+        if regions.is_zarr(task.target):
+            regions.write_zarr(task.target, result)
+            return report
         encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality)
-        report = run_report.lines()
     if task.stdout_format is not None:
         sys.stdout.buffer.write(encoded)
         sys.stdout.buffer.flush()

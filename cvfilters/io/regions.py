@@ -1,0 +1,701 @@
+"""Images read and written in pieces: region sources and sinks for TIFF, BigTIFF, Zarr and numpy.
+
+A *source* has ``shape``, ``dtype`` and ``read(y0, y1, x0, x1)``, which returns rows
+``y0:y1`` and columns ``x0:x1`` in cvfilters' channel order (BGR(A)); a *sink* takes the
+output tiles in row-major order through ``write(y0, x0, block)``. They are the
+``RegionSource`` and ``RegionSink`` of :mod:`cvfilters.engine.tiles`, which runs a pipeline
+from one to the other tile by tile, so memory does not grow with the image.
+
+* **TIFF and BigTIFF**, stripped or tiled, any compression tifffile decodes (imagecodecs
+  for LZW, JPEG, Zstandard, WebP ...). The file's segments (strips, tiles; uncompressed
+  strips cut into pieces of a few MiB read with ``pread``) are decoded once each and kept in
+  a small cache that holds a band of the image, so neighbouring tiles and halos never decode
+  a segment twice in a row-major pass. Files the streaming reader does not take (several
+  pages, orientation other than 1, palette, CMYK, YCbCr, associated alpha, odd bit depths,
+  planar layout) are reported by :func:`streamable` and are decoded whole by the caller.
+* The TIFF sink keeps the input's compression, predictor, photometric, tiling (tile shape,
+  or rows per strip up to :data:`MAX_STRIP_BYTES` a strip), resolution, ICC profile,
+  description, software, date, artist and copyright; it writes BigTIFF when the image
+  exceeds 4 GiB (or the input was BigTIFF). The EXIF sub-IFD is not carried.
+* **Zarr** arrays (v2 or v3 directories) of shape (H, W) or (H, W, C) are read and written
+  chunk by chunk; an output keeps the input array's chunks, compressors, format and
+  attributes where the input was Zarr too. Colour arrays in Zarr are RGB(A), as in image
+  files.
+* numpy arrays are the engine's :class:`~cvfilters.engine.tiles.ArraySource` and
+  :class:`~cvfilters.engine.tiles.ArraySink`, in the caller's channel order.
+
+Sinks write to a hidden temporary file or folder beside the target and rename it on
+:meth:`commit`; :meth:`abort` (or an exception in their ``with`` block) removes it, so no
+partial output is ever visible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cvfilters.core import atomic
+from cvfilters.core.arrays import swap_rb
+from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
+
+StrPath = str | os.PathLike[str]
+TIFF_EXTENSIONS = frozenset({".tif", ".tiff"})
+ZARR_EXTENSIONS = frozenset({".zarr"})
+DTYPES = frozenset(np.dtype(t) for t in (np.uint8, np.uint16, np.int16, np.float32))
+MAX_STRIP_BYTES = 8 * 2**20  # an output strip of more is cut into strips of about this size
+PIECE_BYTES = 4 * 2**20  # uncompressed strips are read in pieces of about this size
+CACHE_BYTES = 64 * 2**20  # decoded segments kept by default (at least two rows of them)
+SYNC_BYTES = 64 * 2**20  # the TIFF writer flushes to disk every this many bytes
+BIGTIFF_ABOVE = 2**32 - 2**25  # tifffile's own threshold: offsets past 4 GiB need BigTIFF
+_RGB, _MINISBLACK = 2, 1
+_CONTIG = 1
+_UNASSOCIATED, _UNSPECIFIED = 2, 0
+_JPEG = 7
+_STRIP_CODECS = frozenset({1, 5, 8, 32946, 32773, 34925, 50000})  # none, LZW, Deflate, PackBits, LZMA, Zstd
+_KEPT_TAGS = {"ImageDescription": 270, "Software": 305, "DateTime": 306, "Artist": 315, "Copyright": 33432}
+
+
+def is_zarr(path: StrPath) -> bool:
+    """Whether ``path`` names a Zarr array (by its ``.zarr`` extension)."""
+    return Path(path).suffix.lower() in ZARR_EXTENSIONS
+
+
+def is_tiff(path: StrPath) -> bool:
+    """Whether ``path`` names a TIFF file (by its extension)."""
+    return Path(path).suffix.lower() in TIFF_EXTENSIONS
+
+
+def _rgb_to_bgr(block: NDArray[Any]) -> NDArray[Any]:
+    return swap_rb(block)
+
+
+# ---------------------------------------------------------------- segment cache
+class _SegmentCache:
+    """Decoded segments by index, least recently used dropped beyond ``capacity`` bytes."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[int, NDArray[Any]] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, index: int, load: Callable[[int], NDArray[Any]]) -> NDArray[Any]:
+        item = self._items.get(index)
+        if item is not None:
+            self._items.move_to_end(index)
+            return item
+        item = load(index)
+        self._items[index] = item
+        self._bytes += item.nbytes
+        while self._bytes > self.capacity and len(self._items) > 1:
+            _, dropped = self._items.popitem(last=False)
+            self._bytes -= dropped.nbytes
+        return item
+
+
+# ---------------------------------------------------------------- TIFF
+@dataclass(frozen=True)
+class TiffLayout:
+    """How a TIFF stores its image, and the tags an output keeps."""
+
+    compression: int = 1
+    predictor: int = 1
+    photometric: int = _RGB
+    tile: tuple[int, int] | None = None
+    rowsperstrip: int = 0
+    extrasamples: tuple[int, ...] = ()
+    bigtiff: bool = False
+    resolution: tuple[Any, Any, int] | None = None
+    iccprofile: bytes | None = None
+    tags: dict[int, str] = field(default_factory=dict)
+
+
+def streamable(path: StrPath) -> str | None:
+    """Why the file at ``path`` cannot be read in pieces, or None when it can (TIFF or Zarr).
+
+    Not streamable: other formats, and TIFFs with several pages, an orientation other
+    than 1, a planar (separate) layout, a photometric other than grey or RGB, associated
+    alpha, or samples that are not 8-, 16- or 32-bit integers of cvfilters' depths or
+    float32. Raises the read errors of the file (missing, not a TIFF).
+    """
+    if is_zarr(path):
+        return None
+    if not is_tiff(path):
+        return f"{Path(path).suffix or 'a file without extension'} is decoded whole"
+    with _open_tiff(path) as tif:
+        return _unstreamable(tif)
+
+
+@contextlib.contextmanager
+def _open_tiff(path: StrPath) -> Iterator[Any]:
+    import tifffile
+
+    try:
+        tif = tifffile.TiffFile(path)
+    except FileNotFoundError:
+        from cvfilters.core.errors import FileMissingError
+
+        raise FileMissingError(path) from None
+    except (tifffile.TiffFileError, ValueError, OSError) as exc:
+        raise ImageReadError(path, f"not a readable TIFF ({exc})") from None
+    try:
+        yield tif
+    finally:
+        tif.close()
+
+
+def _unstreamable(tif: Any) -> str | None:
+    page = tif.pages.first
+    samples = page.samplesperpixel
+    extras = tuple(page.extrasamples or ())
+    orientation = page.tags.valueof(274) or 1
+    checks = [
+        (len(tif.pages) > 1, f"{len(tif.pages)} pages (decoded frame by frame)"),
+        (orientation != 1, f"orientation {orientation}"),
+        (page.imagedepth != 1, "a volume (ImageDepth > 1)"),
+        (samples > 1 and page.planarconfig != _CONTIG, "planar (separate) samples"),
+        (samples not in (1, 3, 4), f"{samples} samples per pixel"),
+        (samples == 1 and page.photometric != _MINISBLACK, f"photometric {page.photometric.name}"),
+        (samples > 1 and page.photometric != _RGB, f"photometric {page.photometric.name}"),
+        (samples == 4 and extras not in ((_UNASSOCIATED,), (_UNSPECIFIED,)), "associated (premultiplied) alpha"),
+        (np.dtype(page.dtype) not in DTYPES if page.dtype is not None else True, f"sample type {page.dtype}"),
+        (page.bitspersample not in (8, 16, 32), f"{page.bitspersample} bits per sample"),
+    ]
+    return next((why for bad, why in checks if bad), None) or _codec_missing(int(page.compression))
+
+
+def _codec_missing(compression: int) -> str | None:
+    """Why tifffile cannot decode and encode this compression here (imagecodecs missing), or None."""
+    import tifffile
+
+    try:
+        tifffile.TIFF.DECOMPRESSORS[compression]
+        if compression != 1:
+            tifffile.TIFF.COMPRESSORS[compression]
+    except (KeyError, ValueError, ImportError, NotImplementedError):
+        return f"compression {compression} needs imagecodecs (pip install \"cvfilters[streaming]\")"
+    return None
+
+
+def _layout(tif: Any) -> TiffLayout:
+    page = tif.pages.first
+    tags = {code: page.tags.valueof(code) for code in _KEPT_TAGS.values() if page.tags.valueof(code)}
+    tags = {code: value for code, value in tags.items() if isinstance(value, str)}
+    if tags.get(270, "").startswith("{\"shape\""):  # tifffile's own shape note, rewritten by the writer
+        del tags[270]
+    xres, yres, unit = page.tags.valueof(282), page.tags.valueof(283), page.tags.valueof(296)
+    return TiffLayout(
+        compression=int(page.compression), predictor=int(page.predictor), photometric=int(page.photometric),
+        tile=(page.tilelength, page.tilewidth) if page.is_tiled else None,
+        rowsperstrip=0 if page.is_tiled else int(page.rowsperstrip),
+        extrasamples=tuple(int(v) for v in page.extrasamples or ()), bigtiff=tif.is_bigtiff,
+        resolution=(xres, yres, int(unit) if unit is not None else 2) if xres and yres else None,
+        iccprofile=page.iccprofile, tags=tags)
+
+
+class TiffSource:
+    """The first page of a TIFF or BigTIFF file as a region source (BGR(A) order).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    cache_bytes : int, optional
+        Decoded segments kept (default :data:`CACHE_BYTES`, and always at least two rows of
+        segments); a row-major pass over tiles of height T needs about T + halo rows.
+
+    Raises
+    ------
+    ImageReadError
+        Not a TIFF, or not one this reader streams (:func:`streamable` says why).
+    """
+
+    def __init__(self, path: StrPath, *, cache_bytes: int | None = None) -> None:
+        self.path = Path(path)
+        with _open_tiff(path) as tif:
+            reason = _unstreamable(tif)
+            if reason is not None:
+                raise ImageReadError(path, f"cannot be streamed: {reason}")
+            page = tif.pages.first
+            self.layout = _layout(tif)
+            self._page = page
+            self._byteorder = tif.byteorder
+            self._offsets = tuple(int(v) for v in page.dataoffsets)
+            self._counts = tuple(int(v) for v in page.databytecounts)
+            self._jpegtables = page.jpegtables
+            height, width, samples = page.imagelength, page.imagewidth, page.samplesperpixel
+        self.dtype: np.dtype[Any] = np.dtype(page.dtype)
+        self.shape: tuple[int, ...] = (height, width) if samples == 1 else (height, width, samples)
+        self._samples = samples
+        self._pixel = samples * self.dtype.itemsize
+        if self.layout.tile is not None:
+            self._seg_rows, self._seg_cols = self.layout.tile
+        elif self.layout.compression == 1:
+            self._seg_rows = max(1, min(self.layout.rowsperstrip, PIECE_BYTES // (width * self._pixel)))
+            self._seg_cols = width
+        else:
+            self._seg_rows, self._seg_cols = min(self.layout.rowsperstrip, height), width
+        self._across = -(-width // self._seg_cols)
+        row_of_segments = self._seg_rows * self._across * self._seg_cols * self._pixel
+        self._cache = _SegmentCache(max(cache_bytes or CACHE_BYTES, 2 * row_of_segments))
+        self._lock = threading.Lock()
+        self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+        self._size = os.fstat(self._fd).st_size
+
+    def close(self) -> None:
+        """Close the file (reads raise afterwards)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> TiffSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def set_cache_bytes(self, capacity: int) -> None:
+        """Keep at least ``capacity`` bytes of decoded segments (a band of the planned tiles)."""
+        self._cache.capacity = max(self._cache.capacity, capacity)
+
+    def read(self, y0: int, y1: int, x0: int, x1: int) -> NDArray[Any]:
+        out = np.empty((y1 - y0, x1 - x0, self._samples), self.dtype)
+        with self._lock:
+            for row in range(y0 // self._seg_rows, -(-y1 // self._seg_rows)):
+                for col in range(x0 // self._seg_cols, -(-x1 // self._seg_cols)):
+                    segment = self._cache.get(row * self._across + col, self._load)
+                    top, left = row * self._seg_rows, col * self._seg_cols
+                    a, b = max(y0, top), min(y1, top + segment.shape[0])
+                    c, d = max(x0, left), min(x1, left + segment.shape[1])
+                    out[a - y0 : b - y0, c - x0 : d - x0] = segment[a - top : b - top, c - left : d - left]
+        block = out[..., 0] if self._samples == 1 else out
+        return _rgb_to_bgr(block)
+
+    def _pread(self, offset: int, count: int) -> bytes:
+        data = os.pread(self._fd, count, offset)
+        if len(data) != count:
+            raise TruncatedImageError(self.path, f"TIFF data ends at {self._size} bytes, before the image does")
+        return data
+
+    def _load(self, index: int) -> NDArray[Any]:
+        """Segment ``index`` of the grid, decoded: (rows, cols, samples), clipped to the image."""
+        height, width = self.shape[:2]
+        if self.layout.tile is None and self.layout.compression == 1:
+            return self._uncompressed_rows(index * self._seg_rows, min(height, (index + 1) * self._seg_rows))
+        if index >= len(self._offsets):
+            raise TruncatedImageError(self.path, "TIFF has fewer segments than its size needs")
+        data = self._pread(self._offsets[index], self._counts[index])
+        try:
+            decoded, _, _ = self._page.decode(data, index, jpegtables=self._jpegtables)
+        except Exception as exc:  # noqa: BLE001  (any codec failure is damaged data)
+            raise TruncatedImageError(self.path, f"segment {index} cannot be decoded ({exc})") from None
+        if decoded is None:
+            raise TruncatedImageError(self.path, f"segment {index} is missing")
+        row, col = divmod(index, self._across)
+        rows = min(self._seg_rows, height - row * self._seg_rows)
+        cols = min(self._seg_cols, width - col * self._seg_cols)
+        return np.asarray(decoded).reshape(decoded.shape[-3:])[:rows, :cols]
+
+    def _uncompressed_rows(self, y0: int, y1: int) -> NDArray[Any]:
+        """Rows ``y0:y1`` of an uncompressed stripped image, read straight from the file."""
+        width = self.shape[1]
+        row_bytes = width * self._pixel
+        rps = self.layout.rowsperstrip
+        parts = []
+        for strip in range(y0 // rps, -(-y1 // rps)):
+            a, b = max(y0, strip * rps), min(y1, (strip + 1) * rps)
+            if strip >= len(self._offsets):
+                raise TruncatedImageError(self.path, "TIFF has fewer strips than its size needs")
+            parts.append(self._pread(self._offsets[strip] + (a - strip * rps) * row_bytes, (b - a) * row_bytes))
+        stored = self.dtype.newbyteorder(self._byteorder)
+        rows = np.frombuffer(b"".join(parts) if len(parts) > 1 else parts[0], stored)
+        return rows.reshape(y1 - y0, width, self._samples).astype(self.dtype, copy=False)
+
+
+class _Bands:
+    """Turns row-major output tiles into full-width bands of whole chunks of ``chunk_rows`` rows.
+
+    ``flush(y0, band)`` receives the complete chunks in order (a band of one or more, the
+    last band of the image possibly shorter), as a view of a buffer this never writes
+    again (each tile row gets a fresh one); :meth:`finish` flushes the rest.
+    """
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype[Any], chunk_rows: int,
+                 flush: Callable[[int, NDArray[Any]], None]) -> None:
+        self.shape, self.dtype, self.chunk_rows, self._flush = shape, dtype, chunk_rows, flush
+        self._rows: NDArray[Any] = np.empty((0, *shape[1:]), dtype)
+        self._top = 0  # the image row of self._rows[0]
+        self._done = 0  # rows of self._rows complete (every column written)
+
+    def write(self, y0: int, x0: int, block: NDArray[Any]) -> None:
+        height, width = block.shape[:2]
+        if y0 < self._top + self._done:
+            raise ValueError(f"tile at row {y0} arrives after its rows were written (tiles must be row-major)")
+        end = y0 + height - self._top
+        if end > self._rows.shape[0]:
+            grown = np.empty((end, *self.shape[1:]), self.dtype)
+            grown[: self._done] = self._rows[: self._done]
+            self._rows = grown
+        self._rows[y0 - self._top : end, x0 : x0 + width] = block.reshape(height, width, *self.shape[2:])
+        if x0 + width == self.shape[1]:
+            self._done = end
+            whole = self._done - self._done % self.chunk_rows
+            if whole:
+                rows = self._rows
+                self._rows = rows[whole : self._done].copy()  # under one chunk: the next tile row grows it
+                self._flush(self._top, rows[:whole])
+                self._top += whole
+                self._done -= whole
+
+    def finish(self) -> None:
+        if self._top + self._done != self.shape[0]:
+            raise ValueError(f"the output has {self._top + self._done} of {self.shape[0]} rows written")
+        if self._done:
+            self._flush(self._top, self._rows[: self._done])
+            self._top += self._done
+            self._done = 0
+
+
+class _Committable:
+    """The commit/abort life of a sink writing to a temporary path beside ``target``."""
+
+    target: Path
+
+    def commit(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+class TiffSink(_Committable):
+    """Writes a TIFF (BigTIFF past 4 GiB) from row-major tiles, a band at a time.
+
+    Parameters
+    ----------
+    target : str or os.PathLike
+    shape, dtype
+        Of the output image: (H, W) or (H, W, C) with C in 1, 3, 4; BGR(A) order.
+    layout : TiffLayout, optional
+        The input's storage (see the module notes); by default uncompressed strips of
+        about 1 MiB.
+    """
+
+    def __init__(self, target: StrPath, shape: tuple[int, ...], dtype: np.dtype[Any],
+                 layout: TiffLayout | None = None) -> None:
+        import tifffile
+
+        self.target = Path(target)
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        layout = layout or TiffLayout()
+        samples = 1 if len(shape) == 2 else shape[2]
+        row_bytes = shape[1] * samples * self.dtype.itemsize
+        self._tile = layout.tile
+        self._compression = layout.compression
+        if self._tile is None and layout.compression not in _STRIP_CODECS:
+            self._tile = (256, 256)  # strips would have to be encoded here; tifffile encodes tiles itself
+        if self._tile is not None:
+            rows = self._tile[0]
+        else:
+            rows = layout.rowsperstrip or 2**20 // row_bytes
+            rows = max(1, min(rows, MAX_STRIP_BYTES // row_bytes, shape[0]))
+        self._rows = rows
+        self._queue: queue.Queue[tuple[int, NDArray[Any]] | None] = queue.Queue(maxsize=2)
+        self._bands = _Bands(self.shape, self.dtype, rows, self._put)
+        self._error: BaseException | None = None
+        self._file: Any = None
+        self._flushed_bytes = 0
+        self._temporary = atomic.temporary_name(self.target)
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        photometric = layout.photometric if samples > 1 else _MINISBLACK
+        if samples > 1 and photometric != _RGB:
+            photometric = _RGB
+        extras = layout.extrasamples if samples == 4 and layout.extrasamples else ((_UNASSOCIATED,) if samples == 4
+                                                                                     else ())
+        options: dict[str, Any] = {
+            "shape": self.shape, "dtype": self.dtype, "photometric": photometric,
+            "compression": self._compression if self._compression != 1 else None,
+            "predictor": layout.predictor if layout.predictor > 1 and self._compression != 1 else None,
+            "extrasamples": extras or None, "metadata": None, "iccprofile": layout.iccprofile,
+            "description": layout.tags.get(270), "software": layout.tags.get(305) or False,
+            "datetime": layout.tags.get(306),
+            "extratags": [(code, "s", 0, layout.tags[code], True) for code in (315, 33432) if code in layout.tags],
+        }
+        if layout.resolution is not None:
+            xres, yres, unit = layout.resolution
+            options["resolution"] = (xres, yres)
+            options["resolutionunit"] = unit
+        if self._tile is not None:
+            options["tile"] = self._tile
+        else:
+            options["rowsperstrip"] = rows
+        bigtiff = layout.bigtiff or int(np.prod(self.shape)) * self.dtype.itemsize > BIGTIFF_ABOVE
+        self._options = options
+        self._predictor = tifffile.TIFF.PREDICTORS[layout.predictor] if options["predictor"] else None
+        self._encoder = tifffile.TIFF.COMPRESSORS[self._compression] if self._compression != 1 else None
+        self._writer = threading.Thread(target=self._write_file, args=(bigtiff,), daemon=True,
+                                        name="cvfilters-tiff-writer")
+        self._writer.start()
+
+    def write(self, y0: int, x0: int, block: NDArray[Any]) -> None:
+        self._bands.write(y0, x0, block)
+
+    def _put(self, y0: int, band: NDArray[Any]) -> None:
+        while True:
+            if self._error is not None:
+                raise ImageWriteError(self.target, f"cannot be written: {self._error}")
+            try:
+                self._queue.put((y0, band), timeout=0.5)
+                return
+            except queue.Full:
+                continue
+
+    def _chunks(self) -> Iterator[Any]:
+        samples = 1 if len(self.shape) == 2 else self.shape[2]
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            band = swap_rb(item[1]).reshape(item[1].shape[0], self.shape[1], samples)
+            self._flushed_bytes += band.nbytes
+            if self._flushed_bytes >= SYNC_BYTES and self._file is not None:
+                os.fdatasync(self._file.fileno())  # the disk works while tiles compute; commit's fsync is short
+                self._flushed_bytes = 0
+            encoder, tile = self._encoder, self._tile
+            if tile is None and encoder is None:
+                yield band  # uncompressed strips are written contiguously, from arrays of any height
+                continue
+            if tile is None and encoder is not None:
+                for top in range(0, band.shape[0], self._rows):
+                    strip = np.ascontiguousarray(band[top : top + self._rows])
+                    if self._predictor is not None:
+                        strip = self._predictor(strip, axis=-2)
+                    yield encoder(strip)
+                continue
+            assert tile is not None
+            th, tw = tile
+            for top in range(0, band.shape[0], th):
+                rows = band[top : top + th]
+                if rows.shape[0] < th:
+                    rows = np.concatenate([rows, np.zeros((th - rows.shape[0], *rows.shape[1:]), rows.dtype)])
+                for left in range(0, self.shape[1], tw):
+                    piece = rows[:, left : left + tw]
+                    if piece.shape[1] < tw:
+                        piece = np.concatenate([piece, np.zeros((th, tw - piece.shape[1], samples), piece.dtype)],
+                                               axis=1)
+                    yield np.ascontiguousarray(piece)
+
+    def _write_file(self, bigtiff: bool) -> None:
+        import tifffile
+
+        try:
+            with open(self._temporary, "xb") as self._file, tifffile.TiffWriter(self._file, bigtiff=bigtiff) as writer:
+                writer.write(self._chunks(), **self._options)
+        except BaseException as exc:  # noqa: BLE001  (handed to the thread that writes tiles)
+            self._error = exc
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    self._queue.get_nowait()
+
+    def commit(self) -> None:
+        """Finish the file and rename it onto the target."""
+        try:
+            self._bands.finish()
+            self._queue.put(None)
+            self._writer.join()
+            if self._error is not None:
+                raise ImageWriteError(self.target, f"cannot be written: {self._error}")
+            atomic.fsync_file(self._temporary)
+            os.replace(self._temporary, self.target)
+            atomic.fsync_directory(self.target.parent)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Stop writing and remove the temporary file; the target is left as it was."""
+        if self._writer.is_alive():
+            self._error = self._error or RuntimeError("aborted")
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    self._queue.get_nowait()
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait(None)
+            self._writer.join()
+        with contextlib.suppress(OSError):
+            os.unlink(self._temporary)
+
+
+# ---------------------------------------------------------------- Zarr
+class ZarrSource:
+    """A Zarr array of shape (H, W) or (H, W, C), C in 1, 3, 4 (RGB(A)), as a region source in BGR(A) order."""
+
+    def __init__(self, path: StrPath | Any) -> None:
+        import zarr
+
+        if isinstance(path, (str, os.PathLike)):
+            self.path = Path(path)
+            try:
+                self.array = zarr.open_array(store=os.fspath(path), mode="r")
+            except (FileNotFoundError, ValueError, KeyError, TypeError) as exc:
+                raise ImageReadError(path, f"not a readable Zarr array ({type(exc).__name__}: {exc})") from None
+        else:
+            self.array = path
+            self.path = Path(str(getattr(path, "store_path", "zarr array")))
+        shape = tuple(self.array.shape)
+        if len(shape) not in (2, 3) or (len(shape) == 3 and shape[2] not in (1, 3, 4)) or 0 in shape:
+            raise ImageReadError(self.path, f"a Zarr array of shape {shape} is not an image ((H, W) or (H, W, C), "
+                                            "C in 1, 3, 4)")
+        if np.dtype(self.array.dtype) not in DTYPES:
+            raise ImageReadError(self.path, f"Zarr dtype {self.array.dtype} is not supported (uint8, uint16, int16, "
+                                            "float32)")
+        self.shape: tuple[int, ...] = shape
+        self.dtype: np.dtype[Any] = np.dtype(self.array.dtype)
+
+    def read(self, y0: int, y1: int, x0: int, x1: int) -> NDArray[Any]:
+        return _rgb_to_bgr(np.asarray(self.array[y0:y1, x0:x1]))
+
+
+class ZarrSink(_Committable):
+    """Writes a Zarr array (a directory) a band of chunk rows at a time, RGB(A) order.
+
+    Parameters
+    ----------
+    target : str or os.PathLike
+        The ``.zarr`` directory; it replaces an existing one on :meth:`commit`.
+    shape, dtype
+        Of the output image, BGR(A) order in the tiles written.
+    like : zarr.Array, optional
+        An input array whose chunks (rows and columns), compressors, format and attributes
+        the output takes; otherwise chunks of ``chunk`` x ``chunk`` pixels and zarr's
+        default compressor, Zarr format 3.
+    """
+
+    def __init__(self, target: StrPath, shape: tuple[int, ...], dtype: np.dtype[Any], *, like: Any = None,
+                 chunk: int = 512) -> None:
+        import zarr
+
+        self.target = Path(target)
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self._temporary = atomic.temporary_name(self.target)
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        options: dict[str, Any] = {}
+        if like is not None:
+            rows, cols = like.chunks[:2]
+            options = {"compressors": like.compressors, "zarr_format": like.metadata.zarr_format,
+                       "attributes": dict(like.attrs)}
+        else:
+            rows = cols = chunk
+        chunks = (min(rows, shape[0]), min(cols, shape[1]), *shape[2:])
+        try:
+            self.array = zarr.create_array(store=os.fspath(self._temporary), shape=self.shape, dtype=self.dtype,
+                                           chunks=chunks, **options)
+        except (OSError, ValueError, TypeError) as exc:
+            raise ImageWriteError(target, f"cannot be created as a Zarr array: {exc}") from None
+        self._bands = _Bands(self.shape, self.dtype, chunks[0], self._flush)
+
+    def write(self, y0: int, x0: int, block: NDArray[Any]) -> None:
+        self._bands.write(y0, x0, block)
+
+    def _flush(self, y0: int, band: NDArray[Any]) -> None:
+        self.array[y0 : y0 + band.shape[0]] = swap_rb(band)
+
+    def commit(self) -> None:
+        """Write the last rows and move the array onto the target (an existing one is replaced)."""
+        try:
+            self._bands.finish()
+            replace_directory(self._temporary, self.target)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Remove what was written; the target is left as it was."""
+        shutil.rmtree(self._temporary, ignore_errors=True)
+
+
+def write_zarr(target: StrPath, image: NDArray[Any], *, chunk: int = 512) -> None:
+    """Write a whole BGR(A) image as a Zarr array (RGB(A)), atomically, in chunks of ``chunk`` pixels."""
+    import zarr
+
+    target = Path(target)
+    temporary = atomic.temporary_name(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        chunks = (min(chunk, image.shape[0]), min(chunk, image.shape[1]), *image.shape[2:])
+        array = zarr.create_array(store=os.fspath(temporary), shape=image.shape, dtype=image.dtype, chunks=chunks)
+        array[:] = swap_rb(image)
+        replace_directory(temporary, target)
+    except (OSError, ValueError, TypeError) as exc:
+        raise ImageWriteError(target, f"cannot be written as a Zarr array: {exc}") from None
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
+
+
+def replace_directory(source: Path, target: Path) -> None:
+    """Move the directory ``source`` onto ``target``; an existing ``target`` (file or directory) is replaced.
+
+    The old target is first renamed aside, so readers see the old array or the new one.
+    """
+    old = atomic.temporary_name(target) if os.path.lexists(target) else None
+    if old is not None:
+        os.replace(target, old)
+    try:
+        os.replace(source, target)
+    except OSError:
+        if old is not None:
+            os.replace(old, target)
+        raise
+    atomic.fsync_directory(target.parent)
+    if old is not None:
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+
+
+# ---------------------------------------------------------------- choosing
+def open_source(path: StrPath, *, cache_bytes: int | None = None) -> TiffSource | ZarrSource:
+    """The region source of a TIFF file or a Zarr array; :class:`ImageReadError` when it cannot stream."""
+    if is_zarr(path):
+        return ZarrSource(path)
+    return TiffSource(path, cache_bytes=cache_bytes)
+
+
+def stored_bytes(path: StrPath) -> int:
+    """Bytes ``path`` takes on disk: the file, or every file of a Zarr directory."""
+    target = Path(path)
+    if not target.is_dir():
+        return target.stat().st_size
+    return sum(entry.stat().st_size for entry in target.rglob("*") if entry.is_file())
+
+
+def open_sink(target: StrPath, shape: tuple[int, ...], dtype: np.dtype[Any], *,
+              source: Any = None, chunk: int = 512) -> TiffSink | ZarrSink:
+    """The sink writing ``target`` (TIFF or Zarr, by extension), keeping ``source``'s storage where it has one."""
+    if is_zarr(target):
+        like = source.array if isinstance(source, ZarrSource) else None
+        return ZarrSink(target, shape, dtype, like=like, chunk=chunk)
+    layout = source.layout if isinstance(source, TiffSource) else None
+    return TiffSink(target, shape, dtype, layout)

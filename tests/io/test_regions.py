@@ -1,0 +1,297 @@
+"""Tests of cvfilters.io.regions: TIFF, BigTIFF and Zarr read and written in pieces.
+
+Each file is made here by tifffile or zarr, and every result is checked with a second reader
+(cv2.imread for the BGR order, tifffile and Pillow for the stored samples and tags), never
+with the module's own reader.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+import tifffile
+from PIL import Image
+
+from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
+from cvfilters.engine import tiles
+from cvfilters.io import regions
+
+zarr = pytest.importorskip("zarr")
+pytest.importorskip("imagecodecs", reason="LZW, Zstandard and JPEG TIFFs need imagecodecs")
+
+HEIGHT, WIDTH = 203, 157  # odd, and not a multiple of any strip, tile or chunk below
+
+
+def _rgb(dtype: Any = np.uint8, channels: int = 3, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        return rng.random((HEIGHT, WIDTH, channels), np.float32)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, (HEIGHT, WIDTH, channels), dtype=dtype, endpoint=True)
+
+
+LAYOUTS = {  # name -> tifffile.imwrite options
+    "uncompressed strips": {"rowsperstrip": 37},
+    "one strip": {},
+    "lzw + predictor strips": {"compression": "lzw", "predictor": True, "rowsperstrip": 16},
+    "deflate tiles": {"compression": "zlib", "tile": (64, 48)},
+    "zstd tiles": {"compression": "zstd", "tile": (32, 32)},
+    "packbits strips": {"compression": "packbits", "rowsperstrip": 5},
+    "bigtiff strips": {"bigtiff": True, "rowsperstrip": 50},
+}
+
+
+def _copy_by_tiles(source: Any, sink: Any, size: int) -> None:
+    height, width = source.shape[:2]
+    for y in range(0, height, size):
+        for x in range(0, width, size):
+            sink.write(y, x, source.read(y, min(y + size, height), x, min(x + size, width)))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_tiff_regions_match_a_second_reader(tmp_path: Path, layout: str) -> None:
+    data = _rgb()
+    path = tmp_path / "in.tif"
+    tifffile.imwrite(path, data, photometric="rgb", **LAYOUTS[layout])
+    expected = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)  # BGR, decoded by libtiff
+    if expected is None:  # OpenCV's libtiff lacks Zstandard: tifffile decodes it
+        expected = tifffile.imread(path)[..., ::-1]
+    assert expected.shape == data.shape
+    with regions.TiffSource(path) as source:
+        assert source.shape == data.shape and source.dtype == np.uint8
+        for y0, y1, x0, x1 in [(0, HEIGHT, 0, WIDTH), (5, 77, 13, 156), (HEIGHT - 3, HEIGHT, WIDTH - 1, WIDTH),
+                               (36, 38, 0, 1), (100, 203, 47, 49)]:
+            np.testing.assert_array_equal(source.read(y0, y1, x0, x1), expected[y0:y1, x0:x1])
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_tiff_written_by_tiles_keeps_pixels_and_storage(tmp_path: Path, layout: str) -> None:
+    data = _rgb()
+    path, out = tmp_path / "in.tif", tmp_path / "out.tif"
+    tifffile.imwrite(path, data, photometric="rgb", **LAYOUTS[layout])
+    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+        _copy_by_tiles(source, sink, 41)
+    np.testing.assert_array_equal(tifffile.imread(out), data)
+    np.testing.assert_array_equal(np.asarray(Image.open(out)), data)  # Pillow, a third reader
+    with tifffile.TiffFile(path) as before, tifffile.TiffFile(out) as after:
+        a, b = before.pages.first, after.pages.first
+        assert (b.compression, b.predictor, b.photometric, b.is_tiled) == (a.compression, a.predictor,
+                                                                           a.photometric, a.is_tiled)
+        assert (b.tilelength, b.tilewidth) == (a.tilelength, a.tilewidth)
+        if not a.is_tiled:
+            assert b.rowsperstrip == min(a.rowsperstrip, HEIGHT)
+        assert after.is_bigtiff == before.is_bigtiff
+
+
+@pytest.mark.parametrize(("dtype", "channels"), [(np.uint16, 3), (np.uint8, 4), (np.float32, 1), (np.int16, 1),
+                                                 (np.uint16, 1)])
+def test_tiff_depths_and_channels_round_trip(tmp_path: Path, dtype: Any, channels: int) -> None:
+    data = _rgb(dtype, channels)
+    stored = data[..., 0] if channels == 1 else data
+    path, out = tmp_path / "in.tif", tmp_path / "out.tif"
+    extra = {"extrasamples": ["unassalpha"]} if channels == 4 else {}
+    tifffile.imwrite(path, stored, photometric="rgb" if channels > 1 else "minisblack", compression="zlib",
+                     rowsperstrip=20, **extra)
+    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+        assert source.dtype == np.dtype(dtype)
+        if channels > 1:  # BGR(A) as OpenCV reads it
+            np.testing.assert_array_equal(source.read(3, 40, 7, 90), stored[3:40, 7:90][..., [2, 1, 0, 3][:channels]])
+        _copy_by_tiles(source, sink, 64)
+    np.testing.assert_array_equal(tifffile.imread(out), stored)
+    if channels == 4:
+        with tifffile.TiffFile(out) as tif:
+            assert tuple(tif.pages.first.extrasamples) == (2,)  # unassociated alpha, as the input
+
+
+def test_tiff_metadata_is_kept(tmp_path: Path) -> None:
+    from PIL import ImageCms
+
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    path, out = tmp_path / "in.tif", tmp_path / "out.tif"
+    tifffile.imwrite(path, _rgb(), photometric="rgb", resolution=(300, 300), resolutionunit="INCH",
+                     iccprofile=icc, description="a scan", software="scanner 1.0", metadata=None,
+                     extratags=[(33432, "s", 0, "(c) someone", True)])
+    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+        _copy_by_tiles(source, sink, 100)
+    with Image.open(out) as image:  # Pillow reads the tags back
+        assert image.info["icc_profile"] == icc
+        assert image.info["dpi"] == pytest.approx((300, 300))
+        assert image.tag_v2[270] == "a scan" and image.tag_v2[305] == "scanner 1.0"
+        assert image.tag_v2[33432] == "(c) someone"
+
+
+def test_bigtiff_past_the_classic_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(regions, "BIGTIFF_ABOVE", 1000)  # a 4 GiB file is too big for a test
+    out = tmp_path / "out.tif"
+    data = _rgb()
+    with regions.TiffSink(out, data.shape, data.dtype) as sink:
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
+    with tifffile.TiffFile(out) as tif:
+        assert tif.is_bigtiff
+        np.testing.assert_array_equal(tif.asarray(), data[..., ::-1])  # written from BGR tiles: stored RGB
+
+
+def test_strips_of_a_codec_tifffile_encodes_only_by_tiles_are_written_tiled(tmp_path: Path) -> None:
+    path, out = tmp_path / "in.tif", tmp_path / "out.tif"
+    data = _rgb()
+    tifffile.imwrite(path, data, photometric="rgb", compression="webp", compressionargs={"lossless": True},
+                     rowsperstrip=16)
+    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+        _copy_by_tiles(source, sink, 50)
+    with tifffile.TiffFile(out) as tif:
+        assert tif.pages.first.compression == 50001 and tif.pages.first.is_tiled
+        np.testing.assert_array_equal(tif.asarray(), data)
+
+
+@pytest.mark.parametrize(("make", "why"), [
+    (lambda p: tifffile.imwrite(p, np.zeros((2, 8, 8), np.uint8)), "2 pages"),
+    (lambda p: tifffile.imwrite(p, np.zeros((8, 8, 3), np.uint8), photometric="rgb",
+                                extratags=[(274, "H", 1, 6, True)]), "orientation 6"),
+    (lambda p: tifffile.imwrite(p, np.zeros((3, 8, 8), np.uint8), photometric="rgb", planarconfig="separate"),
+     "planar"),
+    (lambda p: tifffile.imwrite(p, np.zeros((8, 8), np.uint8), photometric="miniswhite"), "MINISWHITE"),
+    (lambda p: tifffile.imwrite(p, np.zeros((8, 8, 4), np.uint8), photometric="rgb", extrasamples=["assocalpha"]),
+     "associated"),
+    (lambda p: tifffile.imwrite(p, np.zeros((8, 8), np.float64)), "sample type float64"),
+    (lambda p: tifffile.imwrite(p, np.zeros((8, 8), np.uint8), photometric="palette",
+                                colormap=np.zeros((3, 256), np.uint16)), "PALETTE"),
+])
+def test_unstreamable_tiffs_are_named(tmp_path: Path, make: Any, why: str) -> None:
+    path = tmp_path / "x.tif"
+    make(path)
+    reason = regions.streamable(path)
+    assert reason is not None and why in reason
+    with pytest.raises(ImageReadError, match="cannot be streamed"):
+        regions.TiffSource(path)
+
+
+def test_streamable_formats(tmp_path: Path) -> None:
+    path = tmp_path / "a.tif"
+    tifffile.imwrite(path, _rgb(), photometric="rgb")
+    assert regions.streamable(path) is None
+    assert regions.streamable(tmp_path / "a.zarr") is None
+    assert "decoded whole" in (regions.streamable(tmp_path / "a.png") or "")
+    bad = tmp_path / "bad.tif"
+    bad.write_bytes(b"not a tiff at all")
+    with pytest.raises(ImageReadError, match="bad.tif: not a readable TIFF"):
+        regions.streamable(bad)
+
+
+def test_truncated_tiff_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "cut.tif"
+    tifffile.imwrite(path, _rgb(), photometric="rgb", rowsperstrip=10)
+    with tifffile.TiffFile(path) as tif:
+        last = int(tif.pages.first.dataoffsets[-1])
+    with open(path, "r+b") as file:
+        file.truncate(last + 10)
+    with regions.TiffSource(path) as source:
+        source.read(0, 10, 0, WIDTH)  # the first strips are intact
+        with pytest.raises(TruncatedImageError, match="cut.tif"):
+            source.read(0, HEIGHT, 0, WIDTH)
+
+
+def test_a_failed_write_leaves_the_target_alone(tmp_path: Path) -> None:
+    out = tmp_path / "out.tif"
+    out.write_bytes(b"old")
+    data = _rgb()
+    with pytest.raises(RuntimeError, match="stop"), regions.TiffSink(out, data.shape, data.dtype) as sink:
+        sink.write(0, 0, data[:64])
+        raise RuntimeError("stop")
+    assert out.read_bytes() == b"old"
+    assert os.listdir(tmp_path) == ["out.tif"]  # no temporary file left
+
+
+def test_incomplete_output_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out.tif"
+    data = _rgb()
+    with pytest.raises(ValueError, match="rows written"), regions.TiffSink(out, data.shape, data.dtype) as sink:
+        sink.write(0, 0, data[:64])
+    assert not out.exists()
+
+
+def test_tiles_out_of_order_are_refused(tmp_path: Path) -> None:
+    data = _rgb()
+    with pytest.raises(ValueError, match="row-major"), regions.TiffSink(tmp_path / "o.tif", data.shape,
+                                                                         data.dtype) as sink:
+        sink.write(0, 0, data[:100])
+        sink.write(100, 0, data[100:])
+        sink.write(0, 0, data[:100])
+
+
+def test_strips_of_one_huge_strip_are_cut(tmp_path: Path) -> None:
+    path, out = tmp_path / "in.tif", tmp_path / "out.tif"
+    tifffile.imwrite(path, _rgb(), photometric="rgb")  # one strip of the whole image
+    with regions.TiffSource(path) as source:
+        sink = regions.TiffSink(out, source.shape, source.dtype, regions.TiffLayout(rowsperstrip=HEIGHT))
+        with sink:
+            _copy_by_tiles(source, sink, 64)
+    with tifffile.TiffFile(out) as tif:
+        assert tif.pages.first.rowsperstrip == HEIGHT  # fits MAX_STRIP_BYTES: kept
+    assert regions.MAX_STRIP_BYTES // (WIDTH * 3) > HEIGHT
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_zarr_round_trip_keeps_chunks_and_attributes(tmp_path: Path, zarr_format: int) -> None:
+    data = _rgb()
+    array = zarr.create_array(store=str(tmp_path / "in.zarr"), shape=data.shape, dtype=data.dtype,
+                              chunks=(50, 64, 3), zarr_format=zarr_format)
+    array[:] = data
+    array.attrs["scan"] = "page 1"
+    with regions.open_sink(tmp_path / "out.zarr", data.shape, data.dtype,
+                           source=regions.open_source(tmp_path / "in.zarr")) as sink:
+        source = regions.open_source(tmp_path / "in.zarr")
+        np.testing.assert_array_equal(source.read(10, 60, 3, 100), data[10:60, 3:100, ::-1])  # BGR
+        _copy_by_tiles(source, sink, 77)
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    np.testing.assert_array_equal(out[:], data)
+    assert out.chunks == (50, 64, 3) and out.attrs["scan"] == "page 1"
+    assert out.metadata.zarr_format == zarr_format
+
+
+def test_zarr_output_replaces_an_existing_array_only_on_success(tmp_path: Path) -> None:
+    data = _rgb(channels=1)[..., 0]
+    target = tmp_path / "out.zarr"
+    old = zarr.create_array(store=str(target), shape=(4, 4), dtype=np.uint8)
+    old[:] = 7
+    with pytest.raises(RuntimeError), regions.ZarrSink(target, data.shape, data.dtype) as sink:
+        sink.write(0, 0, data[:10])
+        raise RuntimeError("stop")
+    assert zarr.open_array(str(target), mode="r").shape == (4, 4)
+    with regions.ZarrSink(target, data.shape, data.dtype, chunk=64) as sink:
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
+    np.testing.assert_array_equal(zarr.open_array(str(target), mode="r")[:], data)
+    assert sorted(os.listdir(tmp_path)) == ["out.zarr"]
+
+
+def test_zarr_inputs_that_are_not_images(tmp_path: Path) -> None:
+    zarr.create_array(store=str(tmp_path / "cube.zarr"), shape=(4, 4, 4, 4), dtype=np.uint8)
+    with pytest.raises(ImageReadError, match="not an image"):
+        regions.open_source(tmp_path / "cube.zarr")
+    zarr.create_array(store=str(tmp_path / "f64.zarr"), shape=(4, 4), dtype=np.float64)
+    with pytest.raises(ImageReadError, match="float64"):
+        regions.open_source(tmp_path / "f64.zarr")
+    with pytest.raises(ImageReadError, match="missing.zarr"):
+        regions.open_source(tmp_path / "missing.zarr")
+
+
+def test_zarr_sink_in_a_read_only_folder_is_a_write_error(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    with pytest.raises((ImageWriteError, PermissionError)):
+        regions.ZarrSink(folder / "x.zarr", (4, 4), np.dtype(np.uint8))
+
+
+def test_stored_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.zarr").mkdir()
+    (tmp_path / "a.zarr" / "c").write_bytes(b"12345")
+    (tmp_path / "a.zarr" / "d").write_bytes(b"123")
+    assert regions.stored_bytes(tmp_path / "a.zarr") == 8
+    assert regions.stored_bytes(tmp_path / "a.zarr" / "c") == 5
