@@ -52,7 +52,10 @@ _state = {"debug": False}
 
 
 def _err(message: str) -> None:
-    typer.echo(message, err=True)
+    """Print one line on stderr, control characters (a newline in a file name too) escaped as ``ls -b`` does."""
+    from cvfilters.core.files import shown
+
+    typer.echo(shown(message), err=True)
 
 
 def _version(value: bool) -> None:
@@ -300,7 +303,8 @@ def _print_outcome(outcome: Any, explain: bool) -> None:
     elif outcome.status == "skipped":
         _err(outcome.message)
     elif explain:
-        _err("\n".join(outcome.report))
+        for line in outcome.report:
+            _err(line)
 
 
 # ---------------------------------------------------------------- list / info

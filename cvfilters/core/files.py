@@ -74,8 +74,7 @@ def confined(path: StrPath, root: StrPath) -> Path:
     resolved = Path(os.path.realpath(path))
     base = Path(os.path.realpath(root))
     if not resolved.is_relative_to(base):
-        raise FileRefused(path, f"is outside {shown(root)} (symlinks resolved); files named in a pipeline file "
-                                "must be inside its folder")
+        raise FileRefused(path, f"is outside {shown(root)} (symlinks resolved)")
     return resolved
 
 
