@@ -274,4 +274,5 @@ def dnn_style(ctx: Context, img: Any, *, model: str, input_range: str, tensor_la
     return ctx.be.on_host(img, compute, "dnn_style (cv2.dnn, pixels via host)")
 
 
-__all__ = ["Codec", "check_output", "dnn_style", "dnn_target", "load_net", "output_growth", "run_model", "run_tiled", "tiles"]
+__all__ = ["Codec", "check_output", "dnn_style", "dnn_target", "load_net", "output_growth", "run_model", "run_tiled",
+           "tiles"]

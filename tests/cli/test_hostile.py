@@ -209,7 +209,7 @@ def test_jpeg_scans_are_bounded(work: Path) -> None:
 
 def test_nested_pipeline_expansion_is_bounded(work: Path) -> None:
     for level in range(4):
-        step = ("{filter: masked, params: {filter: '@f%d.yaml', mask: 'ellipse:0.5,0.5,0.3,0.4'}}" % (level + 1)
+        step = (f"{{filter: masked, params: {{filter: '@f{level + 1}.yaml', mask: 'ellipse:0.5,0.5,0.3,0.4'}}}}"
                 if level < 3 else "{filter: invert}")
         pipeline(work / "bundle" / f"f{level}.yaml", *[step] * 10)
     for dry in ([], ["--dry-run"]):
