@@ -403,7 +403,10 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
     ``fmt`` is an extension (``".png"``, ``"jpg"``); ``name`` names the output in warnings
     and errors (``-`` for standard output). Raises and warns as :func:`write`.
     """
-    ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
+    try:
+        ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
+    except ImageWriteError as exc:
+        raise ImageWriteError(name, exc.detail) from None
     return _encode(name, ext, np.asarray(image), metadata, _encode_params(ext, quality, compression), compression)
 
 

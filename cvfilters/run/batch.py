@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 
-from cvfilters.core.errors import CvfError, OverwriteInputError, UsageError
+from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import animation
 from cvfilters.io import images as io
@@ -223,7 +224,7 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
 
     pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse)
     replace = options.overwrite or task.replace
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):  # NaN/inf pass through quietly
         warnings.simplefilter("always")
         try:
             if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
@@ -244,12 +245,18 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
                 if isinstance(done, Outcome):
                     return done
                 report = done
-        except CvfError as exc:
+        except ImageError as exc:
             return Outcome(task, "failed", str(exc))
+        except CvfError as exc:  # about this image but not naming it (NaN for k-means, a model's output size)
+            return Outcome(task, "failed", f"{task.source}: {exc}")
         except cv2.error as exc:
             return Outcome(task, "failed", f"{task.source}: OpenCV error: {_last_line(exc)}")
         except MemoryError:
             return Outcome(task, "failed", f"{task.source}: out of memory")
+        except OSError as exc:  # standard output closed or full (-o -); file writes raise ImageWriteError
+            return Outcome(task, "failed", f"{task.source}: cannot write {_target_name(task)}: {exc.strerror or exc}")
+        except Exception as exc:  # a bug in one filter on one file: that file fails, the batch goes on
+            return Outcome(task, "failed", f"{task.source}: internal error: {type(exc).__name__}: {_last_line(exc)}")
     notes = [str(w.message) if str(w.message).startswith(str(task.source)) else f"{task.source}: {w.message}"
              for w in caught]
     return Outcome(task, "done", str(task.target), notes, report)
@@ -342,6 +349,10 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
     else:
         io.write_bytes(task.target, encoded, overwrite=replace)
     return report
+
+
+def _target_name(task: Task) -> str:
+    return "standard output" if task.stdout_format is not None else str(task.target)
 
 
 def _same_file(a: Path, b: Path) -> bool:
