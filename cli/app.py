@@ -141,6 +141,9 @@ def apply(
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
     check_backend(backend)
+    from cvfilters.io.images import max_pixels_limit
+
+    max_pixels_limit(max_pixels)  # CVFILTERS_MAX_PIXELS=abc is a usage error, reported once
     if overwrite and no_clobber:
         raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None

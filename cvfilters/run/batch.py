@@ -14,8 +14,10 @@ import os
 import sys
 import time
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from cvfilters.core import leftovers
 from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import animation
@@ -134,7 +137,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             sources += found
         elif glob.has_magic(item) and not path.exists():
             base = _glob_base(item)
-            matches = [Path(m) for m in sorted(glob.glob(item, recursive=recursive)) if Path(m).is_file()]
+            matches = _glob(item)
             if not matches:
                 failures.append(Outcome(Task(path, path), "failed", f"{item}: no files match"))
             sources += [(m, m.relative_to(base)) for m in matches]
@@ -143,6 +146,11 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             sources.append((path, Path(path.name)))
     out = Path(output)
     single = len(inputs) == 1 and plain_files == 1 and not out.is_dir() and out.suffix != ""
+    if single:
+        _check_named_output(output)
+    elif len(inputs) == 1 and plain_files == 1 and not out.is_dir() and not output.endswith(("/", os.sep)):
+        raise UsageError(f"-o {output}: has no extension; name an image file (such as {output}.png) or a folder "
+                         f"with a trailing slash ({output}/)")
     if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and not out.is_dir():
         what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
         raise UsageError(f"-o {output}: names a file, but {what} need an output directory "
@@ -150,10 +158,11 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     tasks: list[Task] = []
     claimed: dict[Path, Path] = {}
     inputs_found = {Path(os.path.realpath(source)) for source, _ in sources}
+    inodes = {_inode(source) for source, _ in sources} - {None}
     for source, relative in sources:
         target = out if single else out / _renamed(relative, extension, name_suffix)
         key = Path(os.path.abspath(target))
-        if Path(os.path.realpath(target)) in inputs_found:
+        if Path(os.path.realpath(target)) in inputs_found or _inode(target) in inodes:  # a hard link too
             failures.append(Outcome(Task(source, target), "failed",
                                     f"{source}: output {target} would replace an input file; cvfilters never "
                                     "overwrites its inputs", usage=True))
@@ -162,7 +171,8 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             failures.append(Outcome(Task(source, target), "failed",
                                     f"{source}: output {target} is also the output of {claimed[key]}"))
             continue
-        claimed[key] = source
+        if os.path.lexists(source):  # a missing input fails on its own; it claims no output name
+            claimed[key] = source
         tasks.append(Task(source, target, replace=single))
     return tasks, failures
 
@@ -194,6 +204,51 @@ def _renamed(relative: Path, extension: str | None, name_suffix: str) -> Path:
 def _is_media(path: Path) -> bool:
     """An image or video file by its extension; broken symlinks count, so they are reported, not skipped."""
     return path.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
+
+
+def _check_named_output(output: str) -> None:
+    """A single named output file: a format cvfilters writes, in a folder that exists (as ``cp``)."""
+    out = Path(output)
+    if out.suffix.lower() not in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS:
+        raise UsageError(f"-o {output}: no encoder for {out.suffix} (image formats: "
+                         f"{', '.join(sorted(io.IMAGE_EXTENSIONS))})")
+    if not out.parent.is_dir():
+        raise UsageError(f"-o {output}: folder {out.parent} does not exist (a single output file is written into an "
+                         "existing folder)")
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _glob(pattern: str) -> list[Path]:
+    """The files a glob matches, by Python's rules (``**`` descends), its extension matched in any case,
+    each file once, never through a symlink to one of its own ancestors (a loop)."""
+    head, tail = os.path.split(pattern)
+    stem, dot, suffix = tail.rpartition(".")
+    if dot and stem and suffix.isalnum():
+        tail = f"{stem}." + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in suffix)
+    found: dict[str, Path] = {}
+    for match in sorted(glob.glob(os.path.join(head, tail), recursive=True), key=lambda m: (m.count(os.sep), m)):
+        path = Path(match)
+        if path.is_file() and not _through_loop(path):
+            found.setdefault(os.path.realpath(path), path)
+    return sorted(found.values())
+
+
+def _through_loop(path: Path) -> bool:
+    parts = path.parent.parts
+    for count in range(1, len(parts) + 1):
+        current = Path(*parts[:count])
+        if current.is_symlink():
+            real, above = os.path.realpath(current), os.path.realpath(current.parent)
+            if above == real or above.startswith(real.rstrip(os.sep) + os.sep):
+                return True
+    return False
 
 
 def _glob_base(pattern: str) -> Path:
@@ -372,20 +427,45 @@ def run(tasks: Iterable[Task], options: Options, *, executor: Executor | None = 
     """Process tasks, yielding outcomes as they finish.
 
     Without an ``executor`` tasks run one by one in this process (``progress`` then
-    reports video frames). With one, all tasks are submitted to it; on an interrupt
-    the tasks not yet started are cancelled and the interrupt propagates.
+    reports video frames). With one, at most its ``max_workers`` tasks are in flight (a
+    local pool; all of them on Dask), so on an interrupt no further task starts: the
+    running ones finish their atomic writes and the interrupt propagates. A task whose
+    worker died (``BrokenProcessPool``) runs again alone in a fresh worker; if that one
+    dies too the task fails with one line naming its file, and the batch goes on.
     """
     tasks = list(tasks)
     if executor is None:
         for task in tasks:
             yield process(task, options, progress)
         return
-    futures = [executor.submit(process, task, options) for task in tasks]
+    window = getattr(executor, "max_workers", None) or len(tasks)  # a local pool: no task queued behind the workers
+    pending = deque(tasks)
+    suspects: deque[Task] = deque()  # in flight when a worker died: each runs again alone to find the culprit
+    in_flight: dict[Future[Outcome], tuple[Task, bool]] = {}
     try:
-        for future in as_completed(futures):
-            yield future.result()
+        while pending or suspects or in_flight:
+            if suspects:
+                if not in_flight:
+                    task = suspects.popleft()
+                    in_flight[executor.submit(process, task, options)] = (task, True)
+            else:
+                while pending and len(in_flight) < window:
+                    task = pending.popleft()
+                    in_flight[executor.submit(process, task, options)] = (task, False)
+            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task, alone = in_flight.pop(future)
+                try:
+                    yield future.result()
+                except BrokenProcessPool:
+                    leftovers.remove_orphans_of(task.target)  # its worker was killed mid-write
+                    if not alone:
+                        suspects.append(task)
+                        continue
+                    yield Outcome(task, "failed", f"{task.source}: the worker process died while processing it "
+                                                  "(killed by a signal, or out of memory)")
     except BaseException:
-        for future in futures:
+        for future in in_flight:
             future.cancel()
         raise
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -70,7 +71,33 @@ def _init_worker(devices: Any, backend: str) -> None:
         os.environ["OPENCV_OPENCL_DEVICE"] = f":GPU:{device}"
 
 
-def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = None) -> ProcessPoolExecutor:
+class RenewingPool(Executor):
+    """A process pool that starts afresh when one of its workers dies (the OOM killer, a crash).
+
+    A ``ProcessPoolExecutor`` whose worker dies is broken for good: every task in it fails
+    with ``BrokenProcessPool``. This one makes a new pool for the next :meth:`submit`, so
+    :func:`cvfilters.run.batch.run` can fail the file that killed its worker and go on.
+    ``max_workers`` tells the batch how many tasks to keep in flight.
+    """
+
+    def __init__(self, factory: Callable[[], ProcessPoolExecutor], max_workers: int) -> None:
+        self._factory = factory
+        self._pool = factory()
+        self.max_workers = max_workers
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        try:
+            return self._pool.submit(fn, *args, **kwargs)
+        except BrokenProcessPool:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._factory()
+            return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = None) -> RenewingPool:
     """A pool of ``jobs`` worker processes, or one pinned worker per device in ``devices``.
 
     Device workers are started with ``spawn``: a forked child would inherit the
@@ -84,14 +111,15 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
         queue = spawn.Manager().Queue()
         for device in devices:
             queue.put(device)
-        return ProcessPoolExecutor(len(devices), mp_context=spawn, initializer=_init_worker,
-                                   initargs=(queue, backend))
+        return RenewingPool(lambda: ProcessPoolExecutor(len(devices), mp_context=spawn, initializer=_init_worker,
+                                                        initargs=(queue, backend)), len(devices))
     # A forkserver: workers fork from a clean process that imported cvfilters once. Forking
     # this process instead deadlocks once OpenCV's own thread pool has started here (any
     # parallel cv2 call does that), and with other Python threads (a Dask client, a GUI).
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["cvfilters.run.lifeline", "cvfilters.run.batch"])
-    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=(None, backend))
+    return RenewingPool(lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                                                    initargs=(None, backend)), jobs)
 
 
 @contextmanager
