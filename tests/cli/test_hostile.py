@@ -275,3 +275,76 @@ def test_duplicate_json_keys_are_refused(work: Path) -> None:
     (work / "p.json").write_text('{"version": 1, "steps": [{"filter": "invert"}], "steps": []}')
     code, lines = run_bounded("apply", "strip.png", "-o", "out.png", "-p", "p.json", cwd=work)
     refused(code, lines, 2, "'steps' is given twice")
+
+
+# --- exit codes and messages ------------------------------------------------------------
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["-o", "out.xyz"], "-o out.xyz: no encoder for .xyz"),
+    (["-o", "no/such/dir/out.png"], "folder no/such/dir does not exist"),
+    (["-o", "noext"], "-o noext: has no extension"),
+    (["-o", "hard.png"], "would replace an input file"),
+    (["-o", "out.png", "-f", "convolve:kernel=[[1e308,1e308]],normalize=true"], "finite number other than 0"),
+])
+def test_usage_errors_exit_2_and_create_nothing(work: Path, args: list[str], fragment: str) -> None:
+    os.link(work / "strip.png", work / "hard.png")
+    before = sorted(p.name for p in work.iterdir())
+    command = ["apply", "strip.png", *args] + ([] if "-f" in args else ["-f", "invert"])
+    code, lines = run_bounded(*command, cwd=work)
+    refused(code, lines, 2, fragment)
+    assert sorted(p.name for p in work.iterdir()) == before
+
+
+def test_a_bad_environment_value_is_one_usage_error(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cv2.imwrite(str(work / "b.png"), np.zeros((4, 4, 3), np.uint8))
+    monkeypatch.setenv("CVFILTERS_MAX_PIXELS", "abc")
+    code, lines = run_bounded("apply", "strip.png", "b.png", "-o", "out", "-f", "invert", cwd=work)
+    refused(code, lines, 2, "CVFILTERS_MAX_PIXELS must be a positive integer, got 'abc'")
+    assert not (work / "out").exists()
+
+
+def test_a_full_standard_output_is_one_line(work: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", "strip.png", "-o", "-", "--format", "png",
+                               "-f", "invert"], cwd=work, stdout=full, stderr=subprocess.PIPE, timeout=60)
+    lines = proc.stderr.decode().splitlines()
+    assert proc.returncode == 1 and lines == ["error: strip.png: cannot write standard output: No space left on "
+                                              "device"], lines
+
+
+def test_a_missing_input_claims_no_output_name(work: Path) -> None:
+    (work / "img").mkdir()
+    cv2.imwrite(str(work / "img" / "a.png"), np.zeros((4, 4, 3), np.uint8))
+    code, lines = run_bounded("apply", "/nope/a.png", "img/a.png", "-o", "out/", "-f", "invert", cwd=work)
+    assert code == 1 and lines[0] == "error: /nope/a.png: no such file" and lines[-1].startswith("done 1, failed 1")
+    assert (work / "out" / "a.png").exists()
+
+
+def test_globs_follow_pythons_rules_any_case_and_no_loops(work: Path) -> None:
+    (work / "photos" / "sub").mkdir(parents=True)
+    for name in ("photos/a.jpg", "photos/sub/b.JPG"):
+        cv2.imwrite(str(work / name), np.zeros((4, 4, 3), np.uint8))
+    (work / "photos" / "sub" / "loop").symlink_to("..")
+    for pattern, expected, recursive in (("photos/**/*.jpg", {"a.jpg", "sub/b.JPG"}, []),
+                                         ("photos/**/*.jpg", {"a.jpg", "sub/b.JPG"}, ["-r"]),
+                                         ("photos/*.JPG", {"a.jpg"}, [])):
+        out = work / f"out{len(expected)}{len(recursive)}"
+        code, lines = run_bounded("apply", pattern, "-o", out.name, "-f", "invert", *recursive, cwd=work)
+        assert code == 0, lines
+        assert {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()} == expected, pattern
+
+
+def test_an_unexpected_error_in_a_batch_names_its_file_and_the_batch_goes_on(work: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    nan = np.full((8, 8, 3), 0.5, np.float32)
+    nan[2, 2, 1] = np.nan
+    tifffile.imwrite(work / "nan.tif", nan)
+    cv2.imwrite(str(work / "good.png"), np.zeros((8, 8, 3), np.uint8))
+    for jobs in ("1", "2"):
+        out = work / f"out{jobs}"
+        code, lines = run_bounded("apply", "nan.tif", "good.png", "strip.png", "-o", out.name, "-f", "quantize",
+                                  "--jobs", jobs, cwd=work)
+        assert code == 1 and [line for line in lines if line.startswith("error: ")] == [
+            "error: nan.tif: the image holds NaN or infinite values, which k-means colour quantization cannot "
+            "cluster (replace them first, e.g. with numpy.nan_to_num)"], lines
+        assert lines[-1].startswith("done 2, failed 1") and sorted(p.name for p in out.iterdir()) == ["good.png",
+                                                                                                       "strip.png"]
