@@ -146,9 +146,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             sources.append((path, Path(path.name)))
     out = Path(output)
     single = len(inputs) == 1 and plain_files == 1 and not out.is_dir() and out.suffix != ""
-    if single:
-        _check_named_output(output)
-    elif len(inputs) == 1 and plain_files == 1 and not out.is_dir() and not output.endswith(("/", os.sep)):
+    if not single and len(inputs) == 1 and plain_files == 1 and not out.is_dir() and not output.endswith(("/", os.sep)):
         raise UsageError(f"-o {output}: has no extension; name an image file (such as {output}.png) or a folder "
                          f"with a trailing slash ({output}/)")
     if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and not out.is_dir():
@@ -174,6 +172,8 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
         if os.path.lexists(source):  # a missing input fails on its own; it claims no output name
             claimed[key] = source
         tasks.append(Task(source, target, replace=single))
+    if single and tasks:  # not an input (that is reported above): a format we write, in a folder that exists
+        _check_named_output(output)
     return tasks, failures
 
 
