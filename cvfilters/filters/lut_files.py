@@ -28,6 +28,7 @@ from cvfilters.filters.lut_model import (
 )
 
 MAX_LUT_FILE = 640 << 20  # bytes: a 256^3 cube written with 6 decimals takes about 450 MiB
+MAX_LUT_NPY = 4 * MAX_1D * 8 + 4096  # bytes: the largest 1-D table as float64, and its header
 
 
 def load_lut(file: str | os.PathLike[str], scale: str = "auto") -> LutFile:
@@ -58,7 +59,7 @@ def _file_error(path: str, problem: str) -> ParameterError:
 @lru_cache(maxsize=16)
 def _load(path: str, scale: str, stamp: tuple[int, int]) -> LutFile:
     suffix = Path(path).suffix.lower()
-    data = read_regular(path, MAX_LUT_FILE)  # FileRefused: load_lut names the file
+    data = read_regular(path, MAX_LUT_NPY if suffix == ".npy" else MAX_LUT_FILE)  # FileRefused: load_lut names it
     if suffix == ".npy":
         return LutFile(path, "", _table_from_array(npy_array(data, path, 4 * MAX_1D), scale), None, stamp)
     try:
