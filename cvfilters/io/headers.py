@@ -16,11 +16,13 @@ markers (FF DA cannot occur inside entropy-coded data, where FF is stuffed as FF
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 MAX_JPEG_SCANS = 100
 _HEADER_BYTES = 64 * 1024  # text headers longer than this are not images
 _HDR_SIZE = re.compile(rb"^([-+])([YX]) (\d+) ([-+])([YX]) (\d+)$")
 _PFM_SIZE = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
+_TIFF_LAYOUT_TAGS = frozenset({258, 277, 339})  # BitsPerSample, SamplesPerPixel, SampleFormat
 _PAM_FIELD = re.compile(rb"^(WIDTH|HEIGHT)\s+(\d+)\s*$")
 
 
@@ -46,6 +48,34 @@ def jpeg_scans(data: bytes) -> int:
     """The number of start-of-scan markers (FF DA) in JPEG data."""
     first = data.find(b"\xff\xda")
     return 0 if first < 0 else data.count(b"\xff\xda", first)
+
+
+def tiff_layout_problem(data: bytes) -> str | None:
+    """What about a classic TIFF's samples OpenCV cannot decode (16-bit float, complex, more than 4
+    samples per pixel), from its first IFD; None when nothing is wrong or it is not such a TIFF."""
+    if data[:4] not in (b"II*\x00", b"MM\x00*") or len(data) < 8:
+        return None
+    order: Literal["little", "big"] = "little" if data[:2] == b"II" else "big"
+
+    def number(start: int, size: int) -> int:
+        return int.from_bytes(data[start:start + size], order)
+
+    ifd = number(4, 4)
+    tags: dict[int, int] = {}
+    for pos in range(ifd + 2, min(ifd + 2 + 12 * number(ifd, 2), len(data) - 11), 12):
+        tag, kind, count = number(pos, 2), number(pos + 2, 2), number(pos + 4, 4)
+        if tag in _TIFF_LAYOUT_TAGS and kind in (3, 4):
+            size = 2 if kind == 3 else 4
+            where = pos + 8 if count * size <= 4 else number(pos + 8, 4)  # the first value, inline or at its offset
+            tags[tag] = number(where, size)
+    bits, samples, sample_format = tags.get(258, 1), tags.get(277, 1), tags.get(339, 1)
+    if sample_format in (5, 6):
+        return f"complex samples ({bits}-bit)"
+    if sample_format == 3 and bits not in (32, 64):
+        return f"{bits}-bit floating-point samples"
+    if samples > 4:
+        return f"{samples} samples per pixel"
+    return None
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -85,4 +115,4 @@ def _pam(data: bytes) -> tuple[int, int]:
     return size[b"WIDTH"], size[b"HEIGHT"]
 
 
-__all__ = ["MAX_JPEG_SCANS", "HeaderError", "jpeg_scans", "raw_size"]
+__all__ = ["MAX_JPEG_SCANS", "HeaderError", "jpeg_scans", "raw_size", "tiff_layout_problem"]

@@ -47,6 +47,7 @@ from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import (
     EmptyFileError,
     FileMissingError,
+    ImageError,
     ImageReadError,
     ImageTooLargeError,
     ImageWriteError,
@@ -518,9 +519,13 @@ def _decode(path: StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
     return image, {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
 
 
-def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageReadError:
+def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageError:
     """Truncated where OpenCV knows the file's signature (or it is a WebP header, which OpenCV
     needs 20 bytes to recognise), not an image otherwise; with what the decoder printed."""
+    layout = headers.tiff_layout_problem(data)
+    if layout is not None:
+        return UnsupportedDepthError(path, f"unsupported pixel layout: {layout} (cvfilters reads 1 to 4 samples of "
+                                           "uint8, uint16, int16, float32 or float64)")
     with quiet():
         known = (data[:4], data[8:12]) == (b"RIFF", b"WEBP") or cv2.haveImageReader(os.fspath(path))
     error = TruncatedImageError if known else NotAnImageError
