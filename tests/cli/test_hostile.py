@@ -349,3 +349,15 @@ def test_an_unexpected_error_in_a_batch_names_its_file_and_the_batch_goes_on(wor
             "cluster (replace them first, e.g. with numpy.nan_to_num)"], lines
         assert lines[-1].startswith("done 2, failed 1") and sorted(p.name for p in out.iterdir()) == ["good.png",
                                                                                                        "strip.png"]
+
+
+def test_messages_never_name_temporary_files(work: Path) -> None:
+    writer = cv2.VideoWriter(str(work / "v.avi"), cv2.VideoWriter.fourcc(*"MJPG"), 10, (32, 24))
+    if not writer.isOpened():
+        pytest.skip("OpenCV has no MJPG writer here")
+    for index in range(3):
+        writer.write(np.full((24, 32, 3), index * 40, np.uint8))
+    writer.release()
+    code, lines = run_bounded("apply", "v.avi", "-o", "out.avi", "-f", "resize:width=16,height=12", cwd=work)
+    line = refused(code, lines, 1, "out.avi: the pipeline changes the frame size")
+    assert ".tmp" not in line and not [p for p in work.iterdir() if p.name.startswith(".")]
