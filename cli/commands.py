@@ -33,8 +33,10 @@ def echo(message: str) -> None:
 
 
 def err(message: str) -> None:
-    """A line on standard error."""
-    print(message, file=sys.stderr, flush=True)
+    """A line on standard error, control characters (a newline in a file name too) escaped as ``ls -b`` does."""
+    from cvfilters.core.files import shown
+
+    print(shown(message), file=sys.stderr, flush=True)
 
 
 def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_file: Path | None, backend: str,
@@ -56,6 +58,9 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
     check_backend(backend)
+    from cvfilters.io.images import max_pixels_limit
+
+    max_pixels_limit(max_pixels)  # CVFILTERS_MAX_PIXELS=abc is a usage error, reported once
     if overwrite and no_clobber:
         raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
@@ -246,7 +251,8 @@ def _print_outcome(outcome: Any, explain: bool) -> None:
     elif outcome.status == "skipped":
         err(outcome.message)
     elif explain:
-        err("\n".join(outcome.report))
+        for line in outcome.report:
+            err(line)
 
 
 def list_filters(*, category: str | None, as_json: bool) -> None:

@@ -27,3 +27,18 @@ def check_backend(backend: str) -> None:
         raise UsageError(f"--backend {backend!r} is not one of {', '.join(BACKEND_NAMES)}")
     if backend != "auto":
         get_backend(backend)
+
+
+def check_named_output(output: Path, inputs: list[Path], no_clobber: bool) -> None:
+    """The one overwrite rule of a named output file (apply, sweep, histogram): it is replaced, as ``cp`` does,
+    unless ``--no-clobber``; never an input (a hard link too); its folder must exist. Usage errors (exit 2)."""
+    import os
+
+    from cvfilters.core.errors import UsageError
+
+    if any(p.exists() and output.exists() and os.path.samefile(p, output) for p in inputs):
+        raise UsageError(f"{output}: is the input file; cvfilters never overwrites its input")
+    if no_clobber and os.path.lexists(output):
+        raise UsageError(f"{output}: exists; --no-clobber refuses to replace it")
+    if not output.parent.is_dir():
+        raise UsageError(f"-o {output}: folder {output.parent} does not exist")

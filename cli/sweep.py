@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ import numpy as np
 import typer
 
 from cvfilters.cli.app import app
-from cvfilters.cli.common import check_backend
+from cvfilters.cli.common import check_backend, check_named_output
 
 
 @app.command("sweep", short_help="Contact sheet of a filter over parameter ranges.")
@@ -27,7 +26,9 @@ def sweep_command(
     work: Annotated[int | None, typer.Option(min=16, help="Run the filters on a copy this long on its longer "
                                                           "side (default: full size, as apply would).")] = None,
     backend: Annotated[str, typer.Option(help="auto, cpu, opencl or cuda.")] = "auto",
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing sheet (never the input).")] = False,
+    no_clobber: Annotated[bool, typer.Option("--no-clobber", help="Refuse to replace an existing sheet (it is "
+                                                                  "replaced by default, as apply does).")] = False,
+    overwrite: Annotated[bool, typer.Option(hidden=True, help="Replace an existing sheet (the default).")] = False,
     large: Annotated[bool, typer.Option("--allow-large", help="Permit parameters that can run very long.")] = False,
 ) -> None:
     """Render a contact sheet of a filter over one or two parameter ranges, each tile labelled with its values.
@@ -44,14 +45,14 @@ def sweep_command(
     with allow_large(large):
         sweep = parse_sweep(specs)
         check_backend(backend)
-        _check_sheet_path(output, image, overwrite)
+        _check_sheet_path(output, image, no_clobber and not overwrite)
         source = _shrunk(io.read(image), work)
         with _tile_progress(math.prod(sweep.shape)) as advance:
             sheet = sweep_sheet(source, sweep, tile=tile, backend=backend, progress=advance)
-    io.write(output, sheet, overwrite=overwrite)
+    io.write(output, sheet, overwrite=True)
 
 
-def _check_sheet_path(output: Path, image: Path, overwrite: bool) -> None:
+def _check_sheet_path(output: Path, image: Path, no_clobber: bool) -> None:
     from cvfilters.core.errors import ImageWriteError, UsageError
     from cvfilters.io import images as io
 
@@ -59,10 +60,7 @@ def _check_sheet_path(output: Path, image: Path, overwrite: bool) -> None:
         io.output_dtype(output, np.uint8)
     except ImageWriteError as exc:
         raise UsageError(str(exc)) from None
-    if output.exists() and image.exists() and os.path.samefile(output, image):
-        raise UsageError(f"{output}: is the input file; cvfilters never overwrites its input")
-    if output.exists() and not overwrite:
-        raise UsageError(f"{output}: exists already (pass --overwrite to replace it)")
+    check_named_output(output, [image], no_clobber)
 
 
 def _shrunk(image: np.ndarray, work: int | None) -> np.ndarray:

@@ -62,3 +62,26 @@ def remove_stale(directory: str | os.PathLike[str]) -> list[Path]:
         except OSError:
             continue
     return removed
+
+
+def remove_orphans_of(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files of writes to ``target`` that no live process holds open, whatever their age.
+
+    For a writer known to be dead (a killed worker): its temporary file is removed at once
+    instead of by the next run into the folder.
+    """
+    target = Path(target)
+    try:
+        candidates = [p for p in target.parent.iterdir()
+                      if PATTERN.match(p.name) and p.name.startswith(f".{target.stem}.") and p.is_file()]
+    except OSError:
+        return []
+    held = _open_files() if candidates else None
+    removed = []
+    for path in candidates:
+        with contextlib.suppress(OSError):
+            info = path.stat()
+            if held is not None and (info.st_dev, info.st_ino) not in held:
+                path.unlink()
+                removed.append(path)
+    return removed

@@ -32,7 +32,8 @@ from cvfilters.core.arrays import ArrayLike, Layout, Many
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import SpecError, UsageError
-from cvfilters.engine import parallel
+from cvfilters.engine import bounds, parallel
+from cvfilters.engine.bounds import MAX_PIPELINE_FILE
 from cvfilters.engine.fusion import compile_steps
 from cvfilters.engine.steps import Step, run_steps
 from cvfilters.registry import catalog as registry
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
 PIPELINE_VERSION = 1
-MAX_PIPELINE_FILE = 1024 * 1024
 
 __all__ = ["MAX_PIPELINE_FILE", "PIPELINE_VERSION", "Pipeline", "RunReport", "Step", "apply", "spec_of",
            "split_spec"]
@@ -189,33 +189,18 @@ class Pipeline:
     def load(cls, path: str | os.PathLike[str]) -> Pipeline:
         """Read a YAML or JSON pipeline file safely.
 
-        YAML is parsed with the safe loader (no object construction) and without
-        aliases (no "billion laughs"); files over 1 MiB are refused. Files the
+        YAML is parsed with the safe loader (no object construction), without
+        aliases (no "billion laughs") and within the bounds of :mod:`cvfilters.engine.bounds`
+        (1 MiB regular files, 32 levels, no key twice, 256 expanded steps). Files the
         pipeline names (``@kernel.csv``, reference images) are read from the pipeline
         file's folder and must stay inside it.
         """
-        import yaml
-
         path = Path(path)
-        try:
-            if path.stat().st_size > MAX_PIPELINE_FILE:
-                raise SpecError(f"{path}: pipeline file is larger than {MAX_PIPELINE_FILE // 1024} KiB")
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError(f"{path}: cannot read pipeline file ({getattr(exc, 'strerror', None) or exc})") from None
-        node = None
-        try:
-            if path.suffix.lower() == ".json":
-                data = json.loads(text)
-            else:
-                if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
-                    raise SpecError(f"{path}: YAML aliases (*name) are not allowed in pipeline files")
-                data = yaml.safe_load(text)
-                node = yaml.compose(text, Loader=yaml.SafeLoader)
-        except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise SpecError(f"{path}: not a valid pipeline file ({first})") from None
-        return cls.from_dict(data, base_dir=path.parent, confine=True, where=_locator(path, node))
+        with bounds.expansion():
+            data, node = bounds.parse_document(path, bounds.read_pipeline_text(path))
+            steps = data.get("steps") if isinstance(data, Mapping) else None
+            bounds.count_steps(len(steps) if isinstance(steps, list) else 0, path)
+            return cls.from_dict(data, base_dir=path.parent, confine=True, where=_locator(path, node))
 
     # ------------------------------------------------------------ writing back
     def to_dict(self) -> dict[str, Any]:

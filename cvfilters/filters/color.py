@@ -149,12 +149,16 @@ class PointOp:
     def _apply(self, curve: Curve | None, values: np.ndarray) -> np.ndarray:
         if curve is None:
             return values
-        result = np.asarray(curve(values))
+        with np.errstate(all="ignore"):  # NaN and inf in a float image are expected to pass through
+            result = np.asarray(curve(values))
         if result.dtype.kind not in "f":
             result = result.astype(np.float64)
-        if not np.all(np.isfinite(result)):
+        result = np.broadcast_to(result, values.shape)
+        given = np.isfinite(values)
+        if not np.all(np.isfinite(result) | ~given):
             raise ValueError(f"colour kernel {self.name!r} returned NaN or infinite values")
-        return np.clip(np.broadcast_to(result, values.shape), 0.0, 1.0)
+        clipped = np.clip(result, 0.0, 1.0)
+        return clipped if given.all() else np.where(given, clipped, np.nan)  # non-finite in, NaN out
 
     def _columns(self, params: Mapping[str, Any], full: float, values: np.ndarray) -> list[np.ndarray]:
         return [self._apply(curve, values) for curve in self._curves(params, full)]

@@ -45,8 +45,9 @@ from cvfilters.registry.params import Param
 
 # ----------------------------------------------------------------------------- convolve
 def _check_convolve(params: dict[str, Any]) -> str | None:
-    if params["normalize"] and abs(sum(map(sum, params["kernel"]))) < 1e-12:
-        return "normalize=true needs a kernel whose values do not sum to 0"
+    total = sum(map(sum, params["kernel"]))
+    if params["normalize"] and not (1e-12 <= abs(total) < float("inf")):
+        return "normalize=true needs a kernel whose values sum to a finite number other than 0"
     return None
 
 

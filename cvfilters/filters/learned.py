@@ -28,6 +28,8 @@ import numpy as np
 
 from cvfilters.core.context import Context
 from cvfilters.core.errors import ParameterError
+from cvfilters.core.files import FileRefused, shown
+from cvfilters.filters._shared.model_files import check_model
 from cvfilters.registry.catalog import register
 from cvfilters.registry.footprints import whole
 from cvfilters.registry.params import Param
@@ -41,6 +43,8 @@ _TARGETS = {
     "cuda": (cv2.dnn.DNN_BACKEND_CUDA, cv2.dnn.DNN_TARGET_CUDA),
 }
 NET_CACHE = 8
+MAX_MODEL_OUTPUT = 1 << 30  # bytes of the output tensor of one forward pass
+PROBE_SIDE = 16
 
 
 @dataclass(eq=False)
@@ -48,7 +52,9 @@ class LoadedNet:
     """A ``cv2.dnn`` network and the lock that keeps one forward pass at a time on it."""
 
     net: Any
+    path: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    growth: dict[tuple[Codec, int], float] = field(default_factory=dict)
 
 
 def _stamp(path: str) -> int:
@@ -61,13 +67,17 @@ def _stamp(path: str) -> int:
 @lru_cache(maxsize=NET_CACHE)
 def _read(path: str, stamp: int, target: str) -> LoadedNet:
     try:
+        check_model(path)
+    except FileRefused as exc:
+        raise ParameterError(FILTER, "model", f"={shown(path)} {exc.reason}") from None
+    try:
         net = cv2.dnn.readNetFromONNX(path)
     except cv2.error as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "unreadable"
         raise ParameterError(FILTER, "model", f"={path} is not an ONNX model OpenCV can read ({reason})") from None
     if target != "cpu":
         _prefer(net, *_TARGETS[target])
-    return LoadedNet(net)
+    return LoadedNet(net, path)
 
 
 def _prefer(net: Any, backend: int, device: int) -> None:
@@ -145,6 +155,31 @@ def run_model(loaded: LoadedNet, codec: Codec, bgr: np.ndarray, size_multiple: i
     return out[:height, :width]
 
 
+def output_growth(loaded: LoadedNet, codec: Codec, size_multiple: int) -> float:
+    """How many output values the model gives per input value, from one pass on a small probe (cached).
+
+    The probe is the smallest multiple of ``size_multiple`` of at least :data:`PROBE_SIDE` px.
+    """
+    key = (codec, size_multiple)
+    if key not in loaded.growth:
+        side = size_multiple * -(-PROBE_SIDE // size_multiple)
+        with loaded.lock:
+            loaded.net.setInput(codec.encode(np.zeros((side, side, 3), np.float32)))
+            loaded.growth[key] = float(np.asarray(loaded.net.forward()).size) / (side * side * 3)
+    return loaded.growth[key]
+
+
+def check_output(loaded: LoadedNet, codec: Codec, size_multiple: int, height: int, width: int) -> None:
+    """Refuse a pass on a ``height x width`` piece whose output tensor would exceed :data:`MAX_MODEL_OUTPUT`."""
+    padded = (height + (-height) % size_multiple) * (width + (-width) % size_multiple) * 3
+    growth = output_growth(loaded, codec, size_multiple)
+    need = padded * growth * 4
+    if need > MAX_MODEL_OUTPUT:
+        raise ParameterError(FILTER, "model", f"={shown(loaded.path)} gives {growth:g} output values per input "
+                             f"value: a {width}x{height} piece needs {need / 2**30:.1f} GiB of output, more than "
+                             f"{MAX_MODEL_OUTPUT >> 30} GiB (lower max_side)")
+
+
 def tiles(length: int, side: int) -> Iterator[tuple[int, int]]:
     """``(start, stop)`` of the cores that cut ``length`` pixels into pieces of at most ``side``, evenly."""
     count = -(-length // side)
@@ -163,7 +198,9 @@ def run_tiled(loaded: LoadedNet, codec: Codec, bgr: np.ndarray, size_multiple: i
     """
     height, width = bgr.shape[:2]
     if max_side == 0 or max(height, width) <= max_side:
+        check_output(loaded, codec, size_multiple, height, width)
         return run_model(loaded, codec, bgr, size_multiple)
+    check_output(loaded, codec, size_multiple, min(height, max_side), min(width, max_side))
     core = max(1, max_side - 2 * overlap)
     out = np.empty_like(bgr)
     for y0, y1 in tiles(height, core):
@@ -239,4 +276,5 @@ def dnn_style(ctx: Context, img: Any, *, model: str, input_range: str, tensor_la
     return ctx.be.on_host(img, compute, "dnn_style (cv2.dnn, pixels via host)")
 
 
-__all__ = ["Codec", "dnn_style", "dnn_target", "load_net", "run_model", "run_tiled", "tiles"]
+__all__ = ["Codec", "check_output", "dnn_style", "dnn_target", "load_net", "output_growth", "run_model", "run_tiled",
+           "tiles"]

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from cvfilters.core.errors import ParameterError
+from cvfilters.core.files import FileRefused, check_regular, npy_array, read_regular, shown
 from cvfilters.filters.lut_model import (
     _KEYWORDS,
     FILTER,
@@ -26,6 +27,9 @@ from cvfilters.filters.lut_model import (
     LutFileError,
 )
 
+MAX_LUT_FILE = 640 << 20  # bytes: a 256^3 cube written with 6 decimals takes about 450 MiB
+MAX_LUT_NPY = 4 * MAX_1D * 8 + 4096  # bytes: the largest 1-D table as float64, and its header
+
 
 def load_lut(file: str | os.PathLike[str], scale: str = "auto") -> LutFile:
     """Read and validate a LUT file (cached per path, modification time and size).
@@ -36,48 +40,35 @@ def load_lut(file: str | os.PathLike[str], scale: str = "auto") -> LutFile:
         ``lut: file=PATH ...`` naming the file and what is wrong with it.
     """
     path = os.fspath(file)
-    try:
-        stat = os.stat(path)
-    except OSError as exc:
-        raise _file_error(path, f"cannot be read ({exc.strerror or exc})") from None
-    if not os.path.isfile(path):
-        raise _file_error(path, "is not a file")
     suffix = Path(path).suffix.lower()
     if suffix not in SUFFIXES:
         raise _file_error(path, f"must end in one of {', '.join(SUFFIXES)} (a .cube colour cube or a 1-D table)")
     try:
+        stat = check_regular(path, MAX_LUT_FILE).stat()
         return _load(path, scale, (stat.st_mtime_ns, stat.st_size))
+    except FileRefused as exc:
+        raise _file_error(path, exc.reason) from None
     except LutFileError as exc:
         raise _file_error(path, str(exc)) from None
 
 
 def _file_error(path: str, problem: str) -> ParameterError:
-    return ParameterError(FILTER, "file", f"={path} {problem}")
+    return ParameterError(FILTER, "file", f"={shown(path)} {problem}")
 
 
 @lru_cache(maxsize=16)
 def _load(path: str, scale: str, stamp: tuple[int, int]) -> LutFile:
     suffix = Path(path).suffix.lower()
+    data = read_regular(path, MAX_LUT_NPY if suffix == ".npy" else MAX_LUT_FILE)  # FileRefused: load_lut names it
     if suffix == ".npy":
-        try:
-            array = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise LutFileError(f"is not a readable .npy array ({exc})") from None
-        return LutFile(path, "", _table_from_array(array, scale), None, stamp)
-    text = _read_text(path)
+        return LutFile(path, "", _table_from_array(npy_array(data, path, 4 * MAX_1D), scale), None, stamp)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LutFileError("is not a text file (not UTF-8)") from None
     if suffix == ".cube":
         return _parse_cube(text, path, stamp)
     return LutFile(path, "", _table_from_array(_parse_rows(text), scale), None, stamp)
-
-
-def _read_text(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return handle.read()
-    except UnicodeDecodeError:
-        raise LutFileError("is not a text file (not UTF-8)") from None
-    except OSError as exc:
-        raise LutFileError(f"cannot be read ({exc.strerror or exc})") from None
 
 
 def _content_lines(text: str) -> list[tuple[int, str]]:

@@ -35,8 +35,8 @@ import cv2
 import numpy as np
 
 from cvfilters.core.errors import TruncatedImageError
-from cvfilters.io.headers import quick_header
 from cvfilters.io.quiet import quiet
+from cvfilters.io.sniff import quick_header
 
 if TYPE_CHECKING:  # Pillow is imported where it is used: plain JPEG and PNG never need it
     from PIL import Image
@@ -95,7 +95,7 @@ def _pillow_unlimited() -> Iterator[None]:
 def parse_header(data: bytes) -> Header | None:
     """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it.
 
-    A plain still JPEG or PNG is read by :func:`cvfilters.io.headers.quick_header` instead, with
+    A plain still JPEG or PNG is read by :func:`cvfilters.io.sniff.quick_header` instead, with
     the same answer, without importing Pillow.
     """
     quick = quick_header(data)

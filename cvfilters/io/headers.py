@@ -1,75 +1,118 @@
-"""Header reads of plain JPEG and PNG files without Pillow (importing it costs a small ``apply``'s time).
+"""Header checks for the formats Pillow does not parse, and a bound on JPEG scans.
 
-Only files OpenCV decodes whole and exactly are answered: a still JPEG with 1 or 3 components
-and a still PNG without a grey transparency key. Anything else (an animation, a multi-picture
-JPEG, CMYK, a grey PNG with ``tRNS``, a damaged or unusual header) returns None, and the caller
-asks Pillow, as for every other format. The answer is what Pillow's header parse would give
-for the same file: format, mode and (width, height).
+Pillow's header parse (:func:`cvfilters.io.decoders.parse_header`) sizes PNG, JPEG, TIFF,
+WebP, BMP, GIF, PNM and the rest before any pixel is decoded. OpenCV also reads Radiance
+HDR (``.hdr``, ``.pic``), PFM and PAM (``P7``), whose headers Pillow does not know: without
+this module a 25 MB run-length encoded HDR of 20000 x 20000 decodes to 9.5 GB before the
+pixel limit can refuse it. :func:`raw_size` reads their ``width x height`` from the text
+header (no pixels decoded).
+
+A progressive JPEG decodes every scan over the whole image; a file that repeats its last
+scan thousands of times costs minutes. :func:`jpeg_scans` counts the start-of-scan
+markers (FF DA cannot occur inside entropy-coded data, where FF is stuffed as FF 00) and
+:data:`MAX_JPEG_SCANS` bounds them (real progressive files have about 10).
 """
 
 from __future__ import annotations
 
-import struct
+import re
+from typing import Literal
 
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-# PNG colour type -> Pillow mode (8-bit; 16-bit grey is I;16, 1-bit grey is 1)
-_PNG_MODES = {0: "L", 2: "RGB", 3: "P", 4: "LA", 6: "RGBA"}
-_JPEG_MODES = {1: "L", 3: "RGB"}
-# Start-of-frame markers: baseline, extended, progressive, lossless (Huffman and arithmetic)
-_SOF = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF})
-_NO_LENGTH = frozenset({0x01, *range(0xD0, 0xD8)})  # TEM and RSTn carry no length field
+MAX_JPEG_SCANS = 100
+_HEADER_BYTES = 64 * 1024  # text headers longer than this are not images
+_HDR_SIZE = re.compile(rb"^([-+])([YX]) (\d+) ([-+])([YX]) (\d+)$")
+_PFM_SIZE = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
+_TIFF_LAYOUT_TAGS = frozenset({258, 277, 339})  # BitsPerSample, SamplesPerPixel, SampleFormat
+_PAM_FIELD = re.compile(rb"^(WIDTH|HEIGHT)\s+(\d+)\s*$")
 
 
-def quick_header(data: bytes) -> tuple[str, str, tuple[int, int]] | None:
-    """``(format, mode, (width, height))`` of a plain still JPEG or PNG, else None (ask Pillow)."""
-    if data.startswith(_PNG_SIGNATURE):
-        return _png(data)
-    if data.startswith(b"\xff\xd8\xff"):
-        return _jpeg(data)
+class HeaderError(ValueError):
+    """A header of a known format that is malformed (the reason, one line)."""
+
+
+def raw_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` of a Radiance HDR, PFM or PAM file from its header; None for other formats.
+
+    Raises :class:`HeaderError` for a header of one of these formats that gives no size.
+    """
+    if data.startswith((b"#?RADIANCE", b"#?RGBE")):
+        return _radiance(data)
+    if data[:3] in (b"PF\n", b"Pf\n", b"PF\r", b"Pf\r"):
+        return _pfm(data)
+    if data.startswith(b"P7\n"):
+        return _pam(data)
     return None
 
 
-def _png(data: bytes) -> tuple[str, str, tuple[int, int]] | None:
-    if data[12:16] != b"IHDR" or len(data) < 33:
+def jpeg_scans(data: bytes) -> int:
+    """The number of start-of-scan markers (FF DA) in JPEG data."""
+    first = data.find(b"\xff\xda")
+    return 0 if first < 0 else data.count(b"\xff\xda", first)
+
+
+def tiff_layout_problem(data: bytes) -> str | None:
+    """What about a classic TIFF's samples OpenCV cannot decode (16-bit float, complex, more than 4
+    samples per pixel), from its first IFD; None when nothing is wrong or it is not such a TIFF."""
+    if data[:4] not in (b"II*\x00", b"MM\x00*") or len(data) < 8:
         return None
-    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
-    if colour not in _PNG_MODES or width == 0 or height == 0:
-        return None
-    mode = _PNG_MODES[colour]
-    if colour == 0:
-        mode = {1: "1", 16: "I;16"}.get(depth, "L")
-    pos = 8
-    while pos + 8 <= len(data):  # the chunks before the image data: an animation or a grey key defers
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        if kind in (b"IDAT", b"IEND"):
-            return "PNG", mode, (width, height)
-        if kind == b"acTL" or (kind == b"tRNS" and colour == 0):
-            return None
-        pos += 12 + length
+    order: Literal["little", "big"] = "little" if data[:2] == b"II" else "big"
+
+    def number(start: int, size: int) -> int:
+        return int.from_bytes(data[start:start + size], order)
+
+    ifd = number(4, 4)
+    tags: dict[int, int] = {}
+    for pos in range(ifd + 2, min(ifd + 2 + 12 * number(ifd, 2), len(data) - 11), 12):
+        tag, kind, count = number(pos, 2), number(pos + 2, 2), number(pos + 4, 4)
+        if tag in _TIFF_LAYOUT_TAGS and kind in (3, 4):
+            size = 2 if kind == 3 else 4
+            where = pos + 8 if count * size <= 4 else number(pos + 8, 4)  # the first value, inline or at its offset
+            tags[tag] = number(where, size)
+    bits, samples, sample_format = tags.get(258, 1), tags.get(277, 1), tags.get(339, 1)
+    if sample_format in (5, 6):
+        return f"complex samples ({bits}-bit)"
+    if sample_format == 3 and bits not in (32, 64):
+        return f"{bits}-bit floating-point samples"
+    if samples > 4:
+        return f"{samples} samples per pixel"
     return None
 
 
-def _jpeg(data: bytes) -> tuple[str, str, tuple[int, int]] | None:
-    pos = 2
-    while pos + 4 <= len(data) and data[pos] == 0xFF:
-        marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
-            pos += 1
-            continue
-        if marker in _NO_LENGTH:
-            pos += 2
-            continue
-        length = int.from_bytes(data[pos + 2:pos + 4], "big")
-        if marker == 0xE2 and data[pos + 4:pos + 8] == b"MPF\0":
-            return None  # a multi-picture file: Pillow counts its frames
-        if marker in _SOF:
-            if pos + 10 > len(data):
-                return None
-            height, width, components = struct.unpack(">HHB", data[pos + 5:pos + 10])
-            if components not in _JPEG_MODES or width == 0 or height == 0:
-                return None
-            return "JPEG", _JPEG_MODES[components], (width, height)
-        if marker == 0xDA or length < 2:
-            return None
-        pos += 2 + length
-    return None
+def _lines(data: bytes) -> list[bytes]:
+    return data[:_HEADER_BYTES].split(b"\n")
+
+
+def _radiance(data: bytes) -> tuple[int, int]:
+    lines = _lines(data)
+    for index, line in enumerate(lines[:-1]):
+        if not line.strip():  # the blank line ends the variables; the resolution string follows
+            match = _HDR_SIZE.match(lines[index + 1].strip())
+            if match is None:
+                break
+            first, second = int(match[3]), int(match[6])
+            return (second, first) if match[2] == b"Y" else (first, second)
+    raise HeaderError("Radiance HDR header without a resolution line (such as -Y 480 +X 640)")
+
+
+def _pfm(data: bytes) -> tuple[int, int]:
+    lines = [line for line in _lines(data)[1:4] if not line.startswith(b"#")]
+    match = _PFM_SIZE.match(lines[0]) if lines else None
+    if match is None:
+        raise HeaderError("PFM header without 'width height' on its second line")
+    return int(match[1]), int(match[2])
+
+
+def _pam(data: bytes) -> tuple[int, int]:
+    size: dict[bytes, int] = {}
+    for line in _lines(data)[1:]:
+        if line.strip() == b"ENDHDR":
+            break
+        match = _PAM_FIELD.match(line.strip())
+        if match:
+            size[match[1]] = int(match[2])
+    if len(size) != 2:
+        raise HeaderError("PAM header without WIDTH and HEIGHT before ENDHDR")
+    return size[b"WIDTH"], size[b"HEIGHT"]
+
+
+__all__ = ["MAX_JPEG_SCANS", "HeaderError", "jpeg_scans", "raw_size", "tiff_layout_problem"]

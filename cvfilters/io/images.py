@@ -47,6 +47,7 @@ from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import (
     EmptyFileError,
     FileMissingError,
+    ImageError,
     ImageReadError,
     ImageTooLargeError,
     ImageWriteError,
@@ -59,7 +60,8 @@ from cvfilters.core.errors import (
     UnsupportedDepthError,
     UsageError,
 )
-from cvfilters.io import decoders, encoders
+from cvfilters.core.files import FileRefused, read_regular, system_file
+from cvfilters.io import decoders, encoders, headers
 from cvfilters.io.quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
@@ -70,6 +72,7 @@ VIDEO_EXTENSIONS: frozenset[str] = frozenset({".mp4", ".avi", ".mov", ".mkv"})
 
 StrPath = str | os.PathLike[str]
 _ENV = "CVFILTERS_MAX_PIXELS"
+MAX_IMAGE_FILE = 4 << 30  # bytes of one encoded input (the pixel limit bounds what it decodes to)
 _JPEG = frozenset({".jpg", ".jpeg", ".jpe"})
 _TIFF = frozenset({".tif", ".tiff"})
 _U8, _U16, _I16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float32)
@@ -158,14 +161,20 @@ def max_pixels_limit(max_pixels: int | None = None) -> int:
 def probe(path: StrPath) -> tuple[int, int]:
     """Return ``(width, height)`` as stored, from the header, without decoding pixels.
 
-    :func:`read` swaps them for EXIF orientations 5 to 8. Formats whose header Pillow
-    cannot parse (HDR, EXR) are decoded. Raises the read errors of :func:`read`, but
+    :func:`read` swaps them for EXIF orientations 5 to 8. HDR, PFM and PAM are sized from
+    their text headers; formats no header parser knows (EXR) are decoded. Raises the read errors of :func:`read`, but
     damage after the header goes unnoticed and no pixel limit applies.
     """
     data = read_bytes(path)
     header = decoders.parse_header(data)
     if header is not None:
         return header.size
+    try:
+        size = headers.raw_size(data)
+    except headers.HeaderError as exc:
+        raise TruncatedImageError(path, str(exc)) from None
+    if size is not None:
+        return size
     image, _ = _decode(path, data)
     return image.shape[1], image.shape[0]
 
@@ -266,12 +275,23 @@ def finish_decode(image: np.ndarray, chunks: dict[int, bytes], name: StrPath, he
 
 
 def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | None:
-    """The parsed header, after refusing an image over ``limit`` pixels (all frames together);
-    None where Pillow cannot parse the header (HDR, EXR: OpenCV decides)."""
+    """The parsed header, after refusing an image over ``limit`` pixels (all frames together) or a JPEG
+    of too many scans; None where Pillow cannot parse the header (HDR, PFM and PAM are sized by
+    :mod:`cvfilters.io.headers` first; EXR: OpenCV decides)."""
     header = decoders.parse_header(data)
     if header is not None:
         _check_pixels(name, *header.size, limit, frames=header.frames)
-    return header
+        if header.format == "JPEG" and headers.jpeg_scans(data) > headers.MAX_JPEG_SCANS:
+            raise ImageTooLargeError(name, f"JPEG has {headers.jpeg_scans(data)} scans, more than the limit of "
+                                           f"{headers.MAX_JPEG_SCANS} (a progressive file has about 10)")
+        return header
+    try:
+        size = headers.raw_size(data)
+    except headers.HeaderError as exc:
+        raise TruncatedImageError(name, str(exc)) from None
+    if size is not None:
+        _check_pixels(name, *size, limit)
+    return None
 
 
 def _decode_pillow(name: StrPath, data: bytes, header: decoders.Header, reason: str,
@@ -388,7 +408,10 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
     ``fmt`` is an extension (``".png"``, ``"jpg"``); ``name`` names the output in warnings
     and errors (``-`` for standard output). Raises and warns as :func:`write`.
     """
-    ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
+    try:
+        ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
+    except ImageWriteError as exc:
+        raise ImageWriteError(name, exc.detail) from None
     return _encode(name, ext, np.asarray(image), metadata, _encode_params(ext, quality, compression), compression)
 
 
@@ -427,8 +450,10 @@ def read_bytes(path: StrPath) -> bytes:
             raise EmptyFileError("-", "standard input is empty")
         return data
     check_file(path)
-    with _read_errors(path), open(path, "rb") as file:
-        data = file.read()
+    try:
+        data = read_regular(path, MAX_IMAGE_FILE)
+    except FileRefused as exc:
+        raise UnreadableFileError(path, exc.reason) from None
     if not data:
         raise EmptyFileError(path)
     return data
@@ -438,7 +463,7 @@ def check_file(path: StrPath) -> None:
     """Refuse a path that is not an existing, readable, non-empty regular file (the read errors)."""
     with _read_errors(path):
         info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
+        if not stat.S_ISREG(info.st_mode) or system_file(path):
             raise NotAFileError(path)
         if not os.access(path, os.R_OK):
             raise PermissionError
@@ -498,9 +523,13 @@ def _decode(path: StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
     return image, {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
 
 
-def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageReadError:
+def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageError:
     """Truncated where OpenCV knows the file's signature (or it is a WebP header, which OpenCV
     needs 20 bytes to recognise), not an image otherwise; with what the decoder printed."""
+    layout = headers.tiff_layout_problem(data)
+    if layout is not None:
+        return UnsupportedDepthError(path, f"unsupported pixel layout: {layout} (cvfilters reads 1 to 4 samples of "
+                                           "uint8, uint16, int16, float32 or float64)")
     with quiet():
         known = (data[:4], data[8:12]) == (b"RIFF", b"WEBP") or cv2.haveImageReader(os.fspath(path))
     error = TruncatedImageError if known else NotAnImageError

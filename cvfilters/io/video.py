@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from cvfilters.core import atomic
-from cvfilters.core.errors import ImageReadError, ImageWriteError, OutputExistsError
+from cvfilters.core.errors import ImageError, ImageReadError, ImageWriteError, OutputExistsError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io.quiet import quiet
 
@@ -103,8 +103,13 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
         capture.set(cv2.CAP_PROP_POS_FRAMES, start)
     try:
         with atomic.replacing(target, keep_suffix=True) as temporary:
-            written = _filter_frames(capture, temporary, fourcc, fps, pipeline, backend, stop - start, progress)
-            audio = _copy_audio(source, temporary, start / fps if start else 0.0)
+            try:
+                written = _filter_frames(capture, temporary, fourcc, fps, pipeline, backend, stop - start, progress)
+                audio = _copy_audio(source, temporary, start / fps if start else 0.0)
+            except ImageError as exc:  # name the user's file, never the temporary one
+                if exc.path != os.fspath(temporary):
+                    raise
+                raise type(exc)(source if isinstance(exc, ImageReadError) else target, exc.detail) from None
     finally:
         capture.release()
     return VideoResult(written, fps, audio)

@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,11 +25,13 @@ from typing import Any
 import numpy as np
 
 from cvfilters.core.errors import InvalidImageError, ParameterError, SpecError
+from cvfilters.core.files import FileRefused, confined, json_unique, npy_array, read_regular, shown
 
 KINDS = ("int", "float", "bool", "choice", "str", "point", "kernel", "color", "path")
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 MAX_KERNEL_SIDE = 255
+MAX_KERNEL_FILE = 4 << 20  # bytes: 255 x 255 numbers written out in full take about 1.5 MiB
 KERNEL_SUFFIXES = (".txt", ".csv", ".npy", ".json")
 _ALLOW_LARGE: ContextVar[bool] = ContextVar("cvfilters_allow_large", default=False)
 COLOR_SYNTAX = ("RGB(A) order, as people write colours: a CSS name (red, navy, transparent), #rgb, #rgba, "
@@ -308,6 +311,9 @@ class Param:
         rows = self._sequence(value, filter_name)
         if rows and not isinstance(rows[0], (list, tuple)):
             rows = [rows]  # a flat list is a 1-row kernel
+        if any(not _is_number(v) and not isinstance(v, (list, tuple))
+               for row in rows for v in (row if isinstance(row, (list, tuple)) else [row])):
+            raise self._fail(filter_name, _short(value), "must contain numbers only (not booleans or strings)")
         try:
             array = np.asarray(rows, dtype=np.float64)
         except (TypeError, ValueError):
@@ -390,31 +396,41 @@ def _css_color(name: str, shown: str, filter_name: str, param: str) -> tuple[flo
 
 
 def _confined(name: str, root: Path, filter_name: str, param: str) -> Path:
-    """``root / name``, refusing names that leave ``root`` (absolute, ``~``, ``..``, symlinks out)."""
-    path = Path(name)
-    resolved = (root / path).resolve()
-    if path.is_absolute() or name.startswith("~") or not resolved.is_relative_to(root.resolve()):
-        raise ParameterError(filter_name, param, f"file {name!r} is outside the pipeline file's folder; "
-                             "files named in a pipeline file must be inside its folder")
-    return resolved
+    """``root / name`` resolved, refusing names that leave ``root`` (absolute, ``~``, ``..``, symlinks out)."""
+    try:
+        if Path(name).is_absolute() or name.startswith("~"):
+            raise FileRefused(name, "is outside the pipeline file's folder")
+        return confined(root / name, root)
+    except FileRefused:
+        raise ParameterError(filter_name, param, f"file {shown(name)!r} is outside the pipeline file's folder; "
+                             "files named in a pipeline file must be inside its folder") from None
 
 
 def load_kernel_file(path: Path, filter_name: str, param: str) -> list[list[float]]:
-    """Read a kernel from a .txt/.csv (rows of numbers), .npy or .json file."""
+    """Read a kernel from a .txt/.csv (rows of numbers), .npy or .json file (a regular file of at most 4 MiB)."""
     suffix = path.suffix.lower()
     if suffix not in KERNEL_SUFFIXES:
-        raise ParameterError(filter_name, param, f"file {path} must end in one of {', '.join(KERNEL_SUFFIXES)}")
+        raise ParameterError(filter_name, param,
+                             f"file {shown(path)} must end in one of {', '.join(KERNEL_SUFFIXES)}")
     try:
+        data = read_regular(path, MAX_KERNEL_FILE)
         if suffix == ".npy":
-            return np.load(path, allow_pickle=False).tolist()
+            return npy_array(data, path, MAX_KERNEL_SIDE * MAX_KERNEL_SIDE).tolist()
+        text = data.decode("utf-8-sig")
         if suffix == ".json":
-            return json.loads(path.read_text())
-        text = path.read_text().replace(",", " ")
-        return np.loadtxt(text.splitlines(), ndmin=2).tolist()
-    except OSError as exc:
-        raise ParameterError(filter_name, param, f"file {path} cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise ParameterError(filter_name, param, f"file {path} is not a kernel ({exc})") from None
+            return json_unique(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an empty file: np.loadtxt warns, then the kernel check refuses it
+            return np.loadtxt(text.replace(",", " ").splitlines(), ndmin=2).tolist()
+    except FileRefused as exc:
+        raise ParameterError(filter_name, param, f"file {shown(path)} {exc.reason}") from None
+    except (ValueError, RecursionError) as exc:
+        reason = shown(str(exc).strip().splitlines()[0]) if str(exc).strip() else type(exc).__name__
+        raise ParameterError(filter_name, param, f"file {shown(path)} is not a kernel ({reason})") from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def _num(value: float | None) -> str:

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,9 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import cv2
+import numpy as np
 
-from cvfilters.core import atomic
-from cvfilters.core.errors import CvfError, OverwriteInputError, UsageError
+from cvfilters.core import atomic, leftovers
+from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import animation, regions
 from cvfilters.io import images as io
@@ -149,7 +151,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             sources += found
         elif glob.has_magic(item) and not path.exists():
             base = _glob_base(item)
-            matches = [Path(m) for m in sorted(glob.glob(item, recursive=recursive)) if Path(m).is_file()]
+            matches = _glob(item)
             if not matches:
                 failures.append(Outcome(Task(path, path), "failed", f"{item}: no files match"))
             sources += [(m, m.relative_to(base)) for m in matches]
@@ -159,6 +161,9 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     out = Path(output)
     named = not out.is_dir() or regions.is_zarr(out)  # an existing Zarr array is an output, not a folder
     single = len(inputs) == 1 and plain_files == 1 and named and out.suffix != ""
+    if not single and len(inputs) == 1 and plain_files == 1 and named and not output.endswith(("/", os.sep)):
+        raise UsageError(f"-o {output}: has no extension; name an image file (such as {output}.png) or a folder "
+                         f"with a trailing slash ({output}/)")
     if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS \
             and named:
         what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
@@ -167,10 +172,11 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     tasks: list[Task] = []
     claimed: dict[Path, Path] = {}
     inputs_found = {Path(os.path.realpath(source)) for source, _ in sources}
+    inodes = {_inode(source) for source, _ in sources} - {None}
     for source, relative in sources:
         target = out if single else out / _renamed(relative, extension, name_suffix)
         key = Path(os.path.abspath(target))
-        if Path(os.path.realpath(target)) in inputs_found:
+        if Path(os.path.realpath(target)) in inputs_found or _inode(target) in inodes:  # a hard link too
             failures.append(Outcome(Task(source, target), "failed",
                                     f"{source}: output {target} would replace an input file; cvfilters never "
                                     "overwrites its inputs", usage=True))
@@ -179,8 +185,11 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             failures.append(Outcome(Task(source, target), "failed",
                                     f"{source}: output {target} is also the output of {claimed[key]}"))
             continue
-        claimed[key] = source
+        if os.path.lexists(source):  # a missing input fails on its own; it claims no output name
+            claimed[key] = source
         tasks.append(Task(source, target, replace=single))
+    if single and tasks:  # not an input (that is reported above): a format we write, in a folder that exists
+        _check_named_output(output)
     return tasks, failures
 
 
@@ -213,6 +222,51 @@ def _is_media(path: Path) -> bool:
     return path.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
 
 
+def _check_named_output(output: str) -> None:
+    """A single named output file: a format cvfilters writes, in a folder that exists (as ``cp``)."""
+    out = Path(output)
+    if out.suffix.lower() not in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS:
+        raise UsageError(f"-o {output}: no encoder for {out.suffix} (image formats: "
+                         f"{', '.join(sorted(io.IMAGE_EXTENSIONS))})")
+    if not out.parent.is_dir():
+        raise UsageError(f"-o {output}: folder {out.parent} does not exist (a single output file is written into an "
+                         "existing folder)")
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _glob(pattern: str) -> list[Path]:
+    """The files a glob matches, by Python's rules (``**`` descends), its extension matched in any case,
+    each file once, never through a symlink to one of its own ancestors (a loop)."""
+    head, tail = os.path.split(pattern)
+    stem, dot, suffix = tail.rpartition(".")
+    if dot and stem and suffix.isalnum():
+        tail = f"{stem}." + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in suffix)
+    found: dict[str, Path] = {}
+    for match in sorted(glob.glob(os.path.join(head, tail), recursive=True), key=lambda m: (m.count(os.sep), m)):
+        path = Path(match)
+        if path.is_file() and not _through_loop(path):
+            found.setdefault(os.path.realpath(path), path)
+    return sorted(found.values())
+
+
+def _through_loop(path: Path) -> bool:
+    parts = path.parent.parts
+    for count in range(1, len(parts) + 1):
+        current = Path(*parts[:count])
+        if current.is_symlink():
+            real, above = os.path.realpath(current), os.path.realpath(current.parent)
+            if above == real or above.startswith(real.rstrip(os.sep) + os.sep):
+                return True
+    return False
+
+
 def _glob_base(pattern: str) -> Path:
     parts = Path(pattern).parts
     fixed = list(parts[: next(i for i, p in enumerate(parts) if glob.has_magic(p))])
@@ -241,7 +295,7 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
 
     pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse)
     replace = options.overwrite or task.replace
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):  # NaN/inf pass through quietly
         warnings.simplefilter("always")
         try:
             if _streams(task, options):
@@ -267,12 +321,18 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
                 if isinstance(done, Outcome):
                     return done
                 report = done
-        except CvfError as exc:
+        except ImageError as exc:
             return Outcome(task, "failed", str(exc))
+        except CvfError as exc:  # about this image but not naming it (NaN for k-means, a model's output size)
+            return Outcome(task, "failed", f"{task.source}: {exc}")
         except cv2.error as exc:
             return Outcome(task, "failed", f"{task.source}: OpenCV error: {_last_line(exc)}")
         except MemoryError:
             return Outcome(task, "failed", f"{task.source}: out of memory")
+        except OSError as exc:  # standard output closed or full (-o -); file writes raise ImageWriteError
+            return Outcome(task, "failed", f"{task.source}: cannot write {_target_name(task)}: {exc.strerror or exc}")
+        except Exception as exc:  # a bug in one filter on one file: that file fails, the batch goes on
+            return Outcome(task, "failed", f"{task.source}: internal error: {type(exc).__name__}: {_last_line(exc)}")
     notes = [str(w.message) if str(w.message).startswith(str(task.source)) else f"{task.source}: {w.message}"
              for w in caught]
     return Outcome(task, "done", str(task.target), notes, report)
@@ -405,6 +465,10 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
     return report
 
 
+def _target_name(task: Task) -> str:
+    return "standard output" if task.stdout_format is not None else str(task.target)
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return a.exists() and os.path.samefile(a, b)
@@ -422,27 +486,57 @@ def run(tasks: Iterable[Task], options: Options, *, executor: Executor | None = 
     """Process tasks, yielding outcomes as they finish.
 
     Without an ``executor`` tasks run one by one in this process (``progress`` then
-    reports video frames). With one, all tasks are submitted to it; on an interrupt
-    the tasks not yet started are cancelled and the interrupt propagates.
+    reports video frames). With one, at most its ``max_workers`` tasks are in flight (a
+    local pool; all of them on Dask), so on an interrupt no further task starts: the
+    running ones finish their atomic writes and the interrupt propagates. A task whose
+    worker died (``BrokenProcessPool``) runs again alone in a fresh worker; if that one
+    dies too the task fails with one line naming its file, and the batch goes on.
     """
     tasks = list(tasks)
     try:
         if executor is None:
             for task in tasks:
                 yield process(task, options, progress)
-            return
-        from concurrent.futures import as_completed
-
-        futures = [executor.submit(process, task, options) for task in tasks]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+        else:
+            yield from _run_on(executor, tasks, options)
     finally:
         sync_folders(tasks)
+
+
+def _run_on(executor: Executor, tasks: list[Task], options: Options) -> Iterator[Outcome]:
+    from concurrent.futures import FIRST_COMPLETED, Future, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    window = getattr(executor, "max_workers", None) or len(tasks)  # a local pool: no task queued behind the workers
+    pending = deque(tasks)
+    suspects: deque[Task] = deque()  # in flight when a worker died: each runs again alone to find the culprit
+    in_flight: dict[Future[Outcome], tuple[Task, bool]] = {}
+    try:
+        while pending or suspects or in_flight:
+            if suspects:
+                if not in_flight:
+                    task = suspects.popleft()
+                    in_flight[executor.submit(process, task, options)] = (task, True)
+            else:
+                while pending and len(in_flight) < window:
+                    task = pending.popleft()
+                    in_flight[executor.submit(process, task, options)] = (task, False)
+            finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in finished:
+                task, alone = in_flight.pop(future)
+                try:
+                    yield future.result()
+                except BrokenProcessPool:
+                    leftovers.remove_orphans_of(task.target)  # its worker was killed mid-write
+                    if not alone:
+                        suspects.append(task)
+                        continue
+                    yield Outcome(task, "failed", f"{task.source}: the worker process died while processing it "
+                                                  "(killed by a signal, or out of memory)")
+    except BaseException:
+        for future in in_flight:
+            future.cancel()
+        raise
 
 
 def sync_folders(tasks: Iterable[Task]) -> None:

@@ -21,7 +21,9 @@ from cvfilters.core.errors import UsageError
 from cvfilters.run import lifeline
 
 if TYPE_CHECKING:  # multiprocessing is imported when a pool starts: a one-file apply never needs it
-    from concurrent.futures import Executor, ProcessPoolExecutor
+    from concurrent.futures import Executor
+
+    from cvfilters.run.pools import RenewingPool
 
 
 def device_ids(spec: str, backend: str) -> list[int]:
@@ -75,7 +77,7 @@ def _init_worker(devices: Any, backend: str, answers: dict[str, Any] | None = No
         os.environ["OPENCV_OPENCL_DEVICE"] = f":GPU:{device}"
 
 
-def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = None) -> ProcessPoolExecutor:
+def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = None) -> RenewingPool:
     """A pool of ``jobs`` worker processes, or one pinned worker per device in ``devices``.
 
     Device workers are started with ``spawn``: a forked child would inherit the
@@ -86,21 +88,24 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from cvfilters.run.pools import RenewingPool
+
     os.environ[lifeline.PARENT_ENV] = str(os.getpid())
     if devices:
         spawn = multiprocessing.get_context("spawn")
         queue = spawn.Manager().Queue()
         for device in devices:
             queue.put(device)
-        return ProcessPoolExecutor(len(devices), mp_context=spawn, initializer=_init_worker,
-                                   initargs=(queue, backend))
+        return RenewingPool(lambda: ProcessPoolExecutor(len(devices), mp_context=spawn, initializer=_init_worker,
+                                                        initargs=(queue, backend)), len(devices))
     # A forkserver: workers fork from a clean process that imported cvfilters once. Forking
     # this process instead deadlocks once OpenCV's own thread pool has started here (any
     # parallel cv2 call does that), and with other Python threads (a Dask client, a GUI).
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["cvfilters.run.lifeline", "cvfilters.run.batch"])
-    return ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
-                               initargs=(None, backend, _probe_answers(backend)))
+    answers = _probe_answers(backend)
+    return RenewingPool(lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
+                                                    initargs=(None, backend, answers)), jobs)
 
 
 def _probe_answers(backend: str) -> dict[str, Any] | None:

@@ -119,7 +119,11 @@ GOOD = {"a.png": ASTRONAUT, "sub/b.png": BADGE, "sub/deep/c.png": CAMERA16}
 ], ids=["bgr", "bgra", "gray16"])
 def test_single_file_equals_python_api(tmp_path: Path, source: Path, shape: tuple | None, dtype: type) -> None:
     original = cvfilters.read(source)
-    target = tmp_path / "new" / "dir" / "result.png"  # missing parents are created
+    target = tmp_path / "new" / "dir" / "result.png"  # a single named output goes into an existing folder (as cp)
+    proc = run_cli("apply", source, "-o", target, "-f", "gaussian_blur:sigma=3", "--backend", "cpu")
+    assert proc.returncode == 2 and "folder" in proc.stderr and "does not exist" in proc.stderr
+    assert not (tmp_path / "new").exists()
+    target.parent.mkdir(parents=True)
     proc = run_cli("apply", source, "-o", target, "-f", "gaussian_blur:sigma=3", "--backend", "cpu")
     assert proc.returncode == 0, proc.stderr
     assert not stderr_lines(proc)

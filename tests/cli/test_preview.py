@@ -203,8 +203,11 @@ def test_sweep_cli_writes_a_sheet_and_refuses_bad_ranges(tmp_path: Path, capsys:
                    "--backend", "cpu") == (0, [])
     assert cv2.imread(str(sheet)).shape == (LABEL_HEIGHT + 2 * GAP + 64 + LABEL_HEIGHT + GAP,
                                             6 * (64 + GAP) + GAP, 3)
-    code, errors = run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..2/3", "-o", sheet)
-    assert code == 2 and "exists already" in errors[0]
+    code, errors = run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..2/3", "-o", sheet, "--no-clobber")
+    assert code == 2 and "--no-clobber refuses to replace it" in errors[0]
+    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..2/3", "-o", sheet, "--tile", "64",
+                   "--backend", "cpu") == (0, [])  # replaced, as apply replaces a named output
+    assert cv2.imread(str(sheet)).shape[1] == 3 * (64 + GAP) + GAP
     bad = tmp_path / "bad.png"
     code, errors = run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..5/6", "-o", bad)
     assert (code, errors) == (2, ["error: vignette: intensity=5 is outside [0, 2]"])

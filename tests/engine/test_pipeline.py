@@ -83,7 +83,7 @@ def test_pipeline_file_errors(tmp_path) -> None:
         path.write_text(text)
         with pytest.raises(UsageError, match=message):
             Pipeline.load(path)
-    with pytest.raises(SpecError, match="cannot read pipeline file"):
+    with pytest.raises(SpecError, match="pipeline file cannot be read"):
         Pipeline.load(tmp_path / "absent.yaml")
 
 

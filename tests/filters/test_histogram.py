@@ -606,11 +606,16 @@ def test_cli_histogram_writes_plots(tmp_path: Path) -> None:
     proc = run_cli("histogram", a, b, "-o", tmp_path / "plot.png", "--width", 700, "--height", 420)
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
     assert png_size(tmp_path / "plot.png") == (700, 420)
-    proc = run_cli("histogram", a, "-o", tmp_path / "plot.png", "--width", 700, "--height", 420, "--log")
-    assert proc.returncode == 1 and proc.stderr.strip().endswith("exists already (pass --overwrite to replace it)")
+    proc = run_cli("histogram", a, "-o", tmp_path / "plot.png", "--width", 700, "--height", 420, "--log",
+                   "--no-clobber")
+    assert proc.returncode == 2 and proc.stderr.strip().endswith("--no-clobber refuses to replace it")
     proc = run_cli("histogram", a, "-o", tmp_path / "log.png", "--width", 700, "--height", 420, "--log")
     assert proc.returncode == 0, proc.stderr
-    assert not np.array_equal(cv2.imread(str(tmp_path / "plot.png")), cv2.imread(str(tmp_path / "log.png")))
+    before = cv2.imread(str(tmp_path / "plot.png"))
+    assert not np.array_equal(before, cv2.imread(str(tmp_path / "log.png")))
+    proc = run_cli("histogram", a, "-o", tmp_path / "plot.png", "--width", 700, "--height", 420, "--log")
+    assert proc.returncode == 0, proc.stderr  # a named output is replaced, as apply and sweep replace it
+    assert not np.array_equal(before, cv2.imread(str(tmp_path / "plot.png")))
     proc = run_cli("histogram", a, a, a, "-o", tmp_path / "three.png")
     lines = proc.stderr.strip().splitlines()
     assert proc.returncode == 2 and lines == ["error: histogram takes one or two inputs (before and after), not 3"]

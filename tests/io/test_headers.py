@@ -1,82 +1,76 @@
-"""Header reads of plain JPEG and PNG files without Pillow, checked against Pillow's own parse."""
+"""cvfilters.io.headers: sizes from text headers, JPEG scans and TIFF layouts, before any decoding (issue 24)."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
-from PIL import Image, ImageCms
 
+from cvfilters.core.errors import ImageTooLargeError, UnsupportedDepthError
+from cvfilters.io import headers
 from cvfilters.io import images as cio
-from cvfilters.io.headers import quick_header
 
 
-def _pillow(data: bytes) -> tuple[str, str, tuple[int, int]]:
-    with Image.open(io.BytesIO(data)) as image:
-        return image.format, image.mode, image.size
+@pytest.mark.parametrize("ext", [".hdr", ".pfm", ".pam"])
+@pytest.mark.parametrize(("height", "width"), [(3, 5), (17, 2)])
+def test_raw_size_equals_what_opencv_decodes(tmp_path: Path, ext: str, height: int, width: int) -> None:
+    image = np.random.default_rng(0).random((height, width, 3)).astype(np.float32)
+    path = tmp_path / f"x{ext}"
+    assert cv2.imwrite(str(path), image if ext != ".pam" else (image * 255).astype(np.uint8))
+    data = path.read_bytes()
+    decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)  # the reference: OpenCV itself
+    assert headers.raw_size(data) == (decoded.shape[1], decoded.shape[0]) == (width, height)
+    assert cio.probe(path) == (width, height)
 
 
-def _encode(image: Image.Image, fmt: str, **options: object) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, fmt, **options)
-    return buffer.getvalue()
+def test_radiance_orientations_and_bad_headers() -> None:
+    assert headers.raw_size(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n+X 640 -Y 480\n") == (640, 480)
+    assert headers.raw_size(b"#?RGBE\n\n-Y 480 +X 640\n") == (640, 480)
+    with pytest.raises(headers.HeaderError):
+        headers.raw_size(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\nnonsense\n")
+    with pytest.raises(headers.HeaderError):
+        headers.raw_size(b"PF\nx y\n")
+    with pytest.raises(headers.HeaderError):
+        headers.raw_size(b"P7\nDEPTH 3\nENDHDR\n")
+    assert headers.raw_size(b"\x89PNG\r\n") is None
 
 
-RNG = np.random.default_rng(5)
-RGB = Image.fromarray(RNG.integers(0, 256, (7, 13, 3), dtype=np.uint8))
-SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
-PLAIN = {
-    "jpeg rgb": _encode(RGB, "JPEG"),
-    "jpeg grey": _encode(RGB.convert("L"), "JPEG"),
-    "jpeg progressive": _encode(RGB, "JPEG", progressive=True),
-    "jpeg with exif and icc": _encode(RGB, "JPEG", exif=Image.Exif().tobytes(), icc_profile=SRGB),
-    "png rgb": _encode(RGB, "PNG"),
-    "png rgba": _encode(RGB.convert("RGBA"), "PNG"),
-    "png grey": _encode(RGB.convert("L"), "PNG"),
-    "png 1-bit": _encode(RGB.convert("1"), "PNG"),
-    "png grey+alpha": _encode(RGB.convert("LA"), "PNG"),
-    "png palette": _encode(RGB.convert("P"), "PNG"),
-    "png palette with transparency": _encode(RGB.convert("P"), "PNG", transparency=3),
-    "png rgb with a colour key": _encode(RGB, "PNG", transparency=(1, 2, 3)),
-}
-DEFERRED = {  # Pillow decides: grey keys, animations, multi-picture JPEG, CMYK, other formats, damage
-    "png grey with a key": _encode(RGB.convert("L"), "PNG", transparency=7),
-    "apng": _encode(RGB, "PNG", save_all=True, append_images=[RGB.convert("L").convert("RGB")]),
-    "jpeg cmyk": _encode(RGB.convert("CMYK"), "JPEG"),
-    "mpo": _encode(RGB, "MPO", save_all=True, append_images=[RGB]),
-    "gif": _encode(RGB, "GIF"),
-    "png cut in its header": _encode(RGB, "PNG")[:20],
-    "jpeg cut before its frame header": _encode(RGB, "JPEG")[:4],
-}
+def test_a_header_over_the_pixel_limit_is_refused_before_decoding(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.hdr"
+    path.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 20000 +X 20000\n" + b"\x02\x02\x4e\x20" * 16)
+    with pytest.raises(ImageTooLargeError, match="20000x20000 = 400000000 pixels exceeds the limit"):
+        cio.read(path)
 
 
-@pytest.mark.parametrize("name", list(PLAIN))
-def test_plain_files_give_what_pillow_gives(name: str) -> None:
-    assert quick_header(PLAIN[name]) == _pillow(PLAIN[name])
+def test_jpeg_scans_are_counted_from_the_first_scan() -> None:
+    image = (np.random.default_rng(0).random((32, 32, 3)) * 255).astype(np.uint8)
+    baseline = cv2.imencode(".jpg", image)[1].tobytes()
+    progressive = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])[1].tobytes()
+    assert headers.jpeg_scans(baseline) == 1
+    assert headers.jpeg_scans(progressive) == 10  # libjpeg's jpeg_simple_progression for YCbCr
+    assert headers.jpeg_scans(b"\xff\xd8\xff\xe1\x00\x04\xff\xda") == 1  # an FF DA inside EXIF before the scan counts
 
 
-def test_sixteen_bit_png_sizes_and_grey_mode() -> None:
-    for image in (np.full((5, 9), 40000, np.uint16), np.full((5, 9, 3), 40000, np.uint16)):
-        data = cv2.imencode(".png", image)[1].tobytes()
-        fmt, mode, size = quick_header(data) or ("", "", (0, 0))
-        pillow = _pillow(data)
-        assert (fmt, size) == (pillow[0], pillow[2])
-        assert (mode in ("I;16", "I")) == (pillow[1] in ("I;16", "I"))  # Pillow's name for 16-bit grey varies
+@pytest.mark.parametrize(("dtype", "shape", "problem"), [
+    (np.float16, (8, 8, 3), "16-bit floating-point samples"),
+    (np.complex64, (8, 8), "complex samples (64-bit)"),
+    (np.uint8, (8, 8, 5), "5 samples per pixel"),
+])
+def test_tiff_layouts_opencv_cannot_decode_are_named(tmp_path: Path, dtype: type, shape: tuple[int, ...],
+                                                     problem: str) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    path = tmp_path / "x.tif"
+    extra = {"photometric": "minisblack", "extrasamples": [0] * 4} if shape[-1] == 5 else {}
+    tifffile.imwrite(path, np.zeros(shape, dtype), **extra)
+    with pytest.raises(UnsupportedDepthError) as caught:
+        cio.read(path)
+    assert str(caught.value).startswith(f"{path}: unsupported pixel layout: {problem} (cvfilters reads")
 
 
-@pytest.mark.parametrize("name", list(DEFERRED))
-def test_anything_else_is_left_to_pillow(name: str) -> None:
-    assert quick_header(DEFERRED[name]) is None
-
-
-def test_profiles_still_arrive_through_opencv(tmp_path: Path) -> None:
-    """The quick header has no ICC profile: OpenCV's decoder must give it for JPEG and PNG."""
-    icc = SRGB
-    for fmt in ("JPEG", "PNG"):
-        path = tmp_path / f"p.{fmt.lower()}"
-        path.write_bytes(_encode(RGB, fmt, icc_profile=icc))
-        assert quick_header(path.read_bytes()) is not None
-        assert cio.read_with_metadata(path)[1].icc == icc, fmt
+def test_tiff_layouts_opencv_decodes_are_not_flagged(tmp_path: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    for dtype, shape in ((np.uint8, (4, 4, 3)), (np.uint16, (4, 4)), (np.float32, (4, 4, 4))):
+        tifffile.imwrite(tmp_path / "ok.tif", np.zeros(shape, dtype))
+        assert headers.tiff_layout_problem((tmp_path / "ok.tif").read_bytes()) is None

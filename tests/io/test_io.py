@@ -338,8 +338,8 @@ def test_formats_pillow_cannot_parse_are_decoded_then_checked(tmp_path):
         cio.read(path, max_pixels=100)
     huge = tmp_path / "huge.hdr"
     huge.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 65535 +X 65535\n" + b"\0" * 64)
-    with pytest.raises(ImageTooLargeError, match="OpenCV"):
-        cio.read(huge)
+    with pytest.raises(ImageTooLargeError, match="65535x65535 = 4294836225 pixels exceeds"):
+        cio.read(huge)  # from the header, before OpenCV decodes
 
 
 # --- read errors -------------------------------------------------------------------------
@@ -380,10 +380,14 @@ def test_unreadable_file(tmp_path):
 def test_open_failures_are_unreadable(tmp_path, monkeypatch, error):
     path = cio.write(tmp_path / "x.png", noise(shaped(1), np.uint8))
 
-    def refuse(*args, **kwargs):
-        raise error
+    real_open = os.open
 
-    monkeypatch.setattr(cio, "open", refuse, raising=False)  # shadows the builtin inside cvfilters.io.images only
+    def refuse(name, *args, **kwargs):
+        if os.fspath(name) == os.path.realpath(path):
+            raise error
+        return real_open(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)  # the open in cvfilters.core.files.read_regular
     expect(UnreadableFileError, path)
 
 

@@ -503,6 +503,57 @@ def test_3d_lut_next_to_a_point_operation(order: str) -> None:
     np.testing.assert_array_equal(fused, unfused)
 
 
+# --- the command line on random pipeline files and values (issue 24) ---------------------
+def run_cli_here(args: list[str]) -> tuple[int, str, str]:
+    """``cvfilters ARGS`` in this process: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    from cvfilters.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("default")
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+CLI_FILES = st.one_of(
+    YAML_TEXT.map(lambda text: ("yaml", text)),
+    pipeline_dicts().map(lambda d: ("json", json.dumps(d))),
+    st.lists(spec_steps(), min_size=1, max_size=2).map(lambda specs: ("specs", "\n".join(specs))),
+)
+
+
+@fuzz(60)
+@given(case=CLI_FILES)
+def test_cli_on_random_pipelines(workdir: Path, case: tuple[str, str]) -> None:
+    """Exit 0, 1 or 2 only; one line per error, no traceback, no internal error; nothing written on exit 2."""
+    EXAMPLES["cli runs"] += 1
+    kind, text = case
+    source = workdir / "cli-in.png"
+    if not source.exists():
+        cv2.imwrite(str(source), np.random.default_rng(1).integers(0, 256, (9, 7, 3), dtype=np.uint8))
+    out = workdir / f"cli-out-{EXAMPLES['cli runs']}"
+    out.mkdir()
+    args = ["apply", str(source), "-o", str(out / "r.png"), "--backend", "cpu"]
+    if kind == "specs":
+        for spec in text.split("\n"):
+            args += ["-f", spec]
+    else:
+        path = workdir / f"cli-pipeline.{kind}"
+        path.write_text(text, encoding="utf-8")
+        args += ["-p", str(path)]
+    code, stdout, stderr = run_cli_here(args)
+    assert code in (0, 1, 2), (code, stderr)
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
+    errors = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) <= 1 and all(line.startswith(("error: ", "warning: ")) for line in stderr.splitlines()), \
+        stderr
+    if code != 0:
+        assert len(errors) == 1 and not stdout and not any(out.iterdir()), (code, stderr)
+
+
 def test_fuzz_counts() -> None:
     """For the closing note of issue #9 (shown with ``pytest -s``); runs last in this module."""
     total = sum(EXAMPLES.values())

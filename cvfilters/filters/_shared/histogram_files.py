@@ -13,6 +13,7 @@ import numpy as np
 
 from cvfilters.core.arrays import ImageValue
 from cvfilters.core.errors import CvfError
+from cvfilters.core.files import FileRefused, json_unique, npy_array, read_regular, shown
 from cvfilters.filters._shared.histograms import host_array, level_counts
 from cvfilters.filters._shared.levels import SPACE_CHOICES, host_context, level_view
 from cvfilters.io.images import read
@@ -72,21 +73,22 @@ def load_histogram(path: str | os.PathLike[str]) -> np.ndarray:
     path = Path(path)
     suffix = path.suffix.lower()
     try:
+        if suffix not in (".npy", ".json"):
+            raise ValueError("a histogram file ends in .npy or .json")
+        raw = read_regular(path, MAX_HISTOGRAM_FILE)
         if suffix == ".npy":
-            counts = np.load(path, allow_pickle=False)
-        elif suffix == ".json":
-            data = json.loads(path.read_text())
+            counts = npy_array(raw, path, 3 * 65536)
+        else:
+            data = json_unique(raw.decode("utf-8-sig"))
             if not isinstance(data, dict) or "counts" not in data:
                 raise ValueError('a JSON histogram is an object with a "counts" list (see save_histogram)')
             if data.get("format", HISTOGRAM_FORMAT) != HISTOGRAM_FORMAT:
                 raise ValueError(f'"format" must be {HISTOGRAM_FORMAT!r}')
             counts = np.asarray(data["counts"], dtype=np.float64)
-        else:
-            raise ValueError("a histogram file ends in .npy or .json")
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    except (ValueError, TypeError) as exc:
-        raise ValueError(f"{path}: not a histogram file ({exc})") from None
+    except FileRefused as exc:
+        raise ValueError(f"{shown(path)}: {exc.reason}") from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ValueError(f"{shown(path)}: not a histogram file ({shown(str(exc))})") from None
     counts = np.asarray(counts)
     if counts.ndim == 1:
         counts = counts[None, :]
@@ -108,6 +110,9 @@ def _file_key(path: str | ImageValue) -> tuple[Any, ...]:
     resolved = Path(path).expanduser().resolve()
     stat = resolved.stat()
     return str(resolved), stat.st_mtime_ns, stat.st_size
+
+
+MAX_HISTOGRAM_FILE = 16 << 20  # bytes: 3 x 65536 counts as JSON text take about 4 MiB
 
 
 @lru_cache(maxsize=8)

@@ -12,6 +12,7 @@ import numpy as np
 
 from cvfilters.core.arrays import swap_rb
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
+from cvfilters.core.errors import InvalidImageError
 from cvfilters.core.pixels import full_scale
 
 # Pixels k-means fits its centres on (a seeded random sample); every pixel is then
@@ -116,9 +117,12 @@ def quantize_unit(colour: np.ndarray, k: int, *, attempts: int, seed: int, space
     """k-means on a float32 (H, W, D) image in 0..1: per-pixel labels and the palette (0..1).
 
     The palette is ordered by how many pixels use each colour (most first); colours
-    no pixel uses are dropped.
+    no pixel uses are dropped. Raises :class:`InvalidImageError` for NaN or infinite values.
     """
     height, width, depth = colour.shape
+    if not np.all(np.isfinite(colour)):
+        raise InvalidImageError("the image holds NaN or infinite values, which k-means colour quantization cannot "
+                                "cluster (replace them first, e.g. with numpy.nan_to_num)")
     features = colour
     if space == "lab" and depth == 3:
         features = cv2.cvtColor(np.ascontiguousarray(colour, dtype=np.float32), cv2.COLOR_BGR2Lab)
