@@ -284,7 +284,7 @@ def test_duplicate_json_keys_are_refused(work: Path) -> None:
     (["-o", "no/such/dir/out.png"], "folder no/such/dir does not exist"),
     (["-o", "noext"], "-o noext: has no extension"),
     (["-o", "hard.png"], "would replace an input file"),
-    (["-o", "out.png", "-f", "convolve:kernel=[[1e308,1e308]],normalize=true"], "finite number other than 0"),
+    (["-o", "out.png", "-f", "convolve:kernel=[[1e308,1e308]],normalize=true"], "whose sum is finite"),
 ])
 def test_usage_errors_exit_2_and_create_nothing(work: Path, args: list[str], fragment: str) -> None:
     os.link(work / "strip.png", work / "hard.png")
