@@ -265,6 +265,7 @@ def test_model_output_is_checked_against_the_budget(work: Path) -> None:
     ("version: 1\nversion: 1\nsteps: [{filter: invert}]\n", "'version' is given twice"),
     ("version: 1\nsteps: [{filter: convolve, params: {kernel: [[true]]}}]\n", "numbers only"),
     ("version: 1\nsteps: [{filter: convolve, params: {kernel: [['1']]}}]\n", "numbers only"),
+    ("version: 1\nsteps: [{filter: gaussian_blur, params: {sigma: " + "9" * 5000 + "}}]\n", "not a valid pipeline"),
 ])
 def test_pipeline_values_that_are_refused(work: Path, body: str, fragment: str) -> None:
     (work / "p.yaml").write_text(body)
