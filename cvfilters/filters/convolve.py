@@ -47,7 +47,7 @@ from cvfilters.registry.params import Param
 def _check_convolve(params: dict[str, Any]) -> str | None:
     total = sum(map(sum, params["kernel"]))
     if params["normalize"] and not (1e-12 <= abs(total) < float("inf")):
-        return "normalize=true needs a kernel whose values sum to a finite number other than 0"
+        return "normalize=true needs a kernel whose values do not sum to 0 and whose sum is finite"
     return None
 
 

@@ -265,6 +265,7 @@ def test_model_output_is_checked_against_the_budget(work: Path) -> None:
     ("version: 1\nversion: 1\nsteps: [{filter: invert}]\n", "'version' is given twice"),
     ("version: 1\nsteps: [{filter: convolve, params: {kernel: [[true]]}}]\n", "numbers only"),
     ("version: 1\nsteps: [{filter: convolve, params: {kernel: [['1']]}}]\n", "numbers only"),
+    ("version: 1\nsteps: [{filter: gaussian_blur, params: {sigma: " + "9" * 5000 + "}}]\n", "not a valid pipeline"),
 ])
 def test_pipeline_values_that_are_refused(work: Path, body: str, fragment: str) -> None:
     (work / "p.yaml").write_text(body)
@@ -284,7 +285,7 @@ def test_duplicate_json_keys_are_refused(work: Path) -> None:
     (["-o", "no/such/dir/out.png"], "folder no/such/dir does not exist"),
     (["-o", "noext"], "-o noext: has no extension"),
     (["-o", "hard.png"], "would replace an input file"),
-    (["-o", "out.png", "-f", "convolve:kernel=[[1e308,1e308]],normalize=true"], "finite number other than 0"),
+    (["-o", "out.png", "-f", "convolve:kernel=[[1e308,1e308]],normalize=true"], "whose sum is finite"),
 ])
 def test_usage_errors_exit_2_and_create_nothing(work: Path, args: list[str], fragment: str) -> None:
     os.link(work / "strip.png", work / "hard.png")

@@ -350,8 +350,8 @@ def test_normalize_takes_any_nonzero_sum() -> None:
                                atol=1e-6)
     with pytest.raises(cvf.ParameterError) as caught:
         cvf.get_filter("convolve").resolve({"kernel": [[1, -1]], "normalize": True})
-    assert str(caught.value) == ("convolve: normalize=true needs a kernel whose values sum to a finite number other "
-                                 "than 0")
+    assert str(caught.value) == ("convolve: normalize=true needs a kernel whose values do not sum to 0 and whose sum "
+                                 "is finite")
     with pytest.raises(cvf.ParameterError) as caught:
         cvf.get_filter("sobel").resolve({"dx": 0, "dy": 0})
     assert str(caught.value) == "sobel: dx + dy must be at least 1 (or set magnitude=true)"

@@ -99,3 +99,20 @@ def test_cli_names_the_file_and_goes_on(tmp_path: Path) -> None:
     assert all(line.startswith(("error: a.tif: ", "error: b.tif: ")) and "NaN" in line for line in errors)
     assert "Traceback" not in proc.stderr and "warning" not in proc.stderr
     assert (tmp_path / "out" / "c.tif").exists() and not (tmp_path / "out" / "a.tif").exists()
+
+
+def test_dask_batch_names_the_file_and_goes_on(tmp_path: Path) -> None:
+    """The same contract on a Dask cluster (``--scheduler``): the worker's failure is one line naming the file."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    tifffile = pytest.importorskip("tifffile")
+    tifffile.imwrite(tmp_path / "a.tif", hostile(3))
+    tifffile.imwrite(tmp_path / "c.tif", np.full((8, 8, 3), 0.5, "f4"))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "a.tif"),
+                               str(tmp_path / "c.tif"), "-o", str(tmp_path / "out"), "-f", "quantize",
+                               "--scheduler", cluster.scheduler_address], capture_output=True, text=True, timeout=180)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert proc.returncode == 1 and len(errors) == 1 and errors[0].startswith(f"error: {tmp_path / 'a.tif'}: "), \
+        proc.stderr
+    assert (tmp_path / "out" / "c.tif").exists() and "Traceback" not in proc.stderr
