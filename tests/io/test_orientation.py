@@ -15,6 +15,8 @@ reads each file, and who applies the orientation):
 * Frames: every frame of an APNG and an animated WebP (cvfilters applies it; OpenCV's PNG
   decoder misses an APNG's eXIf, the header has it), and every page of a multi-page TIFF,
   each page with its own Orientation tag (OpenCV applies it per page).
+* Video: ``cv2.VideoCapture`` applies a display-matrix rotation itself (its
+  ``CAP_PROP_ORIENTATION_AUTO``), and the written video carries none.
 
 ``read``, ``read_with_metadata`` and ``cvfilters apply`` give the same upright pixels; the
 files written are checked by a second reader (Pillow, tifffile) and carry Orientation 1 or none.
@@ -23,6 +25,7 @@ files written are checked by a second reader (Pillow, tifffile) and carry Orient
 from __future__ import annotations
 
 import struct
+import subprocess
 from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
@@ -344,3 +347,20 @@ def test_every_page_of_a_multipage_tiff_is_turned_by_its_own_tag(tmp_path):
         for index, (orientation, stored) in enumerate(pages.items()):
             written.seek(index)
             assert_upright(np.asarray(written.convert("RGB")), 255 - stored, orientation)
+
+
+def test_a_rotated_video_is_turned_once(tmp_path):
+    ffmpeg = pytest.importorskip("imageio_ffmpeg", reason="ffmpeg makes the rotated video").get_ffmpeg_exe()
+    plain, rotated, out = tmp_path / "plain.mp4", tmp_path / "rotated.mp4", tmp_path / "out.mp4"
+    subprocess.run([ffmpeg, "-y", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x32:rate=5", "-t", "1",
+                    "-pix_fmt", "yuv420p", str(plain)], check=True, timeout=60)
+    # the same stream with a display matrix: shown turned 90 degrees counter-clockwise
+    subprocess.run([ffmpeg, "-y", "-loglevel", "error", "-display_rotation", "90", "-i", str(plain), "-c", "copy",
+                    str(rotated)], check=True, timeout=60)
+    assert main(["apply", str(rotated), "-o", str(out), "-f", "invert"]) == 0
+    stored = cv2.VideoCapture(str(plain)).read()[1].astype(int)
+    capture = cv2.VideoCapture(str(out))
+    assert capture.get(cv2.CAP_PROP_ORIENTATION_META) == 0  # no rotation left for a player to apply
+    frame = capture.read()[1].astype(int)
+    assert frame.shape == (64, 32, 3)
+    assert np.abs(255 - frame - np.rot90(stored, 1)).mean() < 8  # lossy twice; turned the other way: ~195
