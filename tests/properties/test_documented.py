@@ -133,6 +133,19 @@ def test_brightness_contrast_default_is_in_times_1_2_minus_25_5_and_keeps_mid_gr
     assert run(np.full((4, 4), 0.5, np.float32), "brightness_contrast") == pytest.approx(0.5, abs=1e-6)
 
 
+PHOTO_16 = PHOTO.astype(np.uint16) * 257
+
+
+def test_16_bit_images_follow_the_same_formulas_at_full_scale_65535():
+    # brightness is in 8-bit levels "x257 for uint16"; the others are relative to full scale
+    close(run(PHOTO_16, "brightness_contrast"), np.clip(np.rint(PHOTO_16 * 1.2 - 25.5 * 257), 0, 65535), 1)
+    close(run(PHOTO_16, "exposure"), np.clip(PHOTO_16 * 2**0.5, 0, 65535), 1)
+    close(run(PHOTO_16, "gamma"), 65535 * (PHOTO_16 / 65535.0) ** 0.75, 2)
+    close(run(PHOTO_16, "levels"), np.clip((PHOTO_16 / 65535.0 - 0.05) / 0.9, 0, 1) * 65535, 2)
+    y = luma(PHOTO_16)[..., None]
+    close(run(PHOTO_16, "saturation"), np.clip(y + 1.5 * (PHOTO_16 - y), 0, 65535), 2)
+
+
 def test_exposure_default_multiplies_by_2_to_the_half_and_clips():
     close(run(PHOTO, "exposure"), np.clip(PHOTO * 2**0.5, 0, 255))
     close(run(PHOTO, "exposure", ev=1.0), np.clip(PHOTO * 2.0, 0, 255))  # "+1 doubles every value"
