@@ -364,3 +364,26 @@ def test_a_rotated_video_is_turned_once(tmp_path):
     frame = capture.read()[1].astype(int)
     assert frame.shape == (64, 32, 3)
     assert np.abs(255 - frame - np.rot90(stored, 1)).mean() < 8  # lossy twice; turned the other way: ~195
+
+
+def exif_block(order: str, orientation: int) -> bytes:
+    """A TIFF-structured EXIF block built field by field: Make, Orientation, Software (the tag is not first)."""
+    entries = [(0x010F, 2, 4, b"Cam\0"), (TAG, 3, 1, struct.pack(f"{order}HH", orientation, 0)),
+               (0x0131, 2, 4, b"Sw1\0")]
+    return (b"II" if order == "<" else b"MM") + struct.pack(f"{order}HIH", 42, 8, len(entries)) + b"".join(
+        struct.pack(f"{order}HHI", tag, kind, count) + value for tag, kind, count, value in entries) + b"\0" * 4
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize("orientation", ORIENTATIONS)
+def test_reset_reads_and_rewrites_the_tag_in_either_byte_order(order, orientation):
+    from cvfilters.io.orientation import reset
+
+    block = exif_block(order, orientation)
+    for prefix in (b"", b"Exif\0\0"):
+        assert reset(prefix + block) == (orientation, exif_block(order, 1))
+    exif = Image.Exif()  # a second reader of the rewritten block
+    exif.load(b"Exif\0\0" + reset(block)[1])
+    assert exif[TAG] == 1 and exif[0x010F] == "Cam" and exif[0x0131] == "Sw1"
+    assert reset(b"XX" + block[2:]) == (1, b"XX" + block[2:])  # no byte order mark: left alone
+    assert reset(block[:6]) == (1, block[:6])  # too short
