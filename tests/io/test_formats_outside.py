@@ -262,3 +262,44 @@ def test_png_metadata_chunks_are_in_the_file(tmp_path):
     assert chunks.index(b"iCCP") < chunks.index(b"IDAT")  # the PNG spec: before the image data
     with Image.open(bytes_io.BytesIO(data)) as second:
         assert second.getexif()[MAKE] == "OutsideCam"
+
+
+def test_grey_alpha_png_16_bit_with_metadata_and_compression(tmp_path):
+    grey, alpha = noise((20, 36), np.uint16), noise((20, 36), np.uint16, seed=1)
+    image = np.dstack([grey, grey, grey, alpha])
+    out = write(tmp_path / "la16.png", image, metadata=cio.Metadata(grey=True, exif=metadata().exif, icc=SRGB,
+                                                                     xmp=XMP))
+    assert png_header(out) == (16, 4)
+    with Image.open(out) as second:
+        assert second.getexif()[MAKE] == "OutsideCam" and second.getexif()[0x0112] == 1
+        assert second.info["icc_profile"] == SRGB
+        assert second.info.get("XML:com.adobe.xmp", second.info.get("xmp")) in (XMP, XMP.decode())
+    imagecodecs = pytest.importorskip("imagecodecs", reason="imagecodecs decodes 16-bit grey+alpha PNG")
+    np.testing.assert_array_equal(imagecodecs.png_decode(out.read_bytes()), np.dstack([grey, alpha]))
+    flat = np.dstack([np.full((64, 64), 9, np.uint8)] * 3 + [np.full((64, 64), 200, np.uint8)])
+    sizes = [write(tmp_path / f"c{level}.png", flat, metadata=cio.Metadata(grey=True), compression=level)
+             .stat().st_size for level in (0, 9)]
+    assert sizes[0] > 4 * sizes[1]  # level 0 stores, level 9 deflates
+
+
+@pytest.mark.parametrize(("image", "mode"), [
+    (noise((20, 36), np.uint16), "I;16"), (noise((20, 36), np.float32), "F"), (noise((20, 36, 3), np.uint8), "RGB"),
+    (noise((20, 36, 4), np.uint8), "RGBA"),
+])
+def test_tiff_with_metadata_keeps_pixels_exif_and_icc(tmp_path, image, mode):
+    out = write(tmp_path / "m.tif", image, metadata=metadata())
+    with Image.open(out) as second:
+        assert second.mode == mode and second.getexif()[MAKE] == "OutsideCam"
+        assert second.info["icc_profile"] == SRGB
+    with tifffile.TiffFile(out) as tif:
+        np.testing.assert_array_equal(tif.pages[0].asarray(), as_rgb(image))
+        assert tif.pages[0].tags.valueof(34675) == SRGB
+
+
+def test_tiff_grey_alpha_with_metadata_is_stored_as_grey_alpha(tmp_path):
+    grey, alpha = noise((20, 36), np.uint8), noise((20, 36), np.uint8, seed=1)
+    out = write(tmp_path / "la.tif", np.dstack([grey, grey, grey, alpha]),
+                metadata=cio.Metadata(grey=True, icc=None, exif=metadata().exif))
+    with Image.open(out) as second:
+        assert second.mode == "LA"
+        np.testing.assert_array_equal(np.asarray(second), np.dstack([grey, alpha]))
