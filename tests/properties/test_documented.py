@@ -282,3 +282,12 @@ def test_pad_follows_the_pictured_border_rule(border):
 def test_every_border_help_pictures_all_its_choices(flt):
     param = flt.param("border")
     assert {name for name, _, _ in PICTURE.findall(param.help)} == set(param.choices)
+
+
+@pytest.mark.parametrize("flt", [f for f in FILTERS if any(p.kind == "choice" for p in f.params)],
+                         ids=lambda f: f.name)
+def test_every_choice_is_named_in_its_help(flt):
+    for param in flt.params:
+        if param.kind == "choice":
+            unnamed = [c for c in param.choices if not re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", param.help)]
+            assert not unnamed, f"{flt.name}.{param.name}: the help does not say what {unnamed} do"
