@@ -6,7 +6,8 @@
 #        MUTATION_TIMEOUT=600 scripts/mutation.sh decoders atomic io/images
 #
 # scripts/mutation_plan.py names each module's source file and the test files that cover it
-# (its mirror, every test file importing it, and listed extras). Each module runs in a scratch
+# (its mirror, every test file importing it, and listed extras) and mutmut's process isolation
+# (forkserver where the tests start processes of their own). Each module runs in a scratch
 # copy of the working tree (git ls-files), so the worktree is never touched: the
 # [tool.mutmut] table of pyproject.toml gets `only_mutate` (the module) and
 # `pytest_add_cli_args_test_selection` (its tests), then `mutmut run` mutates that module
@@ -36,23 +37,24 @@ mkdir -p "$OUT"
 scratch=""
 trap '[[ -n "$scratch" ]] && rm -rf "$scratch"' EXIT
 for requested in "${names[@]}"; do
-  read -r module source tests < <("$PYTHON" "$ROOT/scripts/mutation_plan.py" "$requested")
+  read -r module source isolation tests < <("$PYTHON" "$ROOT/scripts/mutation_plan.py" "$requested")
   [[ -n "$tests" ]] || { echo "[$module] no test file covers $source: skipped" >&2; continue; }
   stem="${module//\//.}"
   scratch="$(mktemp -d)"
   (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$scratch")
   # shellcheck disable=SC2086  # the test list is split on purpose
-  "$PYTHON" - "$scratch/pyproject.toml" "$source" $tests <<'PY'
+  "$PYTHON" - "$scratch/pyproject.toml" "$source" "$isolation" $tests <<'PY'
 import json, sys
 from pathlib import Path
-path, source, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+path, source, isolation, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 text = path.read_text()
-extra = f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+extra = (f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+         f"process_isolation = {json.dumps(isolation)}\n")
 if source.startswith("cli/"):  # cli/ is its own top-level folder (cvfilters/cli links to it)
     text = text.replace('source_paths = ["cvfilters"]', 'source_paths = ["cvfilters", "cli"]')
 path.write_text(text.replace("[tool.mutmut]\n", "[tool.mutmut]\n" + extra, 1))
 PY
-  echo "[$module] mutating $source against $tests (timeout ${LIMIT}s)" >&2
+  echo "[$module] mutating $source against $tests ($isolation isolation, timeout ${LIMIT}s)" >&2
   status=0
   start=$(date +%s)
   (cd "$scratch" && nice -n 19 timeout "$LIMIT" "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$stem.log" 2>&1) \
