@@ -13,6 +13,7 @@ from __future__ import annotations
 import io as bytes_io
 import struct
 import warnings
+import zlib
 from pathlib import Path
 
 import cv2
@@ -225,8 +226,8 @@ def metadata() -> cio.Metadata:
 
 HOLDS = {  # extension -> what the format holds (EXIF, ICC, XMP)
     ".jpg": (True, True, True), ".png": (True, True, True), ".webp": (True, True, True),
-    ".avif": (True, True, True), ".tif": (True, True, False), ".bmp": (False, False, False),
-    ".gif": (False, False, False), ".ppm": (False, False, False),
+    ".avif": (True, True, True), ".tif": (True, True, False), ".tiff": (True, True, False),
+    ".bmp": (False, False, False), ".gif": (False, False, False), ".ppm": (False, False, False),
 }
 
 
@@ -244,7 +245,7 @@ def test_each_format_keeps_the_metadata_it_holds(tmp_path, ext):
         assert (second.info.get("icc_profile") == SRGB) == holds_icc, ext
         xmp = second.info.get("xmp", second.info.get("XML:com.adobe.xmp"))
         assert (xmp in (XMP, XMP.decode())) == holds_xmp, (ext, xmp)
-    if ext == ".tif":  # tifffile: the profile in tag 34675, the EXIF's IFD0 tags in the page's IFD
+    if ext in (".tif", ".tiff"):  # tifffile: the profile in tag 34675, the EXIF's IFD0 tags in the page's IFD
         with tifffile.TiffFile(out) as tif:
             tags = tif.pages[0].tags
             assert tags.valueof(34675) == SRGB
@@ -303,3 +304,83 @@ def test_tiff_grey_alpha_with_metadata_is_stored_as_grey_alpha(tmp_path):
     with Image.open(out) as second:
         assert second.mode == "LA"
         np.testing.assert_array_equal(np.asarray(second), np.dstack([grey, alpha]))
+
+
+# --- the encoders cvfilters writes itself (io/encoders.py), from the outside --------------------
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(type, payload) of every chunk, each CRC checked."""
+    chunks, position = [], 8
+    while position < len(data):
+        length = struct.unpack(">I", data[position : position + 4])[0]
+        kind, payload = data[position + 4 : position + 8], data[position + 8 : position + 8 + length]
+        crc = data[position + 8 + length : position + 12 + length]
+        assert struct.unpack(">I", crc)[0] == zlib.crc32(kind + payload)
+        chunks.append((kind, payload))
+        position += 12 + length
+    return chunks
+
+
+@pytest.mark.parametrize("ext", [".jpg", ".webp", ".tif", ".tiff", ".png"])
+def test_grey_looking_colour_images_keep_their_format_and_colour(tmp_path, ext):
+    # B = G = R in 3 channels, and BGRA grey without the source's grey flag: never a grey+alpha PNG
+    grey = noise((20, 36), np.uint8)
+    for image, flag in ((np.dstack([grey] * 3), True), (np.dstack([grey] * 3 + [grey[::-1]]), False)):
+        if ext == ".jpg" and image.shape[2] == 4:
+            continue
+        out = write(tmp_path / f"a{image.shape[2]}{ext}", image, metadata=cio.Metadata(grey=flag, icc=SRGB))
+        with Image.open(out) as second:
+            assert second.format == {".jpg": "JPEG", ".webp": "WEBP", ".png": "PNG"}.get(ext, "TIFF")
+            assert second.mode in ("RGB", "RGBA", "L", "LA")
+            if ext != ".jpg":
+                want = {3: "RGB", 4: "RGBA"}[image.shape[2]] if not flag else second.mode
+                assert second.mode == want, (ext, image.shape)
+
+
+@pytest.mark.parametrize("ext", [".png", ".tif"])
+@pytest.mark.parametrize("equal", [(0, 1), (0, 2), (1, 2)])
+def test_only_b_g_and_r_all_equal_make_a_grey_image(tmp_path, ext, equal):
+    image = noise((20, 36, 4), np.uint8)
+    image[..., equal[1]] = image[..., equal[0]]  # two channels equal, the third not
+    out = write(tmp_path / f"a{ext}", image, metadata=cio.Metadata(grey=True, icc=SRGB))
+    with Image.open(out) as second:
+        assert second.mode == "RGBA"
+        np.testing.assert_array_equal(np.asarray(second), as_rgb(image))
+
+
+def test_grey_alpha_png_chunks_and_its_documented_default_compression(tmp_path):
+    from cvfilters.io import encoders
+
+    grey, alpha = noise((20, 36), np.uint8), noise((20, 36), np.uint8, seed=1)
+    image = np.dstack([grey, grey, grey, alpha])
+    exif = b"Exif\0\0" + metadata().exif.removeprefix(b"Exif\0\0")  # with the header: stored without it
+    data = encoders.grey_alpha_png(image, exif=exif, icc=SRGB, xmp=XMP)
+    chunks = png_chunks(data)
+    assert [kind for kind, _ in chunks] == [b"IHDR", b"iCCP", b"eXIf", b"iTXt", b"IDAT", b"IEND"]
+    assert chunks[-1] == (b"IEND", b"")
+    assert dict(chunks)[b"eXIf"][:2] in (b"MM", b"II")
+    assert data == encoders.grey_alpha_png(image, exif=exif, icc=SRGB, xmp=XMP, compression=6)  # "default 6"
+    with Image.open(bytes_io.BytesIO(data)) as second:
+        assert second.getexif()[MAKE] == "OutsideCam"
+
+
+def test_tiff_with_metadata_called_directly(tmp_path):
+    from cvfilters.io import encoders
+
+    grey = noise((20, 36), np.uint8)
+    image = np.dstack([grey, grey, grey, grey[::-1]])
+    exif = b"Exif\0\0" + metadata().exif.removeprefix(b"Exif\0\0")
+    data = encoders.tiff_with_metadata(image, exif=exif, icc=None)  # grey defaults to False: RGBA
+    with Image.open(bytes_io.BytesIO(data)) as second:
+        assert second.mode == "RGBA" and second.getexif()[MAKE] == "OutsideCam"
+
+
+def test_a_tiff_pillow_cannot_hold_is_written_without_metadata_and_says_so(tmp_path):
+    image = (noise((20, 36), np.uint16).astype(np.int32) - 32768).astype(np.int16)
+    with pytest.warns(cio.DepthConversionWarning, match="not kept"):
+        out = cio.write(tmp_path / "s.tif", image, metadata=metadata())
+    pytest.importorskip("imagecodecs", reason="tifffile needs imagecodecs for OpenCV's LZW")
+    with tifffile.TiffFile(out) as tif:
+        assert tif.pages[0].dtype == np.int16
+        np.testing.assert_array_equal(tif.pages[0].asarray(), image)
