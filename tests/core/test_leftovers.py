@@ -63,3 +63,42 @@ def test_folders_and_missing_directories_are_left_alone(tmp_path: Path) -> None:
     os.utime(folder, (time.time() - 120, time.time() - 120))
     assert leftovers.remove_stale(tmp_path) == [] and folder.is_dir()
     assert leftovers.remove_stale(tmp_path / "missing") == []
+
+
+def test_files_another_process_holds_open_are_listed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / f".a.png.{HEX}.tmp"
+    aged(path, 120)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; f = open(sys.argv[1]); print(1, flush=True); "
+                               "time.sleep(60)", str(path)], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"1"
+        info = path.stat()
+        assert (info.st_dev, info.st_ino) in (leftovers._open_files() or set())
+        assert leftovers.remove_stale(tmp_path) == [] and path.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_other_old_files_are_never_touched(tmp_path: Path) -> None:
+    others = [aged(tmp_path / name, 7200) for name in ("photo.png", f"a.png.{HEX}.tmp", ".notes")]
+    assert leftovers.remove_stale(tmp_path) == []
+    assert all(p.exists() for p in others)
+
+
+def test_one_failure_does_not_stop_the_others(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = [aged(tmp_path / f".{name}.png.{HEX}.tmp", 120) for name in "abc"]
+    real, failed = Path.unlink, []
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        if not failed:
+            failed.append(self)
+            raise PermissionError(13, "denied")
+        real(self, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    removed = leftovers.remove_stale(tmp_path)
+    assert len(removed) == 2 and failed[0] not in removed and set(removed) | set(failed) == set(paths)
