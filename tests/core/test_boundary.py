@@ -29,6 +29,21 @@ def test_gray_alpha_comes_back_as_bt601_luma_of_the_channels_in_their_order(orde
     np.testing.assert_array_equal(out[..., 1], alpha)
 
 
+@pytest.mark.parametrize("equal", [(0, 1), (1, 2), (0, 2)])
+def test_two_equal_channels_are_not_gray_yet(equal):
+    colour = RNG.integers(0, 256, (6, 8, 3), dtype=np.uint8)
+    colour[..., equal[1]] = colour[..., equal[0]]
+    out = boundary.leave(np.dstack([colour, colour[..., 0]]), boundary.Entry("bgr", gray_alpha=True))
+    np.testing.assert_allclose(out[..., 0], bt601(colour[..., 2], colour[..., 1], colour[..., 0]), atol=1)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+def test_equal_channels_come_back_exactly(dtype):
+    gray = (RNG.random((6, 8)) * (1 if dtype == np.float32 else np.iinfo(dtype).max)).astype(dtype)
+    out = boundary.leave(np.dstack([gray, gray, gray, gray]), boundary.Entry("rgb", gray_alpha=True))
+    np.testing.assert_array_equal(out[..., 0], gray)
+
+
 def test_gray_alpha_goes_in_as_bgra_with_the_gray_repeated_and_back_exactly():
     gray_alpha = RNG.integers(0, 256, (5, 7, 2), dtype=np.uint8)
     inside, entry = boundary.enter(gray_alpha, "bgr")
@@ -86,7 +101,16 @@ def test_results_that_are_not_arrays_pass_and_bad_inputs_are_refused():
     assert boundary.leave("a report", boundary.Entry("bgr")) == "a report"
     with pytest.raises(InvalidImageError, match="layout='xyz'"):
         boundary.enter(np.zeros((2, 2), np.uint8), "bgr", layout="xyz")
-    with pytest.raises(InvalidImageError, match="int8 is not supported"):
+    with pytest.raises(InvalidImageError, match=r"^image: dtype int8 is not supported \(use uint8, uint16, int16, "
+                                                 r"float32 or float64\)$"):
         boundary.enter(np.zeros((2, 2), np.int8), "bgr")
-    with pytest.raises(InvalidImageError, match="no PIL mode"):
+    with pytest.raises(InvalidImageError, match=r"^the result \(uint16, 3 channels\) has no PIL mode; pass a numpy "
+                                                 r"array to get it as one$"):
         boundary.leave(np.zeros((2, 2, 3), np.uint16), boundary.Entry("rgb", pil=True))
+
+
+def test_a_one_channel_result_of_a_pil_input_is_a_pil_l_image():
+    result = RNG.integers(0, 256, (4, 6, 1), dtype=np.uint8)
+    back = boundary.leave(result, boundary.Entry("rgb", pil=True))
+    assert back.mode == "L"
+    np.testing.assert_array_equal(np.asarray(back), result[..., 0])
