@@ -1,66 +1,73 @@
 #!/usr/bin/env bash
-# Mutation testing of the core modules with mutmut 3 (not part of CI: it takes hours on 2 cores).
+# Mutation testing with mutmut 3, one module at a time (not part of CI: hours on 2 cores).
 #
-# Usage: scripts/mutation.sh [MODULE...]      (default: every module in MODULES, smallest first)
-#        MUTATION_TIMEOUT=1800 scripts/mutation.sh policies fusion
+# Usage: scripts/mutation.sh MODULE...              (names: python scripts/mutation_plan.py --list)
+#        scripts/mutation.sh --all                  every module of cvfilters/ and cli/
+#        MUTATION_TIMEOUT=600 scripts/mutation.sh decoders atomic io/images
 #
-# Each module runs in a scratch copy of the working tree (git ls-files), so the worktree is
-# never touched: the [tool.mutmut] table of pyproject.toml gets `only_mutate` (the module)
-# and `pytest_add_cli_args_test_selection` (the test files that cover it), then
-# `mutmut run` mutates that module alone under `nice -n 19` and `timeout`. The scores go to
-# mutation-results/<module>.txt (killed, survived, timeouts, not checked) with the survivors'
-# diffs in mutation-results/<module>-survivors.txt; docs/mutation.md records a run.
+# scripts/mutation_plan.py names each module's source file and the test files that cover it
+# (its mirror, every test file importing it, and listed extras) and mutmut's process isolation
+# (forkserver where the tests start processes of their own). Each module runs in a scratch
+# copy of the working tree (git ls-files), so the worktree is never touched: the
+# [tool.mutmut] table of pyproject.toml gets `only_mutate` (the module) and
+# `pytest_add_cli_args_test_selection` (its tests), then `mutmut run` mutates that module
+# alone under `nice -n 19` and `timeout` (MUTATION_TIMEOUT seconds per module, default
+# 1800; a module cut short keeps the mutants checked so far). Results go to
+# mutation-results/<module>.txt (a header line, then mutmut's export-cicd-stats JSON) with
+# the survivors' diffs in mutation-results/<module>-survivors.txt (module names with / -> .);
+# scripts/mutation_summary.py writes the table in docs/mutation.md from them.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${MUTATION_OUT:-$ROOT/mutation-results}"
-LIMIT="${MUTATION_TIMEOUT:-3600}"  # seconds per module
+LIMIT="${MUTATION_TIMEOUT:-1800}"  # seconds per module
 PYTHON="${PYTHON:-python}"
 
-# module -> source file and the test files that exercise it (smallest modules first)
-declare -A FILES=(
-  [policies]="cvfilters/registry/policies.py"
-  [fusion]="cvfilters/engine/fusion.py"
-  [histograms]="cvfilters/filters/_shared/histograms.py"
-  [params]="cvfilters/registry/params.py"
-  [pipeline]="cvfilters/engine/pipeline.py"
-  [io]="cvfilters/io/images.py"
-  [convolve]="cvfilters/filters/_shared/correlation.py"
-)
-declare -A TESTS=(
-  [policies]="tests/registry/test_policies.py tests/properties/test_registry_contract.py tests/filters/test_filters_oracles.py tests/filters/test_blend.py"
-  [fusion]="tests/engine/test_fusion.py tests/engine/test_pipeline.py"
-  [histograms]="tests/filters/test_histograms.py tests/filters/test_histogram.py"
-  [params]="tests/registry/test_params.py tests/properties/test_registry_contract.py tests/engine/test_pipeline.py tests/cli/test_front_door.py::test_colours_are_rgb_as_people_write_them tests/cli/test_front_door.py::test_colour_forms_and_errors"
-  [pipeline]="tests/engine/test_pipeline_text.py tests/engine/test_pipeline.py tests/engine/test_fusion.py tests/cli/test_front_door.py::test_spec_errors_suggest tests/cli/test_front_door.py::test_pipeline_file_errors_name_file_line_and_key"
-  [io]="tests/io/test_io.py tests/properties/test_corpus.py tests/io/test_durability.py tests/io/test_decoders.py tests/io/test_animation.py tests/core/test_depths.py"
-  [convolve]="tests/filters/test_convolve.py tests/filters/test_filters_oracles.py tests/filters/test_blur.py tests/properties/test_modes.py"
-)
-MODULES=(policies fusion histograms params pipeline io convolve)
+if [[ $# -eq 0 ]]; then
+  sed -n '2,6p' "$0" >&2
+  exit 2
+fi
+if [[ "$1" == "--all" ]]; then
+  mapfile -t names < <("$PYTHON" "$ROOT/scripts/mutation_plan.py" --list)
+else
+  names=("$@")
+fi
 
 mkdir -p "$OUT"
-for module in "${@:-${MODULES[@]}}"; do
-  [[ -n "${FILES[$module]:-}" ]] || { echo "unknown module: $module (choose from ${MODULES[*]})" >&2; exit 2; }
+scratch=""
+trap '[[ -n "$scratch" ]] && rm -rf "$scratch"' EXIT
+for requested in "${names[@]}"; do
+  read -r module source isolation tests < <("$PYTHON" "$ROOT/scripts/mutation_plan.py" "$requested")
+  [[ -n "$tests" ]] || { echo "[$module] no test file covers $source: skipped" >&2; continue; }
+  stem="${module//\//.}"
   scratch="$(mktemp -d)"
-  trap 'rm -rf "$scratch"' EXIT
-  (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$scratch")
-  "$PYTHON" - "$scratch/pyproject.toml" "${FILES[$module]}" ${TESTS[$module]} <<'PY'
+  (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$scratch")
+  # shellcheck disable=SC2086  # the test list is split on purpose
+  "$PYTHON" - "$scratch/pyproject.toml" "$source" "$isolation" $tests <<'PY'
 import json, sys
 from pathlib import Path
-path, source, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+path, source, isolation, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 text = path.read_text()
-extra = f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+extra = (f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+         f"process_isolation = {json.dumps(isolation)}\n")
+if source.startswith("cli/"):  # cli/ is its own top-level folder (cvfilters/cli links to it)
+    text = text.replace('source_paths = ["cvfilters"]', 'source_paths = ["cvfilters", "cli"]')
 path.write_text(text.replace("[tool.mutmut]\n", "[tool.mutmut]\n" + extra, 1))
 PY
-  echo "[$module] mutating ${FILES[$module]} against ${TESTS[$module]} (timeout ${LIMIT}s)" >&2
+  echo "[$module] mutating $source against $tests ($isolation isolation, timeout ${LIMIT}s)" >&2
   status=0
-  (cd "$scratch" && nice -n 19 timeout "$LIMIT" "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$module.log" 2>&1) \
+  start=$(date +%s)
+  (cd "$scratch" && nice -n 19 timeout "$LIMIT" "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$stem.log" 2>&1) \
     || status=$?
-  (cd "$scratch" && "$PYTHON" -m mutmut export-cicd-stats >/dev/null 2>&1 || true
-   { echo "module: $module (${FILES[$module]}); tests: ${TESTS[$module]}; exit: $status"
-     [[ -f mutants/mutmut-cicd-stats.json ]] && cat mutants/mutmut-cicd-stats.json; echo; } >"$OUT/$module.txt"
-   "$PYTHON" -m mutmut results 2>/dev/null | grep -E "survived|timeout|suspicious" | while read -r name _; do
-     name="${name%:}"; echo "=== $name"; "$PYTHON" -m mutmut show "$name" </dev/null 2>/dev/null; done >"$OUT/$module-survivors.txt" || true)
-  cat "$OUT/$module.txt" >&2
+  seconds=$(( $(date +%s) - start ))
+  (cd "$scratch" && nice -n 19 "$PYTHON" -m mutmut export-cicd-stats >/dev/null 2>&1 || true
+   { echo "module: $module; source: $source; tests: $tests; exit: $status; seconds: $seconds; limit: $LIMIT;" \
+          "date: $(date -u +%Y-%m-%d)"
+     [[ -f mutants/mutmut-cicd-stats.json ]] && cat mutants/mutmut-cicd-stats.json; echo; } >"$OUT/$stem.txt"
+   "$PYTHON" -m mutmut results 2>/dev/null | grep -E "survived|timeout|suspicious|no tests" | while read -r name _; do
+     name="${name%:}"; echo "=== $name"; "$PYTHON" -m mutmut show "$name" </dev/null 2>/dev/null; done \
+     >"$OUT/$stem-survivors.txt" || true)
+  cat "$OUT/$stem.txt" >&2
   rm -rf "$scratch"
+  scratch=""
 done

@@ -73,7 +73,9 @@ _C1 = frozenset({1})
 CAPABILITIES: dict[str, Capability] = {
     "split": _row("split", NO_64F, "cudaarithm.hpp split: 1..4 channels"),
     "merge": _row("merge", NO_64F, "cudaarithm.hpp merge: 1..4 single-channel planes of one depth", channels=_C1),
-    "pad": _row("copyMakeBorder", NO_64F, "cudaarithm.hpp copyMakeBorder: 1..4 channels", borders=_BORDERS),
+    "pad": _row("copyMakeBorder", NO_64F, "cudaarithm/src/cuda/copy_make_border.cu copyMakeBorder: funcs[6][4] "
+                "holds 2 channels for 8U only (1, 3, 4 for 16U, 16S, 32F)", borders=_BORDERS,
+                channels={cv2.CV_8U: _ANY_CHANNELS, **dict.fromkeys((cv2.CV_16U, cv2.CV_16S, cv2.CV_32F), _C134)}),
     "gaussian": _row("createGaussianFilter", SEPARABLE_DEPTHS,
                      f"{_FILTERS_CPP}: createGaussianFilter -> SeparableLinearFilter, rowFilterFuncs for 1, 3, 4 "
                      "channels, CV_Assert(kernel cols <= 32); test_filters.cpp GaussianBlur: 4 levels, 1e-4 float",

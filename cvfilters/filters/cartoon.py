@@ -217,7 +217,7 @@ def _check_cartoon(params: dict[str, Any]) -> str | None:
     summary="Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe).",
     params=[
         Param("edges", "choice", "adaptive", choices=("adaptive", "laplacian", "none"),
-              help="outline detector on the median-blurred luminance: adaptive threshold, Laplacian, or none"),
+              help="outline detector on the median-blurred luminance: adaptive (threshold), laplacian, or none"),
         Param("edge_blur", "int", 7, min=1, max=15, odd=True, unit="px",
               help="median filter size applied to the luminance first; larger = fewer, smoother outlines"),
         Param("block", "int", 9, min=3, max=99, odd=True, unit="px",
@@ -237,7 +237,7 @@ def _check_cartoon(params: dict[str, Any]) -> str | None:
         Param("sigma_space", "float", 7.0, min=0.5, max=50.0, unit="px at the reduced scale",
               help="bilateral spatial sigma"),
         Param("quantize", "choice", "kmeans", choices=("kmeans", "posterize", "none"),
-              help="colour quantization after smoothing: k-means to `colors` colours, posterize to `levels` "
+              help="colour quantization after smoothing: kmeans (k-means to `colors` colours), posterize to `levels` "
                    "values per channel, or none"),
         Param("colors", "int", 8, min=2, max=64, unit="colours", help="quantize=kmeans: number of colours"),
         Param("levels", "int", 5, min=2, max=32, help="quantize=posterize: values per channel"),

@@ -264,7 +264,7 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
         Param("radius", "float", 20.0, min=0.0, max=4096.0, unit="px",
               help="edges: width of the fade from the border inward (0: no fade)"),
         Param("shape", "choice", "rect", choices=("rect", "ellipse"),
-              help="edges: fade from the image rectangle or from its inscribed ellipse"),
+              help="edges: fade from the image rectangle (rect) or from its inscribed ellipse"),
         center_param("radial, brighten: centre of the effect; [0.5,0.5] is the image centre"),
         Param("inner", "float", 0.5, min=0.0, max=4.0, unit="fraction of half-diagonal",
               help="radial: untouched within this distance of center"),

@@ -233,7 +233,8 @@ def _check(params: dict[str, Any]) -> str | None:
                    "0..1, or 0..255 (PyTorch fast neural style)"),
         Param("tensor_layout", "choice", "nchw", choices=("nchw", "nhwc"),
               help="tensor layout: nchw (PyTorch exports) or nhwc (TensorFlow exports)"),
-        Param("model_order", "choice", "rgb", choices=("rgb", "bgr"), help="channel order the model expects"),
+        Param("model_order", "choice", "rgb", choices=("rgb", "bgr"),
+              help="channel order the model expects: rgb or bgr"),
         Param("size_multiple", "int", 1, min=1, max=256, unit="px",
               help="the model needs sides that are multiples of this (GANs often 4, 8 or 32): the image is "
                    "padded by reflection and the result cropped back"),

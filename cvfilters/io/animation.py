@@ -23,6 +23,7 @@ import numpy as np
 
 from cvfilters.core.errors import ImageWriteError, TruncatedImageError
 from cvfilters.io import images as io
+from cvfilters.io import orientation
 from cvfilters.io.decoders import Header, drop_opaque_gif_alpha
 from cvfilters.io.quiet import quiet
 
@@ -56,7 +57,9 @@ def decode(data: bytes, name: io.StrPath, header: Header, frames: tuple[int, int
     TIFF pages are decoded one at a time (each input page is released once ``step`` has run);
     the frames of an animation all at once (its decoders composite each frame on the ones
     before), then ``step`` replaces them one by one. GIF frames have alpha only where the file
-    has transparency.
+    has transparency. Every frame is turned upright once: OpenCV's TIFF decoder applies each
+    page's Orientation tag itself, ``imdecodeanimation`` applies none, so the orientation the
+    header asks for is applied here.
     """
     start, stop = frames or (0, None)
     stop = header.frames if stop is None else min(stop, header.frames)
@@ -65,8 +68,10 @@ def decode(data: bytes, name: io.StrPath, header: Header, frames: tuple[int, int
                                         f" selects none of its {header.frames} frames")
     buffer = np.frombuffer(data, np.uint8)
 
+    turn = 1 if header.format == "TIFF" else orientation.requested(header.info.get("exif"), None)
+
     def finish(frame: np.ndarray) -> np.ndarray:
-        frame = drop_opaque_gif_alpha(frame, header)
+        frame = orientation.upright(drop_opaque_gif_alpha(frame, header), turn)
         return frame if step is None else step(frame)
 
     if header.format == "TIFF":

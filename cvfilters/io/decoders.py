@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -117,13 +117,20 @@ def parse_header(data: bytes) -> Header | None:
         return None
 
 
-def decode_pillow(name: str | os.PathLike[str], data: bytes, header: Header, reason: str,
-                  ) -> tuple[np.ndarray, dict[int, bytes]]:
-    """Decode with Pillow (:func:`decode_with_pillow`) and collect the EXIF OpenCV would have returned.
+class Decoded(NamedTuple):
+    """What a decoder gives: the pixels, the metadata chunks by OpenCV's ``IMAGE_METADATA_*`` kind,
+    and whether the decoder has already applied the file's orientation (:mod:`cvfilters.io.orientation`)."""
+
+    image: np.ndarray
+    chunks: dict[int, bytes]
+    upright: bool
+
+
+def decode_pillow(name: str | os.PathLike[str], data: bytes, header: Header, reason: str) -> Decoded:
+    """Decode with Pillow (:func:`decode_with_pillow`, upright) and collect the EXIF OpenCV would have returned.
 
     Raises :class:`TruncatedImageError` naming the file, with ``reason`` and what the decoder
-    (or libtiff on descriptor 2) said. A TIFF's Orientation is not applied (OpenCV applies it
-    itself; the caller does it for Pillow's result).
+    (or libtiff on descriptor 2) said.
     """
     try:
         with _pillow_unlimited(), quiet() as printed:
@@ -132,7 +139,7 @@ def decode_pillow(name: str | os.PathLike[str], data: bytes, header: Header, rea
         detail = "; ".join([*printed, str(exc)])
         raise TruncatedImageError(name, f"{TruncatedImageError.cause} ({reason}: {detail})") from None
     exif = header.info.get("exif")
-    return image, {cv2.IMAGE_METADATA_EXIF: exif} if exif and header.format != "TIFF" else {}
+    return Decoded(image, {cv2.IMAGE_METADATA_EXIF: exif} if exif and header.format != "TIFF" else {}, upright=True)
 
 
 def needs_pillow(header: Header, data: bytes) -> str | None:
@@ -168,16 +175,18 @@ def _tiff_reason(header: Header) -> str | None:
 
 
 def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
-    """Decode with Pillow into cvfilters' layout: grey, BGR or BGRA at the file's depth.
+    """Decode with Pillow into cvfilters' layout: grey, BGR or BGRA at the file's depth, upright.
 
     Palette images become BGR, or BGRA where the palette has transparency; grey with a tRNS
-    key gets an alpha channel of the same depth (0 at the key, full scale elsewhere).
+    key gets an alpha channel of the same depth (0 at the key, full scale elsewhere). The
+    file's orientation is applied once: by recent Pillow's TIFF loader itself, else here.
     """
-    from PIL import Image
+    from PIL import Image, ImageOps  # only files that need Pillow pay for importing it
 
     with Image.open(BytesIO(data)) as opened:
         opened.load()
         image: Image.Image = opened
+        ImageOps.exif_transpose(image, in_place=True)  # a no-op where Pillow's loader applied it
         key = image.info.get("transparency") if image.mode in _GREY_KEYED else None
         if key is not None and image.mode == "L" and header.format == "PNG" and 0 < data[24] < 8:
             key *= 255 // (2 ** data[24] - 1)  # Pillow scales 1-, 2- and 4-bit grey to 0..255, not the key

@@ -3,14 +3,14 @@
 A read takes the file's bytes once, checks the pixel count from the header (Pillow parses
 it lazily, decoding nothing: :mod:`cvfilters.io.decoders`), decodes the bytes once, with
 OpenCV's ``IMREAD_UNCHANGED`` or, where the header shows OpenCV would lose information,
-with Pillow, and applies the EXIF orientation once. A write encodes in memory (OpenCV, or
-:mod:`cvfilters.io.encoders` for grey+alpha PNG and TIFF with metadata) and replaces the target
-atomically. Many-frame files are :mod:`cvfilters.io.animation`'s. OpenCV 5.1 behaviour relied
-on (tests/io/test_io.py checks it):
+with Pillow, and turns the image upright exactly once (:mod:`cvfilters.io.orientation`). A
+write encodes in memory (OpenCV, or :mod:`cvfilters.io.encoders` for grey+alpha PNG and TIFF
+with metadata) and replaces the target atomically. Many-frame files are
+:mod:`cvfilters.io.animation`'s. OpenCV 5.1 behaviour relied on (tests/io/test_io.py checks it):
 
 * EXIF comes back without the ``Exif\\0\\0`` header and the encoder adds it; the TIFF
   decoder applies the TIFF Orientation itself and returns no metadata, the others leave
-  the orientation alone.
+  the orientation alone (and the PNG decoder returns no EXIF from an APNG).
 * Gray+alpha PNG decodes to BGRA (B = G = R), palette PNG to BGR (BGRA with tRNS); GIF
   always to BGRA (the alpha is dropped where the file has no transparent colour).
 * A cut JPEG decodes to nothing from memory, but one padded with junk still decodes.
@@ -32,10 +32,9 @@ import os
 import stat
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import cv2
 import numpy as np
@@ -61,7 +60,7 @@ from cvfilters.core.errors import (
     UsageError,
 )
 from cvfilters.core.files import FileRefused, read_regular, system_file
-from cvfilters.io import decoders, encoders, headers
+from cvfilters.io import decoders, encoders, headers, orientation
 from cvfilters.io.quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
@@ -95,18 +94,7 @@ _CHANNEL_CHANGES = {
 _METADATA_FORMATS = _JPEG | {".png", ".webp", ".avif"}
 _QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRITE_WEBP_QUALITY,
             ".avif": cv2.IMWRITE_AVIF_QUALITY}
-_EXIF_HEADER = b"Exif\0\0"
-_BYTE_ORDERS: dict[bytes, Literal["little", "big"]] = {b"II": "little", b"MM": "big"}  # TIFF/EXIF byte order marks
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
-_UPRIGHT: dict[int, Callable[[np.ndarray], np.ndarray]] = {  # EXIF orientation -> what makes the stored pixels upright
-    2: lambda a: cv2.flip(a, 1),
-    3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
-    4: lambda a: cv2.flip(a, 0),
-    5: cv2.transpose,
-    6: lambda a: cv2.rotate(a, cv2.ROTATE_90_CLOCKWISE),
-    7: lambda a: cv2.rotate(cv2.transpose(a), cv2.ROTATE_180),
-    8: lambda a: cv2.rotate(a, cv2.ROTATE_90_COUNTERCLOCKWISE),
-}
 
 
 class DepthConversionWarning(UserWarning):
@@ -159,10 +147,12 @@ def max_pixels_limit(max_pixels: int | None = None) -> int:
 
 
 def probe(path: StrPath) -> tuple[int, int]:
-    """Return ``(width, height)`` as stored, from the header, without decoding pixels.
+    """Return ``(width, height)`` from the header, without decoding pixels.
 
-    :func:`read` swaps them for EXIF orientations 5 to 8. HDR, PFM and PAM are sized from
-    their text headers; formats no header parser knows (EXR) are decoded. Raises the read errors of :func:`read`, but
+    That is the size as stored (:func:`read` swaps it for orientations 5 to 8), except for a
+    TIFF, whose upright size recent Pillow reports: the area is exact either way. HDR, PFM and
+    PAM are sized from their text headers; formats no header parser knows (EXR) are decoded.
+    Raises the read errors of :func:`read`, but
     damage after the header goes unnoticed and no pixel limit applies.
     """
     data = read_bytes(path)
@@ -175,7 +165,7 @@ def probe(path: StrPath) -> tuple[int, int]:
         raise TruncatedImageError(path, str(exc)) from None
     if size is not None:
         return size
-    image, _ = _decode(path, data)
+    image = _decode(path, data).image
     return image.shape[1], image.shape[0]
 
 
@@ -244,30 +234,33 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
     reason = decoders.needs_pillow(header, data) if header is not None else None
     if reason is not None and header is not None:
         try:
-            image, chunks = _decode_pillow(name, data, header, reason)
+            decoded = decoders.decode_pillow(name, data, header, reason)
         except TruncatedImageError as pillow_error:  # OpenCV, the stricter decoder, may still read it
             try:
-                image, chunks = _decode(name, data)
+                decoded = _decode(name, data)
             except ImageReadError:
                 raise pillow_error from None
     else:
-        image, chunks = _decode(name, data)
-        image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(image, header), header)
-    return finish_decode(image, chunks, name, header, limit)
+        decoded = _decode(name, data)
+        image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(decoded.image, header), header)
+        decoded = decoded._replace(image=image)
+    return finish_decode(decoded, name, header, limit)
 
 
-def finish_decode(image: np.ndarray, chunks: dict[int, bytes], name: StrPath, header: decoders.Header | None,
+def finish_decode(decoded: decoders.Decoded, name: StrPath, header: decoders.Header | None,
                   limit: int) -> tuple[np.ndarray, Metadata]:
-    """Check a decoded frame's size and depth, make it upright and collect its metadata."""
+    """Check a decoded frame's size and depth, turn it upright unless its decoder did, and collect its metadata."""
+    image, chunks = decoded.image, decoded.chunks
     _check_pixels(name, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
     if image.dtype == np.float64:
         image = image.astype(np.float32)
     elif image.dtype not in _RANGE:
         raise UnsupportedDepthError(name, f"pixel depth {image.dtype} is not supported (uint8, uint16, int16, "
                                           "float32)")
-    orientation, exif = _reset_orientation(chunks.get(cv2.IMAGE_METADATA_EXIF, b"").removeprefix(_EXIF_HEADER))
-    if orientation in _UPRIGHT:
-        image = _UPRIGHT[orientation](image)
+    stored_exif = chunks.get(cv2.IMAGE_METADATA_EXIF, b"")
+    if not decoded.upright:
+        image = orientation.upright(image, orientation.requested(header and header.info.get("exif"), stored_exif))
+    exif = orientation.reset(stored_exif)[1]
     xmp = chunks.get(cv2.IMAGE_METADATA_XMP, b"").removeprefix(_XMP_JPEG_HEADER).rstrip(b"\0")
     icc = chunks.get(cv2.IMAGE_METADATA_ICCP) or (header.icc if header else None)
     grey = header is not None and header.mode in _GREY_MODES
@@ -292,15 +285,6 @@ def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | No
     if size is not None:
         _check_pixels(name, *size, limit)
     return None
-
-
-def _decode_pillow(name: StrPath, data: bytes, header: decoders.Header, reason: str,
-                   ) -> tuple[np.ndarray, dict[int, bytes]]:
-    image, chunks = decoders.decode_pillow(name, data, header, reason)
-    orientation = header.tags.get(274, 1) if header.format == "TIFF" else 1
-    if orientation in _UPRIGHT:  # OpenCV applies the TIFF Orientation itself, Pillow does not
-        image = _UPRIGHT[orientation](image)
-    return image, chunks
 
 
 def output_dtype(path: StrPath, dtype: npt.DTypeLike) -> np.dtype:
@@ -419,7 +403,7 @@ def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | Non
             compression: int | None) -> bytes | memoryview:
     image = storable(path, ext, image)
     if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
-        exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
+        exif = orientation.reset(metadata.exif)[1] if metadata.exif else None
         special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
                                          grey=metadata.grey, compression=compression)
         if special is not None:
@@ -507,7 +491,9 @@ def _jpeg_has_end(data: bytes) -> bool:
     return False
 
 
-def _decode(path: StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
+def _decode(path: StrPath, data: bytes) -> decoders.Decoded:
+    """Decode with OpenCV (``IMREAD_UNCHANGED``): the pixels, the metadata chunks, and whether it applied
+    the orientation (:func:`cvfilters.io.orientation.applied_by_opencv`)."""
     try:
         with quiet() as printed:
             image, types, chunks = cv2.imdecodeWithMetadata(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
@@ -520,7 +506,8 @@ def _decode(path: StrPath, data: bytes) -> tuple[np.ndarray, dict[int, bytes]]:
     if printed:
         warnings.warn(f"{os.fspath(path)}: decoded, but the decoder reported: {'; '.join(printed)}",
                       CorruptDataWarning, stacklevel=4)
-    return image, {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
+    chunks_by_kind = {int(kind): np.asarray(chunk).tobytes() for kind, chunk in zip(types, chunks, strict=True)}
+    return decoders.Decoded(image, chunks_by_kind, orientation.applied_by_opencv(data))
 
 
 def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageError:
@@ -534,21 +521,6 @@ def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageError:
         known = (data[:4], data[8:12]) == (b"RIFF", b"WEBP") or cv2.haveImageReader(os.fspath(path))
     error = TruncatedImageError if known else NotAnImageError
     return error(path, f"{error.cause} ({'; '.join(printed)})" if printed else None)
-
-
-def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
-    """The EXIF Orientation, and the block with it set to 1 in place (every other byte,
-    maker notes with absolute offsets included, stays); (1, exif) without a valid tag."""
-    order = _BYTE_ORDERS.get(exif[:2])
-    if order is None or len(exif) < 8:
-        return 1, exif
-    ifd = int.from_bytes(exif[4:8], order)
-    end = min(ifd + 2 + 12 * int.from_bytes(exif[ifd : ifd + 2], order), len(exif) - 11)
-    for pos in range(ifd + 2, end, 12):
-        if exif[pos : pos + 4] == (0x0112).to_bytes(2, order) + (3).to_bytes(2, order):  # Orientation, SHORT
-            value = int.from_bytes(exif[pos + 8 : pos + 10], order)
-            return value, exif[: pos + 8] + (1).to_bytes(2, order) + exif[pos + 10 :]
-    return 1, exif
 
 
 def _output_format(path: StrPath) -> str:
@@ -630,7 +602,7 @@ def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], li
         xmp = _XMP_JPEG_HEADER + xmp  # the JPEG encoder writes the APP1 payload as given
     elif xmp and ext == ".png":
         xmp += b"\0"  # the PNG encoder reads a NUL-terminated string
-    exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
+    exif = orientation.reset(metadata.exif)[1] if metadata.exif else None
     present = [(kind, value) for kind, value in ((cv2.IMAGE_METADATA_EXIF, exif), (cv2.IMAGE_METADATA_XMP, xmp),
                                                  (cv2.IMAGE_METADATA_ICCP, metadata.icc)) if value]
     return [kind for kind, _ in present], [np.frombuffer(value, np.uint8) for _, value in present]

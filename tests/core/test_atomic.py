@@ -69,3 +69,19 @@ def test_pipeline_files_are_saved_atomically(tmp_path: Path, monkeypatch: pytest
     monkeypatch.undo()
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["look.yaml"]
     assert Pipeline.load(path) == Pipeline.parse("gaussian_blur:sigma=3")
+
+
+def test_write_bytes_creates_every_missing_parent(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "c" / "out.bin"  # three levels that do not exist yet
+    atomic.write_bytes(target, b"deep")
+    assert target.read_bytes() == b"deep"
+
+
+def test_fsync_file_opens_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # outputs may be read-only by then (a umask, a --mode); a write open would fail for non-root users
+    (tmp_path / "f.bin").write_bytes(b"x")
+    flags: list[int] = []
+    real = os.open
+    monkeypatch.setattr(os, "open", lambda path, flag, *rest: (flags.append(flag), real(path, flag, *rest))[1])
+    atomic.fsync_file(tmp_path / "f.bin")
+    assert flags and flags[0] & (os.O_WRONLY | os.O_RDWR) == 0

@@ -38,6 +38,7 @@ import pytest
 from PIL import Image
 
 import cvfilters
+import cvfilters.io.images
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

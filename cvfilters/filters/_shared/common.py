@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,8 +21,10 @@ def center_param(help_text: str = "centre of the effect; [0.5,0.5] is the image 
 
 
 def border_param(default: str = "reflect101") -> Param:
-    """The ``border`` parameter every neighbourhood filter declares."""
-    return Param("border", "choice", default, choices=tuple(BORDERS), help=BORDER_HELP)
+    """The ``border`` parameter every neighbourhood filter declares; its help marks ``default`` as the default."""
+    unmarked = BORDER_HELP.replace(", default)", ")")
+    marked = re.sub(rf"\b{default} \(([^()]*)\)", rf"{default} (\1, default)", unmarked, count=1)
+    return Param("border", "choice", default, choices=tuple(BORDERS), help=marked)
 
 
 def with_border(ctx: Context, image: Image, reach: tuple[int, int], border: str,
