@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, tuple[Param, ...]]] = {
         Param('max_pixels', 'int', ('--max-pixels',), (), None, False, 1, None, None),
         Param('frames', 'str', ('--frames',), (), None, False, None, None, None),
         Param('explain', 'bool', ('--explain',), (), False, False, None, None, None),
+        Param('memory', 'str', ('--memory',), (), None, False, None, None, None),
+        Param('tile_size', 'int', ('--tile-size',), (), None, False, 16, None, None),
         Param('large', 'bool', ('--allow-large',), (), False, False, None, None, None),
         Param('fuse', 'bool', ('--fuse',), ('--no-fuse',), True, False, None, None, None),
         Param('compare', 'path', ('--compare',), (), None, False, None, None, None),
