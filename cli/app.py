@@ -117,6 +117,14 @@ def apply(
     histogram: Annotated[Path | None, typer.Option(
         metavar="FILE", help="Also plot the histograms of the input and its result (one input image only; needs "
                              "matplotlib).")] = None,
+    colorspace: Annotated[str, typer.Option(
+        metavar="SPACE", help="keep (the values as stored), srgb, adobe-rgb or an ICC file: convert from the input's "
+                              "profile through LittleCMS before filtering and embed the new profile.")] = "keep",
+    intent: Annotated[str, typer.Option(metavar="INTENT", help="Rendering intent of --colorspace: relative, "
+                                                               "perceptual, saturation or absolute.")] = "relative",
+    linear: Annotated[bool, typer.Option("--linear", help="Run the filters that mix light (blurs, resize, warps, "
+                                                          "sharpening) on linear values (the profile's transfer "
+                                                          "function, sRGB by default).")] = False,
 ) -> None:
     """Run a pipeline on image and video files and write the results.
 
@@ -138,6 +146,7 @@ def apply(
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
     check_backend(backend)
+    _check_colour(colorspace, intent)
     if overwrite and no_clobber:
         raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
@@ -159,7 +168,7 @@ def apply(
         _check_single_image("--histogram", histogram, tasks, failures)
     workers = len(device_list) if device_list else executors.worker_count(jobs, [task.source for task in tasks])
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
-                            large, 1 if scheduler else workers, fuse)
+                            large, 1 if scheduler else workers, fuse, _colour_target(colorspace), intent, linear)
     if explain and len(tasks) > 1:
         where = f"a pool of {workers}" if workers > 1 else "this process (a pool pays for more work)"
         _err(f"batch: {len(tasks)} files, {'--jobs' if jobs else 'chosen from the work'}: {where}")
@@ -193,6 +202,26 @@ def apply(
         from cvfilters.viz.plots import write_before_after_plot
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
+
+
+def _check_colour(colorspace: str, intent: str) -> None:
+    """A usage error for an unknown intent or a profile that cannot be read, before any work."""
+    from cvfilters.core.errors import UsageError
+    from cvfilters.io import colour
+
+    if intent not in colour.INTENTS:
+        raise UsageError(f"--intent {intent!r} is not one of {', '.join(colour.INTENTS)}")
+    if colorspace.lower() != "keep":
+        colour.profile_bytes(_colour_target(colorspace) or "")
+
+
+def _colour_target(colorspace: str) -> str | None:
+    """The --colorspace value as workers take it: None for keep, a path made absolute (workers may run elsewhere)."""
+    if colorspace.lower() == "keep":
+        return None
+    if colorspace.lower() in ("srgb", "adobe-rgb", "adobergb", "adobe_rgb"):
+        return colorspace.lower()
+    return os.path.abspath(colorspace)
 
 
 def _refuse_clobbering(tasks: list[Any], options: Any) -> None:

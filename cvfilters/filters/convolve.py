@@ -48,7 +48,7 @@ def _check_convolve(params: dict[str, Any]) -> str | None:
     return None
 
 
-@register(
+@register(linear=True,
     category="convolve",
     summary="Correlate or convolve with any 2-D kernel, plus bias and scale.",
     params=[
@@ -249,7 +249,7 @@ def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: boo
     return be.merge([grey] * 3 + [relief(gray_ctx, plane) for plane in planes[3:]])
 
 
-@register(
+@register(linear=True,
     category="convolve",
     summary="Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in).",
     params=[
@@ -268,7 +268,7 @@ def sharpen(ctx: Context, img: Any, *, amount: float, border: str) -> Any:
     return respond(ctx, img, (matrix,), border, output="clip")
 
 
-@register(
+@register(linear=True,
     category="convolve",
     summary="Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold.",
     params=[

@@ -84,7 +84,7 @@ def _check_resize_size(scaled: tuple[int, int]) -> None:
                              "px a side")
 
 
-@register(
+@register(linear=True,
     category="warp",
     summary="Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size.",
     params=[
@@ -143,7 +143,7 @@ def _crop_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
     return spec.with_(width=width, height=height)
 
 
-@register(
+@register(linear=True,
     category="warp",
     summary="Keep a rectangle of the image (x, y, width, height in px); changes the size.",
     params=[
@@ -184,7 +184,7 @@ def _pad_param(name: str) -> Param:
                  help=f"pixels added at the {name}")
 
 
-@register(
+@register(linear=True,
     category="warp",
     summary="Add pixels around the image (top, bottom, left, right) with a border rule; changes the size.",
     params=[

@@ -35,7 +35,7 @@ def _seed_param() -> Param:
 
 
 # ------------------------------------------------------------------ bloom
-@register(
+@register(linear=True,
     category="stylize",
     summary="Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold).",
     params=[
@@ -353,7 +353,7 @@ def hex_labels(width: int, height: int, size: float) -> np.ndarray:
     return dense
 
 
-@register(
+@register(linear=True,
     category="stylize",
     summary="Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate).",
     params=[Param("size", "float", 8.0, min=1.0, max=1000.0, unit="px",

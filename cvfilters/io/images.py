@@ -33,7 +33,7 @@ import stat
 import sys
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -59,7 +59,7 @@ from cvfilters.core.errors import (
     UnsupportedDepthError,
     UsageError,
 )
-from cvfilters.io import decoders, encoders
+from cvfilters.io import colour, decoders, encoders
 from cvfilters.io.quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
@@ -170,7 +170,8 @@ def probe(path: StrPath) -> tuple[int, int]:
     return image.shape[1], image.shape[0]
 
 
-def read(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None) -> np.ndarray:
+def read(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None,
+         colorspace: colour.ColourTarget | None = None, intent: colour.Intent = "relative") -> np.ndarray:
     """Read an image upright, with its depth and channels as stored.
 
     Parameters
@@ -182,6 +183,12 @@ def read(path: StrPath, *, max_pixels: int | None = None, channel_order: Channel
     channel_order : {"bgr", "rgb"}, optional
         The order of the colour channels returned: BGR(A) as OpenCV's unless the call
         or ``cvfilters.set_defaults(channel_order="rgb")`` says RGB(A).
+    colorspace : {"keep", "srgb", "adobe-rgb"}, ICC profile bytes or path, optional
+        Convert the pixels from the file's colour space (its ICC profile, CICP or EXIF
+        ColorSpace; sRGB where it names none) into this one through LittleCMS
+        (:mod:`cvfilters.io.colour`). None or ``keep``: the values as stored.
+    intent : {"relative", "perceptual", "saturation", "absolute"}
+        The rendering intent of that conversion.
 
     Returns
     -------
@@ -200,25 +207,30 @@ def read(path: StrPath, *, max_pixels: int | None = None, channel_order: Channel
     UnsupportedDepthError
         Signed integer and other pixel types.
     """
-    return read_with_metadata(path, max_pixels=max_pixels, channel_order=channel_order)[0]
+    return read_with_metadata(path, max_pixels=max_pixels, channel_order=channel_order, colorspace=colorspace,
+                              intent=intent)[0]
 
 
-def read_with_metadata(path: StrPath, *, max_pixels: int | None = None,
-                       channel_order: ChannelOrder | None = None) -> tuple[np.ndarray, Metadata]:
+def read_with_metadata(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None,
+                       colorspace: colour.ColourTarget | None = None,
+                       intent: colour.Intent = "relative") -> tuple[np.ndarray, Metadata]:
     """Read an image like :func:`read`, with its EXIF, ICC profile and XMP.
 
     Parameters
     ----------
-    path, max_pixels, channel_order
+    path, max_pixels, channel_order, colorspace, intent
         As for :func:`read`, which lists the errors raised too.
 
     Returns
     -------
     tuple of (numpy.ndarray, Metadata)
         The upright image, and its metadata with the EXIF Orientation reset to 1. The ICC
-        profile comes from the header where OpenCV does not read it (TIFF, AVIF).
+        profile comes from the header where OpenCV does not read it (TIFF, AVIF); after a
+        ``colorspace`` conversion it is the target's.
     """
-    image, metadata = decode(read_bytes(path), path, max_pixels=max_pixels)
+    data = read_bytes(path)
+    image, metadata = decode(data, path, max_pixels=max_pixels)
+    image, metadata = to_colourspace(image, metadata, colorspace, intent, data)
     return (swap_rb(image) if resolve_channel_order(channel_order) == "rgb" else image), metadata
 
 
@@ -265,6 +277,23 @@ def finish_decode(image: np.ndarray, chunks: dict[int, bytes], name: StrPath, he
     return image, Metadata(exif=exif or None, icc=icc or None, xmp=xmp or None, grey=grey)
 
 
+def to_colourspace(image: np.ndarray, metadata: Metadata, target: colour.ColourTarget | None,
+                   intent: colour.Intent = "relative", data: bytes | None = None) -> tuple[np.ndarray, Metadata]:
+    """``image`` converted from its file's colour space into ``target``, with metadata embedding
+    the target's profile; ``keep`` or None: unchanged (see :mod:`cvfilters.io.colour`).
+
+    ``data`` (the file's bytes) lets a PNG's CICP tag name the source space.
+    """
+    if target is None or (isinstance(target, str) and target.lower() == "keep"):
+        return image, metadata
+    space = colour.colourspace_of(metadata.icc, metadata.exif, data)
+    if space.icc is None and not space.is_srgb:
+        raise UsageError(f"colorspace: the image's space ({space.name}) has no ICC profile to convert from; "
+                         "keep it (colorspace keep)")
+    dst = colour.profile_bytes(target)
+    return colour.convert(image, space, dst, intent), replace(metadata, icc=dst)
+
+
 def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | None:
     """The parsed header, after refusing an image over ``limit`` pixels (all frames together);
     None where Pillow cannot parse the header (HDR, EXR: OpenCV decides)."""
@@ -303,6 +332,8 @@ def write(
     compression: int | None = None,
     overwrite: bool = True,
     channel_order: ChannelOrder | None = None,
+    colorspace: colour.ColourTarget | None = None,
+    intent: colour.Intent = "relative",
 ) -> Path:
     """Write an image atomically, converting what the format cannot hold.
 
@@ -329,6 +360,11 @@ def write(
         When False an existing target is refused.
     channel_order : {"bgr", "rgb"}, optional
         The order of ``image``'s colour channels (default BGR, or ``cvfilters.set_defaults``).
+    colorspace : {"keep", "srgb", "adobe-rgb"}, ICC profile bytes or path, optional
+        Convert the pixels from ``metadata``'s profile (sRGB without one) into this space
+        through LittleCMS and embed its profile. None or ``keep``: written as they are.
+    intent : {"relative", "perceptual", "saturation", "absolute"}
+        The rendering intent of that conversion.
 
     Returns
     -------
@@ -357,6 +393,8 @@ def write(
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
     image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
+    if colorspace is not None:
+        image, metadata = to_colourspace(image, metadata or Metadata(), colorspace, intent)
     write_bytes(path, _encode(path, ext, image, metadata, params, compression))
     return Path(path)
 

@@ -19,13 +19,13 @@ from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cv2
 
 from cvfilters.core.errors import CvfError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import animation
+from cvfilters.io import animation, colour
 from cvfilters.io import images as io
 from cvfilters.registry.params import allow_large
 from cvfilters.run.limits import check_memory
@@ -55,6 +55,9 @@ class Options:
     allow_large: bool = False
     workers: int = 1
     fuse: bool = True
+    colorspace: str | None = None
+    intent: str = "relative"
+    linear: bool = False
 
 
 @dataclass
@@ -317,23 +320,31 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers,
                      frames=header.frames)
         reports: list[Any] = []
+        converting = options.colorspace not in (None, "keep")
+        target_icc = colour.profile_bytes(options.colorspace) if options.colorspace and converting else header.icc
+        transfer = colour.transfer_of(target_icc) if options.linear else False
 
         def step(frame: Any) -> Any:
-            result, run_report = pipeline.run(frame, backend=options.backend)
+            if target_icc is not None and converting:
+                frame = colour.convert(frame, header.icc, target_icc, cast(colour.Intent, options.intent))
+            result, run_report = pipeline.run(frame, backend=options.backend, linear=transfer)
             reports[:1] = [run_report]  # the report of one frame stands for all
             return result
 
         frames = animation.decode(data, task.source, header, options.frames, step)
         del data
         encoded = animation.encode(frames, ext, task.target, quality=options.quality,
-                                   metadata=io.Metadata(icc=header.icc))
+                                   metadata=io.Metadata(icc=target_icc))
         report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]  # as run on each frame
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)
+        image, metadata = io.to_colourspace(image, metadata, options.colorspace,
+                                            cast(colour.Intent, options.intent), data)
         del data
         channels = 1 if image.ndim == 2 else image.shape[2]
         check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
-        result, run_report = pipeline.run(image, backend=options.backend)
+        linear = colour.transfer_of(metadata.icc) if options.linear else False
+        result, run_report = pipeline.run(image, backend=options.backend, linear=linear)
         encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality)
         report = run_report.lines()
     if task.stdout_format is not None:
