@@ -35,7 +35,7 @@ def _seed_param() -> Param:
 
 
 # ------------------------------------------------------------------ bloom
-@register(linear=True,
+@register(
     category="stylize",
     summary="Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold).",
     params=[

@@ -192,9 +192,11 @@ def _lcms_transform(rgb: np.ndarray, src: bytes, dst: bytes, intent: int) -> np.
     except ImportError:
         raise UsageError(f"colorspace: converting {rgb.dtype} images needs imagecodecs (LittleCMS at 16-bit and "
                          "float precision): pip install 'cvfilters[colour]'") from None
-    high_res = 0x0400  # cmsFLAGS_HIGHRESPRECALC: 16-bit tables fine enough for 16-bit data
-    out = imagecodecs.cms_transform(rgb, src, dst, colorspace="rgb", outcolorspace="rgb", intent=intent,
-                                    flags=high_res)
+    if rgb.dtype == np.uint16:  # through float: LittleCMS's 16-bit tables are coarse near black on pure gammas
+        unit = imagecodecs.cms_transform(rgb.astype(np.float32) / np.float32(65535), src, dst, colorspace="rgb",
+                                         outcolorspace="rgb", intent=intent)
+        return np.clip(np.rint(unit * np.float32(65535)), 0, 65535).astype(np.uint16)
+    out = imagecodecs.cms_transform(rgb, src, dst, colorspace="rgb", outcolorspace="rgb", intent=intent)
     return np.asarray(out, rgb.dtype)
 
 

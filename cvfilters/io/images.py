@@ -59,7 +59,7 @@ from cvfilters.core.errors import (
     UnsupportedDepthError,
     UsageError,
 )
-from cvfilters.io import colour, decoders, encoders
+from cvfilters.io import colour, decoders, encoders, exr
 from cvfilters.io.quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
@@ -166,7 +166,7 @@ def probe(path: StrPath) -> tuple[int, int]:
     header = decoders.parse_header(data)
     if header is not None:
         return header.size
-    image, _ = _decode(path, data)
+    image = decode(data, path, max_pixels=2**62)[0]
     return image.shape[1], image.shape[0]
 
 
@@ -241,6 +241,9 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
     is OpenCV, or Pillow where :mod:`cvfilters.io.decoders` finds OpenCV would lose information.
     """
     limit = max_pixels_limit(max_pixels)
+    if exr.is_exr(data):
+        image = exr.decode(data, name, lambda width, height: _check_pixels(name, width, height, limit))
+        return finish_decode(image, {}, name, None, limit)
     header = check_header(data, name, limit)
     if data.startswith(b"\xff\xd8\xff") and not _jpeg_has_end(data):
         raise TruncatedImageError(name, "JPEG data ends before its end-of-image marker (file cut short)")
@@ -429,6 +432,8 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
             compression: int | None) -> bytes | memoryview:
     image = storable(path, ext, image)
+    if ext == ".exr":
+        return exr.encode(image, path)
     if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
         exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
         special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
@@ -558,7 +563,8 @@ def _reset_orientation(exif: bytes) -> tuple[int, bytes]:
 
 def _output_format(path: StrPath) -> str:
     ext = Path(path).suffix.lower()
-    if ext not in IMAGE_EXTENSIONS or not cv2.haveImageWriter("probe" + ext):
+    writer = exr.available() if ext == ".exr" else cv2.haveImageWriter("probe" + ext)
+    if ext not in IMAGE_EXTENSIONS or not writer:
         raise ImageWriteError(path, f"cannot be written: no encoder for {ext or 'a name without extension'}")
     return ext
 
@@ -617,6 +623,10 @@ def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
             np.nan_to_num(scaled, copy=False)
             np.clip(np.rint(scaled, out=scaled), dst_low, dst, out=scaled)
         image = scaled.astype(dtype)
+    if ext == ".hdr" and np.any(image < 0):  # RGBE shares one exponent among positive mantissas
+        warnings.warn(f"{os.fspath(path)}: .hdr (RGBE) holds no negative values; they are stored as 0",
+                      DepthConversionWarning, stacklevel=3)
+        image = np.maximum(image, np.float32(0))
     if ext == ".pbm" and np.any((image != 0) & (image != 255)):  # OpenCV writes every non-zero pixel white
         warnings.warn(f"{os.fspath(path)}: .pbm holds 1 bit per pixel; stored as black (below 128) and white",
                       DepthConversionWarning, stacklevel=3)
