@@ -77,7 +77,7 @@ def box_blur(ctx: Context, img: Image, *, size: int, border: str) -> Image:
 
 
 # ----------------------------------------------------------------------------- median
-@register(
+@register(unbounded=True,
     category="blur",
     summary="Median filter: the middle value of each size x size window, per channel.",
     params=[Param("size", "int", 5, min=1, max=MAX_MEDIAN_SIZE, odd=True, unit="px", large=LARGE_MEDIAN_SIZE,

@@ -16,7 +16,8 @@ Colour matrices
     ``out = M @ [b, g, r, 1]``, run by ``ctx.be.transform`` (``cv2.transform``).
     ``Filter.matrix(params, spec)`` (and :func:`color_matrix_of`, which resolves the
     parameters first) returns the 3 x 4 matrix of ``saturation``, ``hue_shift``,
-    ``sepia``, ``color_matrix`` and ``grayscale``.
+    ``color_matrix`` and ``grayscale``. ``sepia`` is ImageMagick's ``-sepia-tone``
+    (toning, then a whole-image normalize and contrast), not a matrix.
 
 Value convention (curves and matrices alike): values are normalised to 0..1 (integer
 value / 255 or / 65535; float32 as is), results are clipped to 0..1 and, for integer
@@ -28,7 +29,7 @@ BT.601 luma (``0.114 B + 0.587 G + 0.299 R``, the weights of ``grayscale``) and 
 in one channel. A curve applied to all channels is therefore simply applied to the
 gray values; saturation and hue shifts leave gray unchanged (and warn once); a curve on
 one colour channel or a colour matrix changes gray by the luma of its colour result;
-sepia tones gray into 3-channel brown (its declared output spec).
+sepia tones gray into 3-channel brown (its declared output spec), as ImageMagick does.
 
 Float32 images have no table: curves are evaluated with numpy on the host. On a
 device backend (UMat, GpuMat) that is a counted host fallback (download, evaluate,
@@ -311,7 +312,7 @@ def color_matrix_of(flt: str | Filter, params: Mapping[str, Any] | None = None) 
     Parameters
     ----------
     flt : str or Filter
-        ``saturation``, ``hue_shift``, ``sepia``, ``color_matrix`` or ``grayscale``.
+        ``saturation``, ``hue_shift``, ``color_matrix`` or ``grayscale``.
     params : mapping, optional
         Its parameters (validated and completed with defaults).
 

@@ -99,7 +99,7 @@ def _check_sobel(params: dict[str, Any]) -> str | None:
     return None
 
 
-@register(
+@register(unbounded=True,
     category="convolve",
     summary="Sobel derivative (absolute value) or gradient magnitude.",
     params=[
@@ -144,7 +144,7 @@ def _gradient(ctx: Context, img: Any, name: str, direction: str, scale: float, b
     return respond(ctx, img, (kernel(f"{name}_{direction}"),), border, output="absolute", scale=scale)
 
 
-@register(category="convolve", summary="Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude).",
+@register(unbounded=True,category="convolve", summary="Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude).",
           params=_gradient_params(0.25), alpha="premultiply")
 def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-3,0,3],[-10,0,10],[-3,0,3]] * in``, ``Gy`` its transpose.
@@ -156,7 +156,7 @@ def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str)
     return _gradient(ctx, img, "scharr", direction, scale, border)
 
 
-@register(category="convolve", summary="Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude).",
+@register(unbounded=True,category="convolve", summary="Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude).",
           params=_gradient_params(), alpha="premultiply")
 def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-1,0,1],[-1,0,1],[-1,0,1]] * in``, ``Gy`` its transpose.
@@ -167,7 +167,7 @@ def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str
     return _gradient(ctx, img, "prewitt", direction, scale, border)
 
 
-@register(
+@register(unbounded=True,
     category="convolve",
     summary="Laplacian (sum of second derivatives), absolute or signed.",
     params=[
@@ -192,7 +192,7 @@ def laplacian(ctx: Context, img: Any, *, ksize: int, scale: float, absolute: boo
                    scale=scale, bias=bias)
 
 
-@register(
+@register(unbounded=True,
     category="convolve",
     summary="Edges: gradient magnitude per channel, like Core Image's CIEdges.",
     params=[
@@ -214,7 +214,7 @@ def edges(ctx: Context, img: Any, *, intensity: float, border: str) -> Any:
 
 
 # ----------------------------------------------------------------------------- enhancement
-@register(
+@register(unbounded=True,
     category="convolve",
     summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request.",
     params=[
@@ -297,7 +297,7 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.spec.dtype)
 
 
-@register(
+@register(unbounded=True,
     category="convolve",
     summary="High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass).",
     params=[

@@ -80,6 +80,7 @@ class Filter:
     matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
     identity: str = ""
     linear: bool = False
+    unbounded: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "__signature__", signature_of(self.params))
@@ -135,10 +136,11 @@ class Filter:
     def run(self, ctx: Context, image: Image, params: Mapping[str, Any]) -> Image:
         """Run on a native image of ``ctx.be`` with resolved parameters, under the alpha policy.
 
-        The float policy: a filter declared ``linear`` keeps float values outside 0..1 (HDR
-        light); every other filter is defined on 0..1 and gets float input clamped to it.
+        The float policy: a filter declared ``unbounded`` (every ``linear`` one, and linear
+        or order-statistic operators such as derivatives and morphology) keeps float values
+        outside 0..1; every other filter is defined on 0..1 and gets float input clamped to it.
         """
-        if not self.linear and ctx.spec.dtype == np.float32:
+        if not self.unbounded and ctx.spec.dtype == np.float32:
             image = ctx.be.clip(image, 0.0, 1.0)
         return apply_alpha_policy(self.alpha, self.fn, ctx, image, params)
 
@@ -164,7 +166,7 @@ class Filter:
     def info(self) -> dict[str, Any]:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""
         return {"name": self.name, "category": self.category, "summary": self.summary,
-                "alpha": self.alpha, "linear": self.linear, "float_range": FLOAT_RANGE[self.linear],
+                "alpha": self.alpha, "linear": self.linear, "float_range": FLOAT_RANGE[self.unbounded],
                 "description": self.description,
                 **({"identity": self.identity} if self.identity else {}),
                 "params": [p.describe() for p in self.params]}
@@ -173,8 +175,8 @@ class Filter:
 _REGISTRY: dict[str, Filter] = {}
 # Keywords ``apply``, pipelines and filter objects take besides a filter's own parameters.
 CALL_KEYWORDS = ("backend", "channel_order", "layout", "linear")
-FLOAT_RANGE = {True: "kept: values outside 0..1 (HDR) pass through; runs on linear light with --linear",
-               False: "clamped: float input is clamped to 0..1 first; works on encoded values"}
+FLOAT_RANGE = {True: "kept: float values outside 0..1 (HDR light, signed values) pass through",
+               False: "clamped: float input is clamped to 0..1 first (the filter is defined on 0..1)"}
 
 
 def register(name: str | None = None, *, category: Category, summary: str, params: Iterable[Param] = (),
@@ -183,8 +185,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
              table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None,
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
-             description: str | None = None, identity: str = "", linear: bool = False, replace: bool = False,
-             listed: bool = True) -> Callable[[FilterFn], Filter]:
+             description: str | None = None, identity: str = "", linear: bool = False,
+             unbounded: bool | None = None, replace: bool = False, listed: bool = True) -> Callable[[FilterFn], Filter]:
     """Make a filter from a function: the one way every filter is built.
 
     Used as a decorator (``@register(...)``) and called by the colour and warp kernel
@@ -231,7 +233,11 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         The filter mixes light (averages, interpolates or sums pixels: blurs, warps,
         sharpening): it runs on linear values when a run asks for linear light, and keeps
         float values outside 0..1. ``False`` (colour and histogram filters, effects defined
-        on 0..1): it works on encoded values, float input clamped to 0..1.
+        on 0..1): it works on encoded values.
+    unbounded : bool, optional
+        Float values outside 0..1 pass through (linear and order-statistic operators:
+        derivatives, morphology, medians); ``False``: float input is clamped to 0..1
+        first. None: as ``linear``. ``cvfilters info`` shows it as ``float_range``.
     replace : bool
         Allow replacing an existing filter of the same name.
     listed : bool
@@ -270,7 +276,7 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         doc = inspect.cleandoc(description or fn.__doc__ or summary)
         flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,
                      description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix,
-                     identity=identity, linear=linear)
+                     identity=identity, linear=linear, unbounded=linear if unbounded is None else unbounded)
         if listed:
             _REGISTRY[filter_name] = flt
         return flt

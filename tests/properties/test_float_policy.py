@@ -1,10 +1,12 @@
 """One float policy for values outside 0..1, the same for every filter (issue #27).
 
-A filter declared ``linear`` (it mixes light: blurs, warps, sharpening) keeps float values
-outside 0..1, as scene-linear HDR data needs; every other filter is defined on 0..1, says so
-in ``info`` and gets its float input clamped to 0..1. Checked over the whole registry: a
-clamping filter gives on an out-of-range image exactly what it gives on the clamped image
-(numpy's clip is the reference); a keeping filter still shows light above 1 in its result.
+A filter declared ``unbounded`` (every ``linear`` one: it mixes light, as blurs, warps and
+sharpening do; and linear or order-statistic operators: derivatives, morphology, medians)
+keeps float values outside 0..1, as scene-linear HDR data needs; every other filter is
+defined on 0..1, says so in ``info`` and gets its float input clamped to 0..1. Checked over
+the whole registry: a clamping filter gives on an out-of-range image what it gives on the
+clamped image (numpy's clip is the reference); a keeping filter gives something else, and a
+linear one still shows light above 1 on a flat image at 2.
 """
 
 from __future__ import annotations
@@ -35,10 +37,14 @@ def test_every_filter_follows_the_float_policy(name: str) -> None:
     params = required_examples(flt)
     info = flt.info()
     assert info["linear"] is flt.linear
-    if flt.linear:
+    assert flt.unbounded or not flt.linear, f"{name} mixes light but clamps it"
+    if flt.unbounded:
         assert info["float_range"].startswith("kept")
-        out = _run(flt, np.full((48, 64, 3), 2.0, np.float32), params)
-        assert out.max() > 1.5, f"{name} lost light above 1 (max {out.max()})"
+        if flt.linear:
+            out = _run(flt, np.full((48, 64, 3), 2.0, np.float32), params)
+            assert out.max() > 1.5, f"{name} lost light above 1 (max {out.max()})"
+        out, clamped = _run(flt, HDR, params), _run(flt, np.clip(HDR, 0.0, 1.0), params)
+        assert not np.allclose(out, clamped, atol=1e-3), f"{name} clamps although declared unbounded"
     else:
         assert info["float_range"].startswith("clamped")
         out = _run(flt, HDR, params)
