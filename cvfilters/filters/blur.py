@@ -31,7 +31,8 @@ SELECT_CHUNK_BYTES = 64 << 20  # working memory of one strip of the sliding-wind
 MAX_ZOOM_STEPS = 10  # 2**10 samples along the longest streak
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="blur",
     summary="Gaussian blur with standard deviation sigma (px).",
     params=[
@@ -59,7 +60,8 @@ def _gaussian(ctx: Context, img: Image, sigma: float, ksize: int, border: str) -
                        lambda im, b: ctx.be.gaussian(im, (size, size), sigma, b))
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="blur",
     summary="Box blur: the mean over a size x size square.",
     params=[
@@ -77,7 +79,8 @@ def box_blur(ctx: Context, img: Image, *, size: int, border: str) -> Image:
 
 
 # ----------------------------------------------------------------------------- median
-@register(unbounded=True,
+@register(
+    unbounded=True,
     category="blur",
     summary="Median filter: the middle value of each size x size window, per channel.",
     params=[Param("size", "int", 5, min=1, max=MAX_MEDIAN_SIZE, odd=True, unit="px", large=LARGE_MEDIAN_SIZE,
@@ -179,7 +182,8 @@ def _median_select(image: np.ndarray, size: int) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- bilateral
-@register(linear=True,
+@register(
+    linear=True,
     category="blur",
     summary="Bilateral filter: edge-preserving smoothing by distance and colour difference.",
     params=[
@@ -224,7 +228,8 @@ def bilateral(ctx: Context, img: Image, *, d: int, sigma_color: float, sigma_spa
 
 
 # ----------------------------------------------------------------------------- motion, zoom, tilt-shift
-@register(linear=True,
+@register(
+    linear=True,
     category="blur",
     summary="Motion blur: average along a straight line of a given length and angle.",
     params=[
@@ -246,7 +251,8 @@ def motion_blur(ctx: Context, img: Image, *, length: float, angle: float, border
     return respond(ctx, img, (line_kernel(length, angle),), border, output="clip")
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="blur",
     summary="Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur.",
     params=[
@@ -306,7 +312,8 @@ def tilt_shift_mask(height: int, center: float, band: float, falloff: float) -> 
     return (t * t * (3.0 - 2.0 * t)).astype(np.float32)
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="blur",
     summary="Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below.",
     params=[

@@ -48,7 +48,8 @@ def _check_convolve(params: dict[str, Any]) -> str | None:
     return None
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="convolve",
     summary="Correlate or convolve with any 2-D kernel, plus bias and scale.",
     params=[
@@ -99,7 +100,8 @@ def _check_sobel(params: dict[str, Any]) -> str | None:
     return None
 
 
-@register(unbounded=True,
+@register(
+    unbounded=True,
     category="convolve",
     summary="Sobel derivative (absolute value) or gradient magnitude.",
     params=[
@@ -144,8 +146,8 @@ def _gradient(ctx: Context, img: Any, name: str, direction: str, scale: float, b
     return respond(ctx, img, (kernel(f"{name}_{direction}"),), border, output="absolute", scale=scale)
 
 
-@register(unbounded=True,category="convolve", summary="Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude).",
-          params=_gradient_params(0.25), alpha="premultiply")
+@register(category="convolve", summary="Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude).",
+          params=_gradient_params(0.25), alpha="premultiply", unbounded=True)
 def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-3,0,3],[-10,0,10],[-3,0,3]] * in``, ``Gy`` its transpose.
 
@@ -156,8 +158,8 @@ def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str)
     return _gradient(ctx, img, "scharr", direction, scale, border)
 
 
-@register(unbounded=True,category="convolve", summary="Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude).",
-          params=_gradient_params(), alpha="premultiply")
+@register(category="convolve", summary="Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude).",
+          params=_gradient_params(), alpha="premultiply", unbounded=True)
 def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-1,0,1],[-1,0,1],[-1,0,1]] * in``, ``Gy`` its transpose.
 
@@ -167,7 +169,8 @@ def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str
     return _gradient(ctx, img, "prewitt", direction, scale, border)
 
 
-@register(unbounded=True,
+@register(
+    unbounded=True,
     category="convolve",
     summary="Laplacian (sum of second derivatives), absolute or signed.",
     params=[
@@ -192,7 +195,8 @@ def laplacian(ctx: Context, img: Any, *, ksize: int, scale: float, absolute: boo
                    scale=scale, bias=bias)
 
 
-@register(unbounded=True,
+@register(
+    unbounded=True,
     category="convolve",
     summary="Edges: gradient magnitude per channel, like Core Image's CIEdges.",
     params=[
@@ -214,7 +218,8 @@ def edges(ctx: Context, img: Any, *, intensity: float, border: str) -> Any:
 
 
 # ----------------------------------------------------------------------------- enhancement
-@register(unbounded=True,
+@register(
+    unbounded=True,
     category="convolve",
     summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request.",
     params=[
@@ -249,7 +254,8 @@ def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: boo
     return be.merge([grey] * 3 + [relief(gray_ctx, plane) for plane in planes[3:]])
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="convolve",
     summary="Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in).",
     params=[
@@ -268,7 +274,8 @@ def sharpen(ctx: Context, img: Any, *, amount: float, border: str) -> Any:
     return respond(ctx, img, (matrix,), border, output="clip")
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="convolve",
     summary="Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold.",
     params=[
@@ -297,7 +304,8 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.spec.dtype)
 
 
-@register(unbounded=True,
+@register(
+    unbounded=True,
     category="convolve",
     summary="High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass).",
     params=[

@@ -234,7 +234,8 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
     return spec
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="feather",
     summary="Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward.",
     alpha="all",

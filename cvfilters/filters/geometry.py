@@ -84,7 +84,8 @@ def _check_resize_size(scaled: tuple[int, int]) -> None:
                              "px a side")
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="warp",
     summary="Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size.",
     params=[
@@ -143,7 +144,8 @@ def _crop_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
     return spec.with_(width=width, height=height)
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="warp",
     summary="Keep a rectangle of the image (x, y, width, height in px); changes the size.",
     params=[
@@ -184,7 +186,8 @@ def _pad_param(name: str) -> Param:
                  help=f"pixels added at the {name}")
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="warp",
     summary="Add pixels around the image (top, bottom, left, right) with a border rule; changes the size.",
     params=[

@@ -389,7 +389,8 @@ def hex_labels(width: int, height: int, size: float) -> np.ndarray:
     return dense
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="stylize",
     summary="Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate).",
     params=[Param("size", "float", 8.0, min=1.0, max=1000.0, unit="px",

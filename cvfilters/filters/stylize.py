@@ -22,7 +22,8 @@ from cvfilters.registry.catalog import register
 from cvfilters.registry.params import Param
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="stylize",
     summary="Pixellate: each size x size cell takes its average colour.",
     params=[Param("size", "int", 8, min=1, max=4096, unit="px", help="cell side; cells start at the top-left corner")],

@@ -224,7 +224,8 @@ def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, 
                          name="flip")
 
 
-@register(linear=True,
+@register(
+    linear=True,
     category="warp",
     summary="Mirror the image horizontally, vertically or both.",
     params=[Param("axis", "choice", "horizontal", choices=tuple(_FLIP_CODES),

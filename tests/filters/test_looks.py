@@ -188,7 +188,8 @@ def test_key_distances_match_their_formulas() -> None:
     for distance, reference in (
         ("rgb", np.linalg.norm(image - key_bgr, axis=-1) / np.sqrt(3)),
         ("lab", np.linalg.norm(cv2.cvtColor(image, cv2.COLOR_BGR2Lab)
-                               - cv2.cvtColor(key_bgr.astype(np.float32)[None, None], cv2.COLOR_BGR2Lab), axis=-1) / 100),
+                               - cv2.cvtColor(key_bgr.astype(np.float32)[None, None], cv2.COLOR_BGR2Lab),
+                               axis=-1) / 100),
     ):
         out = cvf.apply(image, "chroma_key", color=key_rgb, tolerance=0.2, softness=0.0, spill=0.0,
                         distance=distance, backend="cpu")
