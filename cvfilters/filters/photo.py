@@ -29,7 +29,7 @@ def _host(ctx: Context, img: Any, compute: Callable[[np.ndarray], np.ndarray], l
 
     def run(host: np.ndarray) -> np.ndarray:
         shape = (spec.height, spec.width) if spec.channels == 1 else (spec.height, spec.width, spec.channels)
-        return np.ascontiguousarray(compute(host.reshape(shape)))
+        return np.ascontiguousarray(compute(np.ascontiguousarray(host.reshape(shape))))  # xphoto needs contiguous
 
     return ctx.be.on_host(img, run, label)
 

@@ -190,3 +190,11 @@ def test_default_white_balance_keeps_a_white_cup_on_a_warm_table_white() -> None
     assert blue_minus_red("grayworld") > 20  # the classic gray-world failure: a blue cup
     default = blue_minus_red(None)
     assert default < 0 and default == blue_minus_red("simple")  # still white under warm light, never blue
+
+
+def test_white_balance_takes_a_cropped_view() -> None:
+    image = cast(np.uint8)
+    view = image[3:-3, 5:-5]  # not contiguous: xphoto asserted on it
+    for method in ("grayworld", "simple", "learning"):
+        np.testing.assert_array_equal(cvf.apply(view, "white_balance", method=method, backend="cpu"),
+                                      cvf.apply(view.copy(), "white_balance", method=method, backend="cpu"))
