@@ -438,8 +438,8 @@ invert = point_filter(
     description="""``out = max - in`` per channel (255, 65535 or 1.0); alpha is kept.
 
     Runs as ``bitwise_not`` on integers and ``1 - in`` on float32 (exact, on the device
-    for every dtype); ``Filter.table`` gives the same as a table. Float32 values are not
-    clipped.""",
+    for every dtype); ``Filter.table`` gives the same as a table. Float32 input is clamped
+    to 0..1 first (the float policy), so ``invert`` of 3.0 is 0, not -2.""",
 )
 
 
