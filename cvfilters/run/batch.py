@@ -206,12 +206,13 @@ def _glob_base(pattern: str) -> Path:
 
 # ---------------------------------------------------------------- running
 @lru_cache(maxsize=4)
-def _pipeline(frozen: str, large: bool, fuse: bool) -> Pipeline:
+def _pipeline(frozen: str, large: bool, fuse: bool, linear: bool) -> Pipeline:
     import json
 
     with allow_large(large):
         pipeline = Pipeline.from_dict(json.loads(frozen))
     pipeline.fuse = fuse
+    pipeline.linear = linear  # videos (sRGB frames); images pass their own profile's transfer
     return pipeline
 
 
@@ -224,7 +225,8 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     """
     import json
 
-    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse)
+    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse,
+                         options.linear)
     replace = options.overwrite or task.replace
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -338,15 +340,18 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]  # as run on each frame
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)
+        space = colour.colourspace_of(metadata.icc, metadata.exif, data)
         image, metadata = io.to_colourspace(image, metadata, options.colorspace,
                                             cast(colour.Intent, options.intent), data)
         del data
         channels = 1 if image.ndim == 2 else image.shape[2]
         check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
-        linear = colour.transfer_of(metadata.icc) if options.linear else False
-        result, run_report = pipeline.run(image, backend=options.backend, linear=linear)
+        light = colour.transfer_of(metadata.icc) if options.linear else None
+        result, run_report = pipeline.run(image, backend=options.backend, linear=light or False)
         encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality)
-        report = run_report.lines()
+        converted = f" -> {options.colorspace} ({options.intent})" if options.colorspace else ""
+        report = [*run_report.lines(), f"colour: {space.name} [{space.source}]{converted}"
+                                       + (f"; linear light: {light.name} transfer" if light else "")]
     if task.stdout_format is not None:
         sys.stdout.buffer.write(encoded)
         sys.stdout.buffer.flush()

@@ -141,8 +141,9 @@ def test_cli_colorspace(tmp_path: Path) -> None:
         return subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tagged), "-o", str(target),
                                "-f", "flip", "--backend", "cpu", *args], capture_output=True, text=True, check=False)
 
-    done = run("--colorspace", "srgb", "--intent", "perceptual")
+    done = run("--colorspace", "srgb", "--intent", "perceptual", "--linear", "--explain")
     assert done.returncode == 0, done.stderr
+    assert "colour: RGB built-in [icc] -> srgb (perceptual); linear light: sRGB transfer" in done.stderr
     with Image.open(target) as result:
         assert description(result.info["icc_profile"]) == "sRGB built-in"
         flipped = np.asarray(result)[:, ::-1]
