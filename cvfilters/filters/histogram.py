@@ -272,6 +272,7 @@ def auto_contrast(ctx: Context, img: Image, *, low: float, high: float) -> Image
 
 
 @register(
+    unbounded=True,
     category="histogram",
     summary="Min-max normalisation to the full range (cv2.normalize NORM_MINMAX).",
     params=[Param("linked", "bool", True,
