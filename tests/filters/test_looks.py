@@ -197,9 +197,10 @@ def test_key_distances_match_their_formulas() -> None:
         np.testing.assert_array_equal(out[..., 3][decided], (reference > 0.2)[decided].astype(np.float32))
 
 
-def test_green_screen_default_still_uses_chroma() -> None:
-    image = np.zeros((10, 20, 3), np.uint8)
-    image[:, :10] = (40, 200, 40)  # green screen
-    image[:, 10:] = (20, 100, 20)  # the same green in shadow
-    out = cvf.apply(image, "chroma_key", backend="cpu")
-    assert (out[..., 3] == 0).all()  # lightness is ignored for a coloured key, shadows included
+def test_coloured_keys_still_use_chroma() -> None:
+    image = photo(30, 40, 3, np.uint8)
+    image[:, :10] = (30, 220, 40)  # a green screen strip (BGR)
+    for key in ("lime", "#20e030", "blue"):
+        auto = cvf.apply(image, "chroma_key", color=key, backend="cpu")
+        np.testing.assert_array_equal(auto, cvf.apply(image, "chroma_key", color=key, distance="chroma", backend="cpu"))
+    assert (cvf.apply(image, "chroma_key", backend="cpu")[:, :10, 3] == 0).all()  # the default green key
