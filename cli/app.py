@@ -114,6 +114,14 @@ def apply(
     histogram: Annotated[Path | None, typer.Option(
         metavar="FILE", help="Also plot the histograms of the input and its result (one input image only; needs "
                              "matplotlib).")] = None,
+    colorspace: Annotated[str, typer.Option(
+        metavar="SPACE", help="keep (the values as stored), srgb, adobe-rgb or an ICC file: convert from the input's "
+                              "profile through LittleCMS before filtering and embed the new profile.")] = "keep",
+    intent: Annotated[str, typer.Option(metavar="INTENT", help="Rendering intent of --colorspace: relative, "
+                                                               "perceptual, saturation or absolute.")] = "relative",
+    linear: Annotated[bool, typer.Option("--linear", help="Run the filters that mix light (blurs, resize, warps, "
+                                                          "sharpening) on linear values (the profile's transfer "
+                                                          "function, sRGB by default).")] = False,
 ) -> None:
     """Run a pipeline on image and video files and write the results.
 

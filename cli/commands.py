@@ -43,7 +43,8 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
           jobs: int, devices: str | None, scheduler: str | None, overwrite: bool, no_clobber: bool, dry_run: bool,
           recursive: bool, fmt: str | None, suffix: str, quality: int | None, max_pixels: int | None,
           frames: str | None, explain: bool, memory: str | None, tile_size: int | None, large: bool, fuse: bool,
-          compare: Path | None, compare_mode: str, histogram: Path | None) -> None:
+          linear: bool, colorspace: str, intent: str, compare: Path | None, compare_mode: str,
+          histogram: Path | None) -> None:
     """``cvfilters apply``: run a pipeline on image and video files and write the results."""
     if backend == "auto" and scheduler is None and _may_be_large(inputs) and not _runs_in_tiles(inputs):
         from cvfilters.backends import probe_soon
@@ -58,6 +59,7 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
     check_backend(backend)
+    _check_colour(colorspace, intent)
     from cvfilters.io.images import max_pixels_limit
 
     max_pixels_limit(max_pixels)  # CVFILTERS_MAX_PIXELS=abc is a usage error, reported once
@@ -84,8 +86,8 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     budget = _budget(memory)
     one_image = bool(scheduler) and len(tasks) == 1 and _streams(tasks[0].source)
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
-                            large, 1 if scheduler else workers, fuse, memory=budget, tile_size=tile_size,
-                            scheduler=scheduler if one_image else None)
+                            large, 1 if scheduler else workers, fuse, _colour_target(colorspace), intent, linear,
+                            memory=budget, tile_size=tile_size, scheduler=scheduler if one_image else None)
     if one_image:
         scheduler = None  # the tiles of the one image go to the cluster, not the file
     if explain and len(tasks) > 1:
@@ -122,6 +124,26 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
 
         write_before_after_plot(histogram, tasks[0].source, tasks[0].target, overwrite=replace_named)
 
+
+
+def _check_colour(colorspace: str, intent: str) -> None:
+    """A usage error for an unknown intent or a profile that cannot be read, before any work."""
+    from cvfilters.core.errors import UsageError
+    from cvfilters.io import colour
+
+    if intent not in colour.INTENTS:
+        raise UsageError(f"--intent {intent!r} is not one of {', '.join(colour.INTENTS)}")
+    if colorspace.lower() != "keep":
+        colour.profile_bytes(_colour_target(colorspace) or "")
+
+
+def _colour_target(colorspace: str) -> str | None:
+    """The --colorspace value as workers take it: None for keep, a path made absolute (workers may run elsewhere)."""
+    if colorspace.lower() == "keep":
+        return None
+    if colorspace.lower() in ("srgb", "adobe-rgb", "adobergb", "adobe_rgb"):
+        return colorspace.lower()
+    return os.path.abspath(colorspace)
 
 
 def _budget(memory: str | None) -> int | None:

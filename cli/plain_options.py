@@ -48,6 +48,9 @@ COMMANDS: dict[str, tuple[str, tuple[Param, ...]]] = {
         Param('compare', 'path', ('--compare',), (), None, False, None, None, None),
         Param('compare_mode', 'str', ('--compare-mode',), (), 'side', False, None, None, None),
         Param('histogram', 'path', ('--histogram',), (), None, False, None, None, None),
+        Param('colorspace', 'str', ('--colorspace',), (), 'keep', False, None, None, None),
+        Param('intent', 'str', ('--intent',), (), 'relative', False, None, None, None),
+        Param('linear', 'bool', ('--linear',), (), False, False, None, None, None),
     )),
     'list': ('list_filters', (
         Param('category', 'str', ('--category',), (), None, False, None, None, None),

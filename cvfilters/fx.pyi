@@ -587,6 +587,7 @@ def chroma_key(
     tolerance: float = ...,
     softness: float = ...,
     spill: float = ...,
+    distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
 ) -> Image:
     """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
 
@@ -598,6 +599,7 @@ def chroma_key(
     tolerance: float = ...,
     softness: float = ...,
     spill: float = ...,
+    distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
 ) -> UMat:
     """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
 
@@ -609,6 +611,7 @@ def chroma_key(
     tolerance: float = ...,
     softness: float = ...,
     spill: float = ...,
+    distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
 ) -> GpuMat:
     """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
 
@@ -620,6 +623,7 @@ def chroma_key(
     tolerance: float = ...,
     softness: float = ...,
     spill: float = ...,
+    distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
 ) -> NDArray[Any]:
     """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
 
@@ -2859,33 +2863,37 @@ def scharr(
 def sepia(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
+    strength: float = ...,
     intensity: float = ...,
 ) -> Image:
-    """Sepia tone: the classic sepia matrix mixed with the original."""
+    """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
 
 @overload
 def sepia(
     image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
+    strength: float = ...,
     intensity: float = ...,
 ) -> UMat:
-    """Sepia tone: the classic sepia matrix mixed with the original."""
+    """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
 
 @overload
 def sepia(
     image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
+    strength: float = ...,
     intensity: float = ...,
 ) -> GpuMat:
-    """Sepia tone: the classic sepia matrix mixed with the original."""
+    """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
 
 @overload
 def sepia(
     image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
+    strength: float = ...,
     intensity: float = ...,
 ) -> NDArray[Any]:
-    """Sepia tone: the classic sepia matrix mixed with the original."""
+    """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
 
 @overload
 def sharpen(
@@ -2929,12 +2937,10 @@ def sketch(
     layout: Layout = ...,
     mode: Literal['gray', 'color'] = ...,
     blur: float = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    strength: float | None = ...,
+    strength: float = ...,
     shading: float = ...,
 ) -> Image:
-    """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
+    """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
 
 @overload
 def sketch(
@@ -2942,12 +2948,10 @@ def sketch(
     layout: Layout = ...,
     mode: Literal['gray', 'color'] = ...,
     blur: float = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    strength: float | None = ...,
+    strength: float = ...,
     shading: float = ...,
 ) -> UMat:
-    """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
+    """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
 
 @overload
 def sketch(
@@ -2955,12 +2959,10 @@ def sketch(
     layout: Layout = ...,
     mode: Literal['gray', 'color'] = ...,
     blur: float = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    strength: float | None = ...,
+    strength: float = ...,
     shading: float = ...,
 ) -> GpuMat:
-    """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
+    """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
 
 @overload
 def sketch(
@@ -2968,12 +2970,10 @@ def sketch(
     layout: Layout = ...,
     mode: Literal['gray', 'color'] = ...,
     blur: float = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    strength: float | None = ...,
+    strength: float = ...,
     shading: float = ...,
 ) -> NDArray[Any]:
-    """Pencil sketch: gray colour-dodge drawing (device) or cv2.pencilSketch colour pencil (host)."""
+    """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
 
 @overload
 def smooth_toon(
@@ -3498,6 +3498,7 @@ def toon(
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
+    smoothing: float = ...,
 ) -> Image:
     """GPUImage toon: black Sobel outlines over posterized colour."""
 
@@ -3508,6 +3509,7 @@ def toon(
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
+    smoothing: float = ...,
 ) -> UMat:
     """GPUImage toon: black Sobel outlines over posterized colour."""
 
@@ -3518,6 +3520,7 @@ def toon(
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
+    smoothing: float = ...,
 ) -> GpuMat:
     """GPUImage toon: black Sobel outlines over posterized colour."""
 
@@ -3528,6 +3531,7 @@ def toon(
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
+    smoothing: float = ...,
 ) -> NDArray[Any]:
     """GPUImage toon: black Sobel outlines over posterized colour."""
 
@@ -3755,7 +3759,7 @@ def vignette_effect(
 def white_balance(
     image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    method: Literal['simple', 'grayworld', 'learning'] = ...,
     saturation: float | None = ...,
     percent: float = ...,
 ) -> Image:
@@ -3765,7 +3769,7 @@ def white_balance(
 def white_balance(
     image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    method: Literal['simple', 'grayworld', 'learning'] = ...,
     saturation: float | None = ...,
     percent: float = ...,
 ) -> UMat:
@@ -3775,7 +3779,7 @@ def white_balance(
 def white_balance(
     image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    method: Literal['simple', 'grayworld', 'learning'] = ...,
     saturation: float | None = ...,
     percent: float = ...,
 ) -> GpuMat:
@@ -3785,7 +3789,7 @@ def white_balance(
 def white_balance(
     image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-    method: Literal['grayworld', 'simple', 'learning'] = ...,
+    method: Literal['simple', 'grayworld', 'learning'] = ...,
     saturation: float | None = ...,
     percent: float = ...,
 ) -> NDArray[Any]:

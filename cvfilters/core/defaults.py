@@ -18,11 +18,11 @@ from typing import Literal, get_args
 ChannelOrder = Literal["bgr", "rgb"]
 CHANNEL_ORDERS: tuple[str, ...] = get_args(ChannelOrder)
 
-_DEFAULTS: dict[str, str] = {"channel_order": "bgr"}
+_DEFAULTS: dict[str, str | bool] = {"channel_order": "bgr", "linear": False}
 _ACTIVE: ContextVar[str | None] = ContextVar("cvfilters_channel_order", default=None)
 
 
-def set_defaults(*, channel_order: ChannelOrder | None = None) -> None:
+def set_defaults(*, channel_order: ChannelOrder | None = None, linear: bool | None = None) -> None:
     """Set process-wide defaults of the Python API.
 
     Parameters
@@ -31,6 +31,10 @@ def set_defaults(*, channel_order: ChannelOrder | None = None) -> None:
         The order of the colour channels of arrays given to and returned by
         ``read``, ``write``, ``apply``, ``Pipeline`` and the statistics; ``None``
         leaves it as it is. OpenCV's order (``"bgr"``) is the initial default.
+    linear : bool, optional
+        Run the filters that mix light (blurs, resizing, warps, sharpening) on linear
+        values, with the sRGB transfer function, in ``apply`` and ``Pipeline`` runs that
+        do not say otherwise. ``False`` (OpenCV's results) is the initial default.
 
     Examples
     --------
@@ -38,9 +42,13 @@ def set_defaults(*, channel_order: ChannelOrder | None = None) -> None:
     """
     if channel_order is not None:
         _DEFAULTS["channel_order"] = check_channel_order(channel_order)
+    if linear is not None:
+        if not isinstance(linear, bool):
+            raise ValueError(f"linear={linear!r} must be True or False")
+        _DEFAULTS["linear"] = linear
 
 
-def get_defaults() -> dict[str, str]:
+def get_defaults() -> dict[str, str | bool]:
     """The current process-wide defaults (a copy)."""
     return dict(_DEFAULTS)
 
@@ -54,12 +62,12 @@ def check_channel_order(value: object) -> str:
 
 def resolve_channel_order(value: str | None) -> str:
     """A call's channel order: its own ``value``, else the process default."""
-    return _DEFAULTS["channel_order"] if value is None else check_channel_order(value)
+    return str(_DEFAULTS["channel_order"]) if value is None else check_channel_order(value)
 
 
 def active_channel_order() -> str:
     """The channel order of the pipeline run in progress in this thread (the default outside runs)."""
-    return _ACTIVE.get() or _DEFAULTS["channel_order"]
+    return _ACTIVE.get() or str(_DEFAULTS["channel_order"])
 
 
 @contextmanager

@@ -91,7 +91,8 @@ def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     footprint = _warp_footprint(steps) if kind == "warp" else POINT
     return register(name, category=steps[0].filter.category, summary=f"{len(steps)} steps fused into one",
                     alpha=alpha, output_spec=output_spec, description=name, footprint=footprint,
-                    listed=False)(build(steps))
+                    linear=all(step.filter.linear for step in steps),
+                    unbounded=all(step.filter.unbounded for step in steps), listed=False)(build(steps))
 
 
 def _one_by_one(steps: Sequence[Step], ctx: Context, img: Image) -> Image:

@@ -32,6 +32,7 @@ from cvfilters.core.arrays import ArrayLike, Layout, Many
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import SpecError, UsageError
+from cvfilters.core.transfer import Transfer, resolve_linear
 from cvfilters.engine import bounds, parallel
 from cvfilters.engine.bounds import MAX_PIPELINE_FILE
 from cvfilters.engine.fusion import compile_steps
@@ -98,6 +99,11 @@ class Pipeline:
     fuse : bool
         Merge consecutive point operations, colour matrices and warps before running
         (:mod:`cvfilters.engine.fusion`); ``False`` runs every step on its own.
+    linear : bool or Transfer, optional
+        Run the steps that mix light on linear values (:mod:`cvfilters.registry.light`):
+        ``True`` with the sRGB transfer function, a :class:`~cvfilters.core.transfer.Transfer`
+        with its own (``cvfilters.io.colour.transfer_of(profile)``); None follows
+        ``cvfilters.set_defaults(linear=...)``.
 
     Examples
     --------
@@ -106,8 +112,10 @@ class Pipeline:
     """
 
     def __init__(self, steps: Iterable[Step | tuple[str | Filter, Mapping[str, Any]] | str] = (), *,
-                 base_dir: str | os.PathLike[str] | None = None, fuse: bool = True) -> None:
+                 base_dir: str | os.PathLike[str] | None = None, fuse: bool = True,
+                 linear: bool | Transfer | None = None) -> None:
         self.fuse = fuse
+        self.linear = linear
         self._compiled: tuple[tuple[int, ...], list[Step]] | None = None
         self.steps: list[Step] = []
         for item in steps:
@@ -271,7 +279,7 @@ class Pipeline:
         return self.run(image, backend=backend, channel_order=channel_order, layout=layout)[0]
 
     def run(self, image: Any, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
-            layout: Layout = "hwc") -> tuple[Any, RunReport]:
+            layout: Layout = "hwc", linear: bool | Transfer | None = None) -> tuple[Any, RunReport]:
         """Run the pipeline and report the backend, transfers and fallbacks.
 
         Parameters
@@ -289,17 +297,21 @@ class Pipeline:
             otherwise. PIL images are always RGB.
         layout : {"hwc", "chw"}
             ``chw`` takes C x H x W arrays (torch's layout) and returns C x H x W.
+        linear : bool or Transfer, optional
+            Linear light for this run (see the class); None: the pipeline's ``linear``,
+            else the process default.
 
         Returns
         -------
         (image, RunReport)
         """
         plan = self.compile()
+        transfer = resolve_linear(self.linear if linear is None else linear)
         seen: list[ImageSpec] = []
 
         def body(ctx: Context, native: Any) -> tuple[Any, ImageSpec]:
             seen.append(ctx.spec)
-            return run_steps(ctx, native, plan)
+            return run_steps(ctx, native, plan, transfer=transfer)
 
         out, be, counters = run_image(image, backend, body, channel_order=channel_order, layout=layout)
         return out, RunReport(be.name, device_name(be), tuple(plan), counters, seen[0] if seen else None)
@@ -349,20 +361,25 @@ class Pipeline:
 
 @overload
 def apply(image: PILImage, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> PILImage: ...
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+          **params: Any) -> PILImage: ...
 @overload
 def apply(image: cv2.UMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> cv2.UMat: ...
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+          **params: Any) -> cv2.UMat: ...
 @overload
 def apply(image: cv2.cuda.GpuMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> cv2.cuda.GpuMat: ...
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+          **params: Any) -> cv2.cuda.GpuMat: ...
 @overload
 def apply(image: NDArray[Any] | ArrayLike, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> NDArray[Any]: ...
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+          **params: Any) -> NDArray[Any]: ...
 
 
 def apply(image: Any, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", **params: Any) -> Any:
+          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+          **params: Any) -> Any:
     """Apply one filter, a spec string or a pipeline to an image.
 
     Arrays are BGR(A), OpenCV's order, unless ``channel_order="rgb"`` (or
@@ -383,6 +400,9 @@ def apply(image: Any, filter: str | Filter | Pipeline, /, *, backend: str = "aut
         or the process default).
     layout : {"hwc", "chw"}
         ``chw`` for C x H x W arrays.
+    linear : bool or Transfer, optional
+        Run the filters that mix light on linear values (``True``: the sRGB transfer
+        function); None follows ``cvfilters.set_defaults(linear=...)``.
     **params
         The filter's parameters (``cvfilters info NAME`` lists them), for a filter
         name or object. ``image`` and ``filter`` are positional-only, so filters may
@@ -397,7 +417,8 @@ def apply(image: Any, filter: str | Filter | Pipeline, /, *, backend: str = "aut
     >>> out = apply(rgb, "sepia", channel_order="rgb")             # doctest: +SKIP
     >>> out = apply(img, "gaussian_blur:sigma=3 | pixellate:size=8")  # doctest: +SKIP
     """
-    return as_pipeline(filter, params)(image, backend=backend, channel_order=channel_order, layout=layout)
+    return as_pipeline(filter, params).run(image, backend=backend, channel_order=channel_order, layout=layout,
+                                           linear=linear)[0]
 
 
 def as_pipeline(filter: str | Filter | Pipeline, params: Mapping[str, Any] | None = None) -> Pipeline:

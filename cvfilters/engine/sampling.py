@@ -14,6 +14,7 @@ Two coordinate conventions, with names that say which:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import cv2
@@ -32,6 +33,13 @@ INTERPOLATIONS: dict[str, int] = {
     "cubic": cv2.INTER_CUBIC,
     "lanczos": cv2.INTER_LANCZOS4,
 }
+_WARNED_FILL_ALPHA: set[tuple[float, ...]] = set()
+
+
+class FillAlphaWarning(UserWarning):
+    """A fill colour with alpha was drawn opaque on an image without an alpha channel."""
+
+
 #: Where non-finite source coordinates are sent: far outside any image, so the border rule applies.
 OUTSIDE = -1.0e6
 
@@ -71,9 +79,17 @@ def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -
 
     One number fills every channel; two are gray and alpha; three are RGB with opaque
     alpha; four are RGBA. A gray image takes the BT.601 luma of the fill. Inside the
-    premultiply alpha policy the colour is multiplied by the fill's alpha.
+    premultiply alpha policy the colour is multiplied by the fill's alpha. An image
+    without alpha keeps its channels: a fill with an explicit alpha below 1 is drawn
+    opaque, with a :class:`FillAlphaWarning` once per fill colour and process.
     """
     colour, alpha = split_color(fill, 1 if spec.channels == 1 else 3, bgra=True)
+    if spec.channels != 4 and len(fill) in (2, 4) and alpha < 1 and fill not in _WARNED_FILL_ALPHA:
+        _WARNED_FILL_ALPHA.add(fill)  # once per fill colour and process
+        warnings.warn(f"fill {list(fill)} has alpha {alpha:g} but the image has no alpha channel, so the fill is "
+                      "drawn opaque: outputs keep the input's channels (a JPEG could not hold alpha). For "
+                      "transparent corners give the image an alpha channel first (a PNG with alpha, or "
+                      "cv2.cvtColor(image, cv2.COLOR_BGR2BGRA))", FillAlphaWarning, stacklevel=2)
     if spec.channels == 4:
         per_channel = (*(c * alpha for c in colour), alpha) if premultiplied else (*colour, alpha)
     else:

@@ -8,11 +8,14 @@ and masked sub-pipelines (:mod:`cvfilters.filters.masks`) all call it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.transfer import Transfer
 from cvfilters.core.types import Image
 from cvfilters.registry.catalog import Filter
+from cvfilters.registry.light import run_linear
 
 
 class Step(NamedTuple):
@@ -34,7 +37,8 @@ class Step(NamedTuple):
         return f"{self.filter.name}:{','.join(parts)}"
 
 
-def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool = False) -> tuple[Image, ImageSpec]:
+def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool = False,
+              transfer: Transfer | None = None) -> tuple[Image, ImageSpec]:
     """Run ``steps`` in order on a native image of ``ctx.be``.
 
     Parameters
@@ -42,17 +46,41 @@ def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool =
     bare : bool
         Call each filter's own function without its alpha policy (a fused group applied
         the policy once around all of them).
+    transfer : Transfer, optional
+        Linear light: each run of consecutive steps whose filter is declared ``linear``
+        sees linear float32 values, decoded with ``transfer`` before the run and encoded
+        back after it (:mod:`cvfilters.registry.light`).
 
     Returns
     -------
     (image, ImageSpec)
         The result and its spec (steps may change size, channels or dtype).
     """
+    if transfer is not None:
+        return _run_in_light(ctx, image, steps, bare, transfer)
     spec = ctx.spec
     for step in steps:
         here = Context(ctx.be, spec)
         image = step.filter.fn(here, image, **step.params) if bare else step.filter.run(here, image, step.params)
         spec = step.filter.result_spec(step.params, spec)
+    return image, spec
+
+
+def _run_in_light(ctx: Context, image: Image, steps: Sequence[Step], bare: bool,
+                  transfer: Transfer) -> tuple[Image, ImageSpec]:
+    """:func:`run_steps` with each run of consecutive ``linear`` steps on linear values."""
+    spec, start = ctx.spec, 0
+    while start < len(steps):
+        linear = steps[start].filter.linear
+        end = start
+        while end < len(steps) and steps[end].filter.linear == linear:
+            end += 1
+        group, here = steps[start:end], Context(ctx.be, spec)
+        if linear:
+            image, spec = run_linear(here, image, transfer, partial(run_steps, steps=group, bare=bare))
+        else:
+            image, spec = run_steps(here, image, group, bare=bare)
+        start = end
     return image, spec
 
 

@@ -45,6 +45,7 @@ def _bilateral_reach(params: Mapping[str, Any], spec: ImageSpec) -> int:
 
 @register(
     footprint=local(_gaussian_halo),
+    linear=True,
     category="blur",
     summary="Gaussian blur with standard deviation sigma (px).",
     params=[
@@ -74,6 +75,7 @@ def _gaussian(ctx: Context, img: Image, sigma: float, ksize: int, border: str) -
 
 @register(
     footprint=local(lambda p, spec: Halo.kernel(p["size"], p["size"])),
+    linear=True,
     category="blur",
     summary="Box blur: the mean over a size x size square.",
     params=[
@@ -93,6 +95,7 @@ def box_blur(ctx: Context, img: Image, *, size: int, border: str) -> Image:
 # ----------------------------------------------------------------------------- median
 @register(
     footprint=square(lambda p, spec: p["size"] // 2),
+    unbounded=True,
     category="blur",
     summary="Median filter: the middle value of each size x size window, per channel.",
     params=[Param("size", "int", 5, min=1, max=MAX_MEDIAN_SIZE, odd=True, unit="px", large=LARGE_MEDIAN_SIZE,
@@ -196,6 +199,7 @@ def _median_select(image: np.ndarray, size: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- bilateral
 @register(
     footprint=square(_bilateral_reach),
+    linear=True,
     category="blur",
     summary="Bilateral filter: edge-preserving smoothing by distance and colour difference.",
     params=[
@@ -242,6 +246,7 @@ def bilateral(ctx: Context, img: Image, *, d: int, sigma_color: float, sigma_spa
 # ----------------------------------------------------------------------------- motion, zoom, tilt-shift
 @register(
     footprint=square(lambda p, spec: math.ceil(p["length"] / 2) + 1),
+    linear=True,
     category="blur",
     summary="Motion blur: average along a straight line of a given length and angle.",
     params=[
@@ -265,6 +270,7 @@ def motion_blur(ctx: Context, img: Image, *, length: float, angle: float, border
 
 @register(
     footprint=whole("streaks point at the centre of the whole image"),
+    linear=True,
     category="blur",
     summary="Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur.",
     params=[
@@ -326,6 +332,7 @@ def tilt_shift_mask(height: int, center: float, band: float, falloff: float) -> 
 
 @register(
     footprint=whole("the sharp band is placed by the height of the whole image"),
+    linear=True,
     category="blur",
     summary="Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below.",
     params=[

@@ -16,7 +16,8 @@ Colour matrices
     ``out = M @ [b, g, r, 1]``, run by ``ctx.be.transform`` (``cv2.transform``).
     ``Filter.matrix(params, spec)`` (and :func:`color_matrix_of`, which resolves the
     parameters first) returns the 3 x 4 matrix of ``saturation``, ``hue_shift``,
-    ``sepia``, ``color_matrix`` and ``grayscale``.
+    ``color_matrix`` and ``grayscale``. ``sepia`` is ImageMagick's ``-sepia-tone``
+    (toning, then a whole-image normalize and contrast), not a matrix.
 
 Value convention (curves and matrices alike): values are normalised to 0..1 (integer
 value / 255 or / 65535; float32 as is), results are clipped to 0..1 and, for integer
@@ -28,7 +29,7 @@ BT.601 luma (``0.114 B + 0.587 G + 0.299 R``, the weights of ``grayscale``) and 
 in one channel. A curve applied to all channels is therefore simply applied to the
 gray values; saturation and hue shifts leave gray unchanged (and warn once); a curve on
 one colour channel or a colour matrix changes gray by the luma of its colour result;
-sepia tones gray into 3-channel brown (its declared output spec).
+sepia tones gray into 3-channel brown (its declared output spec), as ImageMagick does.
 
 Float32 images have no table: curves are evaluated with numpy on the host. On a
 device backend (UMat, GpuMat) that is a counted host fallback (download, evaluate,
@@ -317,7 +318,7 @@ def color_matrix_of(flt: str | Filter, params: Mapping[str, Any] | None = None) 
     Parameters
     ----------
     flt : str or Filter
-        ``saturation``, ``hue_shift``, ``sepia``, ``color_matrix`` or ``grayscale``.
+        ``saturation``, ``hue_shift``, ``color_matrix`` or ``grayscale``.
     params : mapping, optional
         Its parameters (validated and completed with defaults).
 
@@ -425,15 +426,6 @@ def hue_matrix(degrees: float) -> np.ndarray:
     return _affine(_REVERSE @ rgb @ _REVERSE)
 
 
-# The classic sepia matrix (RGB order, rows R, G, B).
-SEPIA_RGB = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]])
-
-
-def sepia_matrix(intensity: float) -> np.ndarray:
-    """``(1 - intensity) I + intensity S`` with :data:`SEPIA_RGB`, as a BGR matrix."""
-    return _affine((1 - intensity) * np.eye(3) + intensity * (_REVERSE @ SEPIA_RGB @ _REVERSE))
-
-
 def user_matrix(matrix: Sequence[Sequence[float]], order: str) -> np.ndarray:
     """A 3 x 3 or 3 x 4 matrix given in ``order`` ("rgb" or "bgr"), as a normalised BGR 3 x 4 matrix."""
     array = np.asarray(matrix, dtype=np.float64)
@@ -452,8 +444,8 @@ invert = point_filter(
     description="""``out = max - in`` per channel (255, 65535 or 1.0); alpha is kept.
 
     Runs as ``bitwise_not`` on integers and ``1 - in`` on float32 (exact, on the device
-    for every dtype); ``Filter.table`` gives the same as a table. Float32 values are not
-    clipped.""",
+    for every dtype); ``Filter.table`` gives the same as a table. Float32 input is clamped
+    to 0..1 first (the float policy), so ``invert`` of 3.0 is 0, not -2.""",
 )
 
 
@@ -503,19 +495,65 @@ hue_shift = matrix_filter(
     no hue: it is returned unchanged, with a warning once per process.""",
 )
 
-sepia = matrix_filter(
-    "sepia", lambda p: sepia_matrix(p["intensity"]),
-    summary="Sepia tone: the classic sepia matrix mixed with the original.",
-    params=[Param("intensity", "float", 1.0, min=0.0, max=1.0,
-                  help="1 = full sepia, 0 = unchanged (Core Image's CISepiaTone intensity)")],
-    gray="color",
-    description="""``out = (1 - intensity) * in + intensity * S @ in`` with the classic
-    sepia matrix S (RGB rows: R = .393 R + .769 G + .189 B, G = .349 R + .686 G + .168 B,
-    B = .272 R + .534 G + .131 B), saturated. A gray (1-channel) image is toned like
-    ImageMagick's ``-sepia-tone``: it becomes 3-channel BGR, the sepia colour of
-    (v, v, v) (brown), so the output of a gray input has 3 channels. A colour matrix
-    (``color_matrix_of``) run by ``cv2.transform``.""",
+# ImageMagick's intensity (Rec. 709 luma of the encoded values) and its -normalize limits.
+REC709_BGR = np.array([0.072186, 0.715158, 0.212656])
+NORMALIZE_LIMITS = (0.0015, 0.9995)
+
+
+def sepia_tone(bgr: np.ndarray, strength: float) -> np.ndarray:
+    """ImageMagick 6's ``SepiaToneImage`` on float BGR values 0..1 (H, W, 3), float64 BGR 0..1 out.
+
+    With ``I`` the Rec. 709 luma and ``t = strength``: ``R = I + 1 - t``, ``G = I + 1 - 7t/6``,
+    ``B = I - t/6`` (clipped to 0..1; G and B at least ``t/7``); then ``-normalize`` (the
+    toned image stretched so that its luma's 0.15 % and 99.95 % quantiles become 0 and 1,
+    the same for every channel) and ``-contrast`` (HSB brightness ``V`` moved to
+    ``V + (0.5 (sin(pi (V - 0.5)) + 1) - V) / 2``, hue and saturation kept).
+    """
+    intensity = bgr @ REC709_BGR
+    red = np.clip(intensity + 1.0 - strength, 0.0, 1.0)
+    green = np.maximum(np.clip(intensity + 1.0 - 7.0 * strength / 6.0, 0.0, 1.0), strength / 7.0)
+    blue = np.maximum(np.clip(intensity - strength / 6.0, 0.0, 1.0), strength / 7.0)
+    toned = np.stack([blue, green, red], axis=-1)
+    low, high = np.quantile(toned @ REC709_BGR, NORMALIZE_LIMITS)
+    if high > low:
+        toned = np.clip((toned - low) / (high - low), 0.0, 1.0)
+    value = toned.max(axis=-1)
+    raised = value + 0.5 * (0.5 * (np.sin(np.pi * (value - 0.5)) + 1.0) - value)
+    gain = np.divide(raised, value, out=np.zeros_like(value), where=value > 0)
+    return np.clip(toned * gain[..., None], 0.0, 1.0)
+
+
+def _sepia_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+    return spec.with_(channels=3) if spec.channels == 1 else spec
+
+
+@register(
+    category="color",
+    summary="Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised.",
+    params=[Param("strength", "float", 0.8, min=0.0, max=1.0,
+                  help="ImageMagick's threshold (-sepia-tone 80% is 0.8): higher is browner and darker"),
+            Param("intensity", "float", 1.0, min=0.0, max=1.0,
+                  help="mix with the original: 1 = full sepia, 0 = unchanged (Core Image's CISepiaTone intensity)")],
+    output_spec=_sepia_spec,
 )
+def sepia(ctx: Context, img: Any, *, strength: float, intensity: float) -> Any:
+    """``out = (1 - intensity) * in + intensity * T(in)`` with ``T`` ImageMagick 6's
+    ``-sepia-tone`` (:func:`sepia_tone`; the default 0.8 is ``-sepia-tone 80%``, within a
+    level of ``convert``'s output on photos). A gray (1-channel) image is toned as
+    (v, v, v) and comes back as 3-channel BGR, as ImageMagick's does. Whole-image (the
+    normalize step takes the image's quantiles); host only, counted off the cpu.
+    """
+    spec = ctx.spec
+
+    def compute(host: np.ndarray) -> np.ndarray:
+        values = host.reshape(spec.height, spec.width, spec.channels).astype(np.float64) / spec.max_value
+        bgr = np.repeat(values, 3, axis=2) if spec.channels == 1 else values
+        out = (1.0 - intensity) * bgr + intensity * sepia_tone(bgr, strength)
+        if spec.dtype == np.float32:
+            return out.astype(np.float32)
+        return np.rint(out * spec.max_value).astype(spec.dtype)
+
+    return ctx.be.on_host(img, compute, "sepia (on host)")
 
 
 def _check_matrix(params: dict[str, Any]) -> str | None:

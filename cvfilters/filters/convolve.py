@@ -53,6 +53,7 @@ def _check_convolve(params: dict[str, Any]) -> str | None:
 
 @register(
     footprint=square(lambda p, spec: max(np.shape(p["kernel"])) // 2 + 1),
+    linear=True,
     category="convolve",
     summary="Correlate or convolve with any 2-D kernel, plus bias and scale.",
     params=[
@@ -105,6 +106,7 @@ def _check_sobel(params: dict[str, Any]) -> str | None:
 
 @register(
     footprint=square(lambda p, spec: p["ksize"] // 2 + 1),
+    unbounded=True,
     category="convolve",
     summary="Sobel derivative (absolute value) or gradient magnitude.",
     params=[
@@ -150,7 +152,7 @@ def _gradient(ctx: Context, img: Any, name: str, direction: str, scale: float, b
 
 
 @register(category="convolve", summary="Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude).",
-          footprint=square(lambda p, spec: 1), params=_gradient_params(0.25), alpha="premultiply")
+          footprint=square(lambda p, spec: 1), params=_gradient_params(0.25), alpha="premultiply", unbounded=True)
 def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-3,0,3],[-10,0,10],[-3,0,3]] * in``, ``Gy`` its transpose.
 
@@ -162,7 +164,7 @@ def scharr(ctx: Context, img: Any, *, direction: str, scale: float, border: str)
 
 
 @register(category="convolve", summary="Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude).",
-          footprint=square(lambda p, spec: 1), params=_gradient_params(), alpha="premultiply")
+          footprint=square(lambda p, spec: 1), params=_gradient_params(), alpha="premultiply", unbounded=True)
 def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str) -> Any:
     """``out = saturate(scale * |G|)`` with ``Gx = [[-1,0,1],[-1,0,1],[-1,0,1]] * in``, ``Gy`` its transpose.
 
@@ -174,6 +176,7 @@ def prewitt(ctx: Context, img: Any, *, direction: str, scale: float, border: str
 
 @register(
     footprint=square(lambda p, spec: max(1, p["ksize"] // 2)),
+    unbounded=True,
     category="convolve",
     summary="Laplacian (sum of second derivatives), absolute or signed.",
     params=[
@@ -200,6 +203,7 @@ def laplacian(ctx: Context, img: Any, *, ksize: int, scale: float, absolute: boo
 
 @register(
     footprint=square(lambda p, spec: 1),
+    unbounded=True,
     category="convolve",
     summary="Edges: gradient magnitude per channel, like Core Image's CIEdges.",
     params=[
@@ -223,6 +227,7 @@ def edges(ctx: Context, img: Any, *, intensity: float, border: str) -> Any:
 # ----------------------------------------------------------------------------- enhancement
 @register(
     footprint=square(lambda p, spec: 1),
+    unbounded=True,
     category="convolve",
     summary="Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request.",
     params=[
@@ -259,6 +264,7 @@ def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: boo
 
 @register(
     footprint=square(lambda p, spec: 1),
+    linear=True,
     category="convolve",
     summary="Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in).",
     params=[
@@ -279,6 +285,7 @@ def sharpen(ctx: Context, img: Any, *, amount: float, border: str) -> Any:
 
 @register(
     footprint=square(lambda p, spec: auto_gaussian_ksize(p["radius"], spec.dtype) // 2),
+    linear=True,
     category="convolve",
     summary="Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold.",
     params=[
@@ -314,6 +321,7 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
 
 @register(
     footprint=square(lambda p, spec: auto_gaussian_ksize(p["radius"], spec.dtype) // 2),
+    unbounded=True,
     category="convolve",
     summary="High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass).",
     params=[

@@ -253,6 +253,7 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 @register(
     footprint=whole("the mask is placed on and feathered over the whole image"),
+    linear=True,
     category="feather",
     summary="Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward.",
     alpha="all",

@@ -89,6 +89,7 @@ def _check_resize_size(scaled: tuple[int, int]) -> None:
 @register(
     footprint=whole("cv2.resize's sampling depends on the whole size and cannot run on a crop; a remap "
                     "quantises its weights otherwise (more than a level apart)"),
+    linear=True,
     category="warp",
     summary="Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size.",
     params=[
@@ -154,6 +155,7 @@ def _crop_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
 
 @register(
     footprint=_crop_footprint,
+    linear=True,
     category="warp",
     summary="Keep a rectangle of the image (x, y, width, height in px); changes the size.",
     params=[
@@ -211,6 +213,7 @@ def _pad_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
 
 @register(
     footprint=_pad_footprint,
+    linear=True,
     category="warp",
     summary="Add pixels around the image (top, bottom, left, right) with a border rule; changes the size.",
     params=[

@@ -355,6 +355,7 @@ def auto_contrast(ctx: Context, img: Image, *, low: float, high: float) -> Image
 @register(
     footprint=_two_pass(lambda *a, **p: _ranges(*a, **p), lambda *a, **p: _normalized(*a, **p),
                         merge=lambda partials: _widest(partials), measures="the minimum and maximum of each channel"),
+    unbounded=True,
     category="histogram",
     summary="Min-max normalisation to the full range (cv2.normalize NORM_MINMAX).",
     params=[Param("linked", "bool", True,

@@ -140,12 +140,40 @@ def smoothstep(edge0: float, edge1: float, x: np.ndarray) -> np.ndarray:
     return t * t * (3.0 - 2.0 * t)
 
 
+#: Below this chroma (BT.601 Cb, Cr length) a key colour is neutral: ``distance=auto`` measures in Lab.
+NEUTRAL_KEY = 0.1
+DISTANCES = ("auto", "lab", "rgb", "chroma")
+
+
+def key_distance(bgr: np.ndarray, key: tuple[float, ...], distance: str) -> np.ndarray:
+    """Distance of float BGR values 0..1 from the key colour, on a 0..1-ish scale per :data:`DISTANCES`.
+
+    ``chroma``: Euclidean in BT.601 (Cb, Cr) (ignores lightness: green screens with shadows);
+    ``rgb``: Euclidean in RGB / sqrt(3) (ImageMagick's ``-fuzz``); ``lab``: CIE76 Delta E / 100
+    (sRGB values, D65); ``auto``: chroma for a coloured key, Lab for a neutral one (white,
+    black, grey), whose chroma distance would match every neutral pixel.
+    """
+    key_bgr = np.asarray(key, dtype=np.float64)
+    if distance == "auto":
+        _, key_cb, key_cr = chroma(key_bgr)
+        distance = "chroma" if np.hypot(key_cb, key_cr) >= NEUTRAL_KEY else "lab"
+    if distance == "chroma":
+        _, cb, cr = chroma(bgr)
+        _, key_cb, key_cr = chroma(key_bgr)
+        return np.asarray(np.hypot(cb - key_cb, cr - key_cr))
+    if distance == "rgb":
+        return np.asarray(np.linalg.norm(bgr - key_bgr, axis=-1) / np.sqrt(3.0))
+    lab = cv2.cvtColor(np.ascontiguousarray(bgr, np.float32), cv2.COLOR_BGR2Lab).astype(np.float64)
+    key_lab = cv2.cvtColor(key_bgr.astype(np.float32).reshape(1, 1, 3), cv2.COLOR_BGR2Lab)[0, 0]
+    return np.asarray(np.linalg.norm(lab - key_lab, axis=-1) / 100.0)
+
+
 def key_out(bgr: np.ndarray, key: tuple[float, ...], tolerance: float, softness: float,
-            spill: float) -> tuple[np.ndarray, np.ndarray]:
+            spill: float, distance: str = "auto") -> tuple[np.ndarray, np.ndarray]:
     """``(colour, alpha)`` of :func:`chroma_key` for float BGR values 0..1."""
     y, cb, cr = chroma(bgr)
     _, key_cb, key_cr = chroma(np.asarray(key, dtype=np.float64))
-    alpha = smoothstep(tolerance, tolerance + softness, np.hypot(cb - key_cb, cr - key_cr))
+    alpha = smoothstep(tolerance, tolerance + softness, key_distance(bgr, key, distance))
     length = float(np.hypot(key_cb, key_cr))
     if spill > 0 and length > 1e-9:
         ux, uy = key_cb / length, key_cr / length
@@ -168,26 +196,34 @@ def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
               example=(0.9, 0.35, 0.16),
               help="the key colour (green screen by default): a CSS name, #rrggbb, rgb(...) or [r,g,b] fractions"),
         Param("tolerance", "float", 0.15, min=0.0, max=1.5,
-              help="chroma distance (BT.601 Cb, Cr) within which pixels become fully transparent"),
+              help="distance from the key within which pixels become fully transparent (see `distance`)"),
         Param("softness", "float", 0.1, min=0.0, max=1.5,
               help="width of the transition to opaque beyond the tolerance (0: a hard edge)"),
         Param("spill", "float", 0.5, min=0.0, max=1.0,
               help="removes this share of every pixel's chroma towards the key colour (green fringes); 0 keeps it"),
+        Param("distance", "choice", "auto", choices=DISTANCES,
+              help="how far a pixel is from the key: chroma (BT.601 Cb, Cr; ignores shadows on a green screen), "
+                   "rgb (Euclidean / sqrt 3, ImageMagick's -fuzz), lab (Delta E / 100), auto: chroma for a "
+                   "coloured key, lab for a neutral one (white, black, grey backgrounds)"),
     ],
     alpha="all",
     output_spec=_key_spec,
 )
 def chroma_key(ctx: Context, img: Any, *, color: tuple[float, ...], tolerance: float, softness: float,
-               spill: float) -> Any:
-    """Alpha from the chroma distance to the key colour; the output has 4 channels (BGRA).
+               spill: float, distance: str) -> Any:
+    """Alpha from the distance to the key colour; the output has 4 channels (BGRA).
 
-    With ``(Y, Cb, Cr)`` BT.601 (``Cb = (B - Y) / 1.772``, ``Cr = (R - Y) / 1.402``),
-    ``d`` the distance of a pixel's ``(Cb, Cr)`` from the key's:
+    ``d`` is the pixel's distance from the key (``distance``): with ``(Y, Cb, Cr)`` BT.601
+    (``Cb = (B - Y) / 1.772``, ``Cr = (R - Y) / 1.402``), ``chroma`` is the Euclidean
+    distance of ``(Cb, Cr)``; ``rgb`` the Euclidean RGB distance / sqrt(3) (0..1, as
+    ImageMagick's ``-fuzz``); ``lab`` CIE76 Delta E / 100; ``auto`` is chroma for a key
+    whose chroma reaches 0.1 and Lab for a neutral key, so "remove the white background"
+    keeps a photo's subject (a chroma distance matches every neutral pixel).
     ``alpha = smoothstep(tolerance, tolerance + softness, d)`` (0 = keyed out), times
     the input's alpha if it had one. Spill suppression then removes ``spill`` times the
     positive component of the pixel's chroma along the key's chroma direction, keeping
-    ``Y`` (green fringes turn neutral). A gray key (no chroma) keys out grays and has
-    no spill direction. Gray images are keyed as (v, v, v). Host only: counted off the cpu.
+    ``Y`` (green fringes turn neutral); a neutral key has no spill direction. Gray images
+    are keyed as (v, v, v). Host only: counted off the cpu.
     """
     spec = ctx.spec
     key, _ = split_color(color, 3, bgra=False)
@@ -195,7 +231,7 @@ def chroma_key(ctx: Context, img: Any, *, color: tuple[float, ...], tolerance: f
     def compute(host: np.ndarray) -> np.ndarray:
         values = host.reshape(spec.height, spec.width, spec.channels).astype(np.float64) / spec.max_value
         bgr = np.repeat(values, 3, axis=2) if spec.channels == 1 else values[..., :3]
-        colour, alpha = key_out(bgr, key, tolerance, softness, spill)
+        colour, alpha = key_out(bgr, key, tolerance, softness, spill, distance)
         if spec.channels == 4:
             alpha = alpha * values[..., 3]
         out = np.dstack([colour, alpha])
@@ -361,6 +397,7 @@ def hex_labels(width: int, height: int, size: float) -> np.ndarray:
 
 @register(
     footprint=whole("the hexagon grid is anchored to the whole image"),
+    linear=True,
     category="stylize",
     summary="Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate).",
     params=[Param("size", "float", 8.0, min=1.0, max=1000.0, unit="px",

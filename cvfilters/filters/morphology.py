@@ -82,7 +82,7 @@ def _define(name: str, op: int, summary: str, formula: str, default_size: int) -
         "With alpha, works on premultiplied colour."
     )
     register(name, category="convolve", summary=summary, params=_params(default_size), alpha="premultiply",
-             footprint=square(_reach))(run)
+             footprint=square(_reach), unbounded=True)(run)
 
 
 def _reach(params: Mapping[str, Any], spec: ImageSpec) -> int:

@@ -30,7 +30,7 @@ def _host(ctx: Context, img: Any, compute: Callable[[np.ndarray], np.ndarray], l
 
     def run(host: np.ndarray) -> np.ndarray:
         shape = (spec.height, spec.width) if spec.channels == 1 else (spec.height, spec.width, spec.channels)
-        return np.ascontiguousarray(compute(host.reshape(shape)))
+        return np.ascontiguousarray(compute(np.ascontiguousarray(host.reshape(shape))))  # xphoto needs contiguous
 
     return ctx.be.on_host(img, run, label)
 
@@ -81,9 +81,10 @@ def _balance(bgr: np.ndarray, method: str, saturation: float | None, percent: fl
     category="color",
     summary="Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto).",
     params=[
-        Param("method", "choice", "grayworld", choices=("grayworld", "simple", "learning"),
-              help="grayworld: scale B, G, R so their means agree; simple: stretch each channel between its "
-                   "percentiles; learning: OpenCV's learned illuminant estimate (Cheng et al.)"),
+        Param("method", "choice", "simple", choices=("simple", "grayworld", "learning"),
+              help="simple: stretch each channel between its percentiles (GIMP's auto white balance; keeps a white "
+                   "cup on a warm table white); grayworld: scale B, G, R so their means agree (turns scenes of one "
+                   "dominant colour towards its complement); learning: OpenCV's learned illuminant estimate"),
         Param("saturation", "float", None, min=0.0, max=1.0, unit="fraction",
               help="grayworld and learning: pixels more saturated than this are left out of the estimate; "
                    "automatic: OpenCV's defaults, 0.9 (grayworld) and 0.98 (learning)"),
@@ -92,7 +93,11 @@ def _balance(bgr: np.ndarray, method: str, saturation: float | None, percent: fl
     ],
 )
 def white_balance(ctx: Context, img: Any, *, method: str, saturation: float | None, percent: float) -> Any:
-    """``cv2.xphoto``'s ``GrayworldWB``, ``SimpleWB`` or ``LearningBasedWB`` on the colour channels.
+    """``cv2.xphoto``'s ``SimpleWB`` (the default), ``GrayworldWB`` or ``LearningBasedWB`` on the colour channels.
+
+    The default is the stretch photo tools use for "auto white balance" (GIMP's Colors >
+    Auto > White Balance): the gray-world assumption fails on scenes dominated by one
+    colour (a white cup on a warm wooden table turns blue), the stretch does not.
 
     - grayworld: the gains make the channel means of the pixels whose saturation
       ``(max - min) / max`` is below ``saturation`` equal (the gray-world assumption);

@@ -25,6 +25,7 @@ from cvfilters.registry.params import Param
 
 @register(
     footprint=whole("cells are anchored to the top-left corner of the whole image"),
+    linear=True,
     category="stylize",
     summary="Pixellate: each size x size cell takes its average colour.",
     params=[Param("size", "int", 8, min=1, max=4096, unit="px", help="cell side; cells start at the top-left corner")],

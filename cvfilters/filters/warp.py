@@ -233,7 +233,7 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
     text = inspect.cleandoc(description or fn.__doc__ or summary)
     return register(filter_name, category=category, summary=summary, params=declared, alpha=alpha, check=check,
                     output_spec=result_spec if output_size is not None else None, maps=maps,
-                    footprint=footprint, description=f"{text}\n\n{CONVENTION_NOTE}", replace=replace)(run)
+                    footprint=footprint, description=f"{text}\n\n{CONVENTION_NOTE}", linear=True, replace=replace)(run)
 
 
 # ------------------------------------------------------------------ flip (exact, cv2.flip)
@@ -266,6 +266,7 @@ def _flip_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
 
 @register(
     footprint=_flip_footprint,
+    linear=True,
     category="warp",
     summary="Mirror the image horizontally, vertically or both.",
     params=[Param("axis", "choice", "horizontal", choices=tuple(_FLIP_CODES),

@@ -33,7 +33,7 @@ import stat
 import sys
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import cv2
@@ -60,7 +60,7 @@ from cvfilters.core.errors import (
     UsageError,
 )
 from cvfilters.core.files import FileRefused, read_regular, system_file
-from cvfilters.io import decoders, encoders, headers, orientation
+from cvfilters.io import colour, decoders, encoders, exr, headers, orientation
 from cvfilters.io.quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
@@ -165,11 +165,12 @@ def probe(path: StrPath) -> tuple[int, int]:
         raise TruncatedImageError(path, str(exc)) from None
     if size is not None:
         return size
-    image = _decode(path, data).image
+    image = decode(data, path, max_pixels=2**62)[0]
     return image.shape[1], image.shape[0]
 
 
-def read(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None) -> np.ndarray:
+def read(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None,
+         colorspace: colour.ColourTarget | None = None, intent: colour.Intent = "relative") -> np.ndarray:
     """Read an image upright, with its depth and channels as stored.
 
     Parameters
@@ -181,6 +182,12 @@ def read(path: StrPath, *, max_pixels: int | None = None, channel_order: Channel
     channel_order : {"bgr", "rgb"}, optional
         The order of the colour channels returned: BGR(A) as OpenCV's unless the call
         or ``cvfilters.set_defaults(channel_order="rgb")`` says RGB(A).
+    colorspace : {"keep", "srgb", "adobe-rgb"}, ICC profile bytes or path, optional
+        Convert the pixels from the file's colour space (its ICC profile, CICP or EXIF
+        ColorSpace; sRGB where it names none) into this one through LittleCMS
+        (:mod:`cvfilters.io.colour`). None or ``keep``: the values as stored.
+    intent : {"relative", "perceptual", "saturation", "absolute"}
+        The rendering intent of that conversion.
 
     Returns
     -------
@@ -199,25 +206,30 @@ def read(path: StrPath, *, max_pixels: int | None = None, channel_order: Channel
     UnsupportedDepthError
         Signed integer and other pixel types.
     """
-    return read_with_metadata(path, max_pixels=max_pixels, channel_order=channel_order)[0]
+    return read_with_metadata(path, max_pixels=max_pixels, channel_order=channel_order, colorspace=colorspace,
+                              intent=intent)[0]
 
 
-def read_with_metadata(path: StrPath, *, max_pixels: int | None = None,
-                       channel_order: ChannelOrder | None = None) -> tuple[np.ndarray, Metadata]:
+def read_with_metadata(path: StrPath, *, max_pixels: int | None = None, channel_order: ChannelOrder | None = None,
+                       colorspace: colour.ColourTarget | None = None,
+                       intent: colour.Intent = "relative") -> tuple[np.ndarray, Metadata]:
     """Read an image like :func:`read`, with its EXIF, ICC profile and XMP.
 
     Parameters
     ----------
-    path, max_pixels, channel_order
+    path, max_pixels, channel_order, colorspace, intent
         As for :func:`read`, which lists the errors raised too.
 
     Returns
     -------
     tuple of (numpy.ndarray, Metadata)
         The upright image, and its metadata with the EXIF Orientation reset to 1. The ICC
-        profile comes from the header where OpenCV does not read it (TIFF, AVIF).
+        profile comes from the header where OpenCV does not read it (TIFF, AVIF); after a
+        ``colorspace`` conversion it is the target's.
     """
-    image, metadata = decode(read_bytes(path), path, max_pixels=max_pixels)
+    data = read_bytes(path)
+    image, metadata = decode(data, path, max_pixels=max_pixels)
+    image, metadata = to_colourspace(image, metadata, colorspace, intent, data)
     return (swap_rb(image) if resolve_channel_order(channel_order) == "rgb" else image), metadata
 
 
@@ -228,6 +240,9 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
     is OpenCV, or Pillow where :mod:`cvfilters.io.decoders` finds OpenCV would lose information.
     """
     limit = max_pixels_limit(max_pixels)
+    if exr.is_exr(data):
+        image = exr.decode(data, name, lambda width, height: _check_pixels(name, width, height, limit))
+        return finish_decode(decoders.Decoded(image, {}, True), name, None, limit)
     header = check_header(data, name, limit)
     if data.startswith(b"\xff\xd8\xff") and not _jpeg_has_end(data):
         raise TruncatedImageError(name, "JPEG data ends before its end-of-image marker (file cut short)")
@@ -265,6 +280,23 @@ def finish_decode(decoded: decoders.Decoded, name: StrPath, header: decoders.Hea
     icc = chunks.get(cv2.IMAGE_METADATA_ICCP) or (header.icc if header else None)
     grey = header is not None and header.mode in _GREY_MODES
     return image, Metadata(exif=exif or None, icc=icc or None, xmp=xmp or None, grey=grey)
+
+
+def to_colourspace(image: np.ndarray, metadata: Metadata, target: colour.ColourTarget | None,
+                   intent: colour.Intent = "relative", data: bytes | None = None) -> tuple[np.ndarray, Metadata]:
+    """``image`` converted from its file's colour space into ``target``, with metadata embedding
+    the target's profile; ``keep`` or None: unchanged (see :mod:`cvfilters.io.colour`).
+
+    ``data`` (the file's bytes) lets a PNG's CICP tag name the source space.
+    """
+    if target is None or (isinstance(target, str) and target.lower() == "keep"):
+        return image, metadata
+    space = colour.colourspace_of(metadata.icc, metadata.exif, data)
+    if space.icc is None and not space.is_srgb:
+        raise UsageError(f"colorspace: the image's space ({space.name}) has no ICC profile to convert from; "
+                         "keep it (colorspace keep)")
+    dst = colour.profile_bytes(target)
+    return colour.convert(image, space, dst, intent), replace(metadata, icc=dst)
 
 
 def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | None:
@@ -307,6 +339,8 @@ def write(
     compression: int | None = None,
     overwrite: bool = True,
     channel_order: ChannelOrder | None = None,
+    colorspace: colour.ColourTarget | None = None,
+    intent: colour.Intent = "relative",
 ) -> Path:
     """Write an image atomically, converting what the format cannot hold.
 
@@ -333,6 +367,11 @@ def write(
         When False an existing target is refused.
     channel_order : {"bgr", "rgb"}, optional
         The order of ``image``'s colour channels (default BGR, or ``cvfilters.set_defaults``).
+    colorspace : {"keep", "srgb", "adobe-rgb"}, ICC profile bytes or path, optional
+        Convert the pixels from ``metadata``'s profile (sRGB without one) into this space
+        through LittleCMS and embed its profile. None or ``keep``: written as they are.
+    intent : {"relative", "perceptual", "saturation", "absolute"}
+        The rendering intent of that conversion.
 
     Returns
     -------
@@ -361,6 +400,8 @@ def write(
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
     image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
+    if colorspace is not None:
+        image, metadata = to_colourspace(image, metadata or Metadata(), colorspace, intent)
     write_bytes(path, _encode(path, ext, image, metadata, params, compression))
     return Path(path)
 
@@ -402,6 +443,8 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
             compression: int | None) -> bytes | memoryview:
     image = storable(path, ext, image)
+    if ext == ".exr":
+        return exr.encode(image, path)
     if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
         exif = orientation.reset(metadata.exif)[1] if metadata.exif else None
         special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
@@ -525,7 +568,8 @@ def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageError:
 
 def _output_format(path: StrPath) -> str:
     ext = Path(path).suffix.lower()
-    if ext not in IMAGE_EXTENSIONS or not cv2.haveImageWriter("probe" + ext):
+    writer = exr.available() if ext == ".exr" else cv2.haveImageWriter("probe" + ext)
+    if ext not in IMAGE_EXTENSIONS or not writer:
         raise ImageWriteError(path, f"cannot be written: no encoder for {ext or 'a name without extension'}")
     return ext
 
@@ -584,6 +628,10 @@ def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
             np.nan_to_num(scaled, copy=False)
             np.clip(np.rint(scaled, out=scaled), dst_low, dst, out=scaled)
         image = scaled.astype(dtype)
+    if ext == ".hdr" and np.any(image < 0):  # RGBE shares one exponent among positive mantissas
+        warnings.warn(f"{os.fspath(path)}: .hdr (RGBE) holds no negative values; they are stored as 0",
+                      DepthConversionWarning, stacklevel=3)
+        image = np.maximum(image, np.float32(0))
     if ext == ".pbm" and np.any((image != 0) & (image != 255)):  # OpenCV writes every non-zero pixel white
         warnings.warn(f"{os.fspath(path)}: .pbm holds 1 bit per pixel; stored as black (below 128) and white",
                       DepthConversionWarning, stacklevel=3)

@@ -27,8 +27,10 @@ import numpy as np
 
 from cvfilters.core.context import Context, ImageSpec
 from cvfilters.core.errors import ParameterError, UnknownFilterError, UsageError
+from cvfilters.core.transfer import Transfer, resolve_linear
 from cvfilters.core.types import AlphaPolicy, Category, Image
 from cvfilters.registry.footprints import UNDECLARED, Footprint, FootprintRule, resolve
+from cvfilters.registry.light import run_linear
 from cvfilters.registry.params import Param
 from cvfilters.registry.policies import ALPHA_POLICIES, apply_alpha_policy
 from cvfilters.registry.signatures import check_keywords, doc_of, signature_of
@@ -79,6 +81,8 @@ class Filter:
     matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
     identity: str = ""
     footprint: FootprintRule = UNDECLARED
+    linear: bool = False
+    unbounded: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "__signature__", signature_of(self.params))
@@ -132,7 +136,14 @@ class Filter:
         return resolved
 
     def run(self, ctx: Context, image: Image, params: Mapping[str, Any]) -> Image:
-        """Run on a native image of ``ctx.be`` with resolved parameters, under the alpha policy."""
+        """Run on a native image of ``ctx.be`` with resolved parameters, under the alpha policy.
+
+        The float policy: a filter declared ``unbounded`` (every ``linear`` one, and linear
+        or order-statistic operators such as derivatives and morphology) keeps float values
+        outside 0..1; every other filter is defined on 0..1 and gets float input clamped to it.
+        """
+        if not self.unbounded and ctx.spec.dtype == np.float32:
+            image = ctx.be.clip(image, 0.0, 1.0)
         return apply_alpha_policy(self.alpha, self.fn, ctx, image, params)
 
     def result_spec(self, params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
@@ -140,13 +151,17 @@ class Filter:
         return spec if self.output_spec is None else self.output_spec(params, spec)
 
     def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
-                 layout: Layout = "hwc", **params: Any) -> Any:
+                 layout: Layout = "hwc", linear: bool | Transfer | None = None, **params: Any) -> Any:
         from cvfilters.backends.execution import run_image  # loads cv2 and the backends: listing filters needs neither
 
         resolved = self.resolve(params)
+        transfer = resolve_linear(linear) if self.linear else None
+
+        def plain(ctx: Context, native: Image) -> tuple[Image, ImageSpec]:
+            return self.run(ctx, native, resolved), self.result_spec(resolved, ctx.spec)
 
         def body(ctx: Context, native: Image) -> tuple[Image, ImageSpec]:
-            return self.run(ctx, native, resolved), self.result_spec(resolved, ctx.spec)
+            return plain(ctx, native) if transfer is None else run_linear(ctx, native, transfer, plain)
 
         return run_image(image, backend, body, channel_order=channel_order, layout=layout)[0]
 
@@ -168,7 +183,8 @@ class Filter:
     def info(self) -> dict[str, Any]:
         """The declaration as a JSON-ready dict (``cvfilters info --json``)."""
         return {"name": self.name, "category": self.category, "summary": self.summary,
-                "alpha": self.alpha, "description": self.description,
+                "alpha": self.alpha, "linear": self.linear, "float_range": FLOAT_RANGE[self.unbounded],
+                "description": self.description,
                 **({"identity": self.identity} if self.identity else {}),
                 "footprint": self.footprint_text(),
                 "params": [p.describe() for p in self.params]}
@@ -185,7 +201,9 @@ def seen_spec(alpha: str, spec: ImageSpec) -> ImageSpec:
 
 _REGISTRY: dict[str, Filter] = {}
 # Keywords ``apply``, pipelines and filter objects take besides a filter's own parameters.
-CALL_KEYWORDS = ("backend", "channel_order", "layout")
+CALL_KEYWORDS = ("backend", "channel_order", "layout", "linear")
+FLOAT_RANGE = {True: "kept: float values outside 0..1 (HDR light, signed values) pass through",
+               False: "clamped: float input is clamped to 0..1 first (the filter is defined on 0..1)"}
 
 
 def register(name: str | None = None, *, category: Category, summary: str, params: Iterable[Param] = (),
@@ -195,7 +213,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
              maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
              matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
              description: str | None = None, identity: str = "", footprint: FootprintRule = UNDECLARED,
-             replace: bool = False, listed: bool = True) -> Callable[[FilterFn], Filter]:
+             linear: bool = False, unbounded: bool | None = None, replace: bool = False,
+             listed: bool = True) -> Callable[[FilterFn], Filter]:
     """Make a filter from a function: the one way every filter is built.
 
     Used as a decorator (``@register(...)``) and called by the colour and warp kernel
@@ -243,6 +262,15 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         footprint, or ``rule(params, spec) -> footprint`` of the resolved parameters and
         the spec the function sees. It lets the tile runner (:mod:`cvfilters.engine.tiles`)
         process big images in tiles; without one the filter runs whole-image.
+    linear : bool
+        The filter mixes light (averages, interpolates or sums pixels: blurs, warps,
+        sharpening): it runs on linear values when a run asks for linear light, and keeps
+        float values outside 0..1. ``False`` (colour and histogram filters, effects defined
+        on 0..1): it works on encoded values.
+    unbounded : bool, optional
+        Float values outside 0..1 pass through (linear and order-statistic operators:
+        derivatives, morphology, medians); ``False``: float input is clamped to 0..1
+        first. None: as ``linear``. ``cvfilters info`` shows it as ``float_range``.
     replace : bool
         Allow replacing an existing filter of the same name.
     listed : bool
@@ -281,7 +309,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         doc = inspect.cleandoc(description or fn.__doc__ or summary)
         flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,
                      description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix,
-                     identity=identity, footprint=footprint)
+                     identity=identity, footprint=footprint, linear=linear,
+                     unbounded=linear if unbounded is None else unbounded)
         if listed:
             _REGISTRY[filter_name] = flt
         return flt

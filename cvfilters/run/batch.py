@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import cv2
 import numpy as np
@@ -27,7 +27,7 @@ import numpy as np
 from cvfilters.core import atomic, leftovers
 from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import animation, regions
+from cvfilters.io import animation, colour, regions
 from cvfilters.io import images as io
 from cvfilters.registry.params import allow_large
 from cvfilters.run import budget as budgets
@@ -62,6 +62,9 @@ class Options:
     allow_large: bool = False
     workers: int = 1
     fuse: bool = True
+    colorspace: str | None = None
+    intent: str = "relative"
+    linear: bool = False
     memory: int | None = None  # the budget of the whole run (bytes); None: derived from the machine
     tile_size: int | None = None  # force this output tile side
     scheduler: str | None = None  # run the tiles of one streamed image on this Dask cluster
@@ -275,12 +278,13 @@ def _glob_base(pattern: str) -> Path:
 
 # ---------------------------------------------------------------- running
 @lru_cache(maxsize=4)
-def _pipeline(frozen: str, large: bool, fuse: bool) -> Pipeline:
+def _pipeline(frozen: str, large: bool, fuse: bool, linear: bool) -> Pipeline:
     import json
 
     with allow_large(large):
         pipeline = Pipeline.from_dict(json.loads(frozen))
     pipeline.fuse = fuse
+    pipeline.linear = linear  # videos (sRGB frames); images pass their own profile's transfer
     return pipeline
 
 
@@ -293,7 +297,8 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     """
     import json
 
-    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse)
+    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse,
+                         options.linear)
     replace = options.overwrite or task.replace
     with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):  # NaN/inf pass through quietly
         warnings.simplefilter("always")
@@ -389,8 +394,9 @@ def _skip(task: Task, replace: bool) -> Outcome | None:
 
 
 def _streams(task: Task, options: Options) -> bool:
-    """Whether ``task`` reads its input in pieces: a Zarr array always, a TIFF when tiles run on the CPU."""
-    if str(task.source) == "-":
+    """Whether ``task`` reads its input in pieces: a Zarr array always, a TIFF when tiles run on the CPU
+    (and no colour conversion or linear light is asked: those run on the decoded image)."""
+    if str(task.source) == "-" or options.colorspace or options.linear:
         return False
     return regions.is_zarr(task.source) or (options.backend in streaming.TILED_BACKENDS
                                             and streaming.wanted(task.source))
@@ -427,36 +433,48 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers,
                      frames=header.frames)
         reports: list[Any] = []
+        converting = options.colorspace not in (None, "keep")
+        target_icc = colour.profile_bytes(options.colorspace) if options.colorspace and converting else header.icc
+        transfer = colour.transfer_of(target_icc) if options.linear else False
 
         def step(frame: Any) -> Any:
-            result, run_report = pipeline.run(frame, backend=options.backend)
+            if target_icc is not None and converting:
+                frame = colour.convert(frame, header.icc, target_icc, cast(colour.Intent, options.intent))
+            result, run_report = pipeline.run(frame, backend=options.backend, linear=transfer)
             reports[:1] = [run_report]  # the report of one frame stands for all
             return result
 
         frames = animation.decode(data, task.source, header, options.frames, step)
         del data
         encoded = animation.encode(frames, ext, task.target, quality=options.quality,
-                                   metadata=io.Metadata(icc=header.icc))
+                                   metadata=io.Metadata(icc=target_icc))
         report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]  # as run on each frame
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)
+        space = colour.colourspace_of(metadata.icc, metadata.exif, data)
+        image, metadata = io.to_colourspace(image, metadata, options.colorspace,
+                                            cast(colour.Intent, options.intent), data)
         del data
         budget = options.budget()
-        if options.backend in streaming.TILED_BACKENDS and (options.tile_size is not None
-                                                             or streaming.too_large_for_whole(image, budget)):
+        light = colour.transfer_of(metadata.icc) if options.linear else None
+        if light is None and options.backend in streaming.TILED_BACKENDS and (
+                options.tile_size is not None or streaming.too_large_for_whole(image, budget)):
             result, plan = streaming.process_array(image, pipeline, budget=budget, tile_size=options.tile_size,
                                                    workers=options.tile_workers())
             report = [f"memory budget: {budgets.describe(budget)}", *plan.explain()]
-        else:
+        else:  # linear light runs whole-image: the tile runner does not decode the transfer function
             channels = 1 if image.ndim == 2 else image.shape[2]
             check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
-            result, run_report = pipeline.run(image, backend=options.backend)
+            result, run_report = pipeline.run(image, backend=options.backend, linear=light or False)
             report = run_report.lines()
         del image
         if regions.is_zarr(task.target):
             regions.write_zarr(task.target, result)
             return report
         encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality)
+        converted = f" -> {options.colorspace} ({options.intent})" if options.colorspace else ""
+        report = [*report, f"colour: {space.name} [{space.source}]{converted}"
+                           + (f"; linear light: {light.name} transfer" if light else "")]
     if task.stdout_format is not None:
         sys.stdout.buffer.write(encoded)
         sys.stdout.buffer.flush()

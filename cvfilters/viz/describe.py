@@ -64,6 +64,9 @@ def describe_filter(flt: Filter) -> str:
     if flt.identity:
         lines += ["", textwrap.fill(f"identity at its defaults: {plain_text(flt.identity)}", WIDTH,
                                     initial_indent="  ", subsequent_indent="  ")]
+    light = "linear light with --linear (mixes light)" if flt.linear else "encoded values, also with --linear"
+    lines += ["", textwrap.fill(f"float values outside 0..1: {data['float_range']}; runs on {light}.", WIDTH,
+                                initial_indent="  ", subsequent_indent="  ")]
     lines.append("\nparameters:" if flt.params else "\nparameters: none")
     for param in data["params"]:
         unit = f" {param['unit']}" if param["unit"] else ""

@@ -70,7 +70,8 @@ def test_pil_gray_alpha_is_filtered_as_gray_with_alpha() -> None:
 def test_gray_alpha_arrays_become_bt601_gray_after_a_colour_filter() -> None:
     gray = photo(24, 32, 1)
     image = np.dstack([gray, np.full_like(gray, 200)])
-    out = cvf.apply(image, "sepia")
+    sepia_rows = [[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]]  # RGB rows
+    out = cvf.apply(image, "color_matrix", matrix=sepia_rows)
     assert out.shape == image.shape and np.array_equal(out[..., 1], image[..., 1])
     g = gray.astype(np.float64)
     r, gg, b = (np.clip(np.rint(g * row_sum), 0, 255) for row_sum in (1.351, 1.203, 0.937))  # sepia rows on gray

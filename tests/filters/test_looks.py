@@ -145,3 +145,62 @@ def test_hex_pixellate_fills_each_hexagon_with_its_mean(dtype: type) -> None:
         expected = image[region].astype(np.float64).mean(axis=0)
         tolerance = 0.5 if np.dtype(dtype).kind == "u" else 1e-6
         np.testing.assert_allclose(out[region], np.broadcast_to(expected, out[region].shape), atol=tolerance)
+
+
+# ------------------------------------------------------------------ chroma key distances (issue #27)
+def _cat_on_white() -> tuple[np.ndarray, np.ndarray]:
+    """The cat photo pasted on a white page: (image, mask of the photo)."""
+    import cv2
+
+    from tests.conftest import FIXTURES
+
+    cat = cv2.imread(str(FIXTURES / "chelsea.jpg"))
+    page = np.full((cat.shape[0] + 40, cat.shape[1] + 40, 3), 255, np.uint8)
+    page[20:-20, 20:-20] = cat
+    inside = np.zeros(page.shape[:2], bool)
+    inside[20:-20, 20:-20] = True
+    return page, inside
+
+
+def test_white_key_removes_the_white_background_and_keeps_the_photo() -> None:
+    page, inside = _cat_on_white()
+    out = cvf.apply(page, "chroma_key:color=white", backend="cpu")
+    assert (out[..., 3][~inside] == 0).all()  # the page is gone
+    assert (out[..., 3][inside] == 0).mean() < 0.01  # the cat stays (chroma distance: 88% of it went)
+    chroma_only = cvf.apply(page, "chroma_key:color=white,distance=chroma", backend="cpu")
+    assert (chroma_only[..., 3][inside] == 0).mean() > 0.5  # why neutral keys need a lightness-aware distance
+
+
+@pytest.mark.parametrize("key", ["black", "grey"])
+def test_other_neutral_keys_keep_most_of_a_photo(key: str) -> None:
+    page, inside = _cat_on_white()
+    out = cvf.apply(page, "chroma_key", color=key, backend="cpu")
+    assert (out[..., 3][inside] == 0).mean() < 0.15
+
+
+def test_key_distances_match_their_formulas() -> None:
+    import cv2
+
+    rng = np.random.default_rng(5)
+    image = rng.random((20, 30, 3)).astype(np.float32)
+    key_rgb = (0.9, 0.85, 0.8)
+    key_bgr = np.array(key_rgb[::-1])
+    for distance, reference in (
+        ("rgb", np.linalg.norm(image - key_bgr, axis=-1) / np.sqrt(3)),
+        ("lab", np.linalg.norm(cv2.cvtColor(image, cv2.COLOR_BGR2Lab)
+                               - cv2.cvtColor(key_bgr.astype(np.float32)[None, None], cv2.COLOR_BGR2Lab),
+                               axis=-1) / 100),
+    ):
+        out = cvf.apply(image, "chroma_key", color=key_rgb, tolerance=0.2, softness=0.0, spill=0.0,
+                        distance=distance, backend="cpu")
+        decided = np.abs(reference - 0.2) > 1e-4
+        np.testing.assert_array_equal(out[..., 3][decided], (reference > 0.2)[decided].astype(np.float32))
+
+
+def test_coloured_keys_still_use_chroma() -> None:
+    image = photo(30, 40, 3, np.uint8)
+    image[:, :10] = (30, 220, 40)  # a green screen strip (BGR)
+    for key in ("lime", "#20e030", "blue"):
+        auto = cvf.apply(image, "chroma_key", color=key, backend="cpu")
+        np.testing.assert_array_equal(auto, cvf.apply(image, "chroma_key", color=key, distance="chroma", backend="cpu"))
+    assert (cvf.apply(image, "chroma_key", backend="cpu")[:, :10, 3] == 0).all()  # the default green key

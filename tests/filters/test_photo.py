@@ -32,7 +32,8 @@ def test_white_balance_uint8_is_xphoto(backend: str) -> None:  # cv2 parity
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_grayworld_evens_the_channel_means(dtype: type) -> None:
     image = cast(dtype)
-    values = cvf.apply(image, "white_balance", backend="cpu").astype(np.float64) / full_scale(dtype)
+    values = cvf.apply(image, "white_balance", method="grayworld", backend="cpu").astype(np.float64)
+    values /= full_scale(dtype)
     means = values.reshape(-1, 3).mean(axis=0)
     before = (image.astype(np.float64) / full_scale(dtype)).reshape(-1, 3).mean(axis=0)
     assert np.ptp(means) < 0.3 * np.ptp(before)
@@ -170,3 +171,30 @@ def test_host_work_is_counted_and_device_filters_stay_on_the_device(device_backe
     _, report = Pipeline.parse(name).run(photo(32, 40, 3, np.uint8), backend=device_backend)
     expected = {HOST_ONLY[name]: 1} if name in HOST_ONLY else {}
     assert dict(report.counters.fallbacks) == expected
+
+
+def test_default_white_balance_keeps_a_white_cup_on_a_warm_table_white() -> None:
+    """skimage's coffee photo: the white rim of the cup must not turn blue, as gray world turns it."""
+    from skimage import data
+
+    coffee = np.ascontiguousarray(data.coffee()[..., ::-1])  # BGR
+    rim = (slice(32, 52), slice(240, 360))  # the cup's white rim, above the coffee
+    before = coffee[rim].reshape(-1, 3).mean(axis=0)
+    assert before[2] - before[0] > 40  # warm light on a white cup: red above blue
+
+    def blue_minus_red(method: str | None) -> float:
+        params = {} if method is None else {"method": method}
+        b, _, r = cvf.apply(coffee, "white_balance", backend="cpu", **params)[rim].reshape(-1, 3).mean(axis=0)
+        return float(b - r)
+
+    assert blue_minus_red("grayworld") > 20  # the classic gray-world failure: a blue cup
+    default = blue_minus_red(None)
+    assert default < 0 and default == blue_minus_red("simple")  # still white under warm light, never blue
+
+
+def test_white_balance_takes_a_cropped_view() -> None:
+    image = cast(np.uint8)
+    view = image[3:-3, 5:-5]  # not contiguous: xphoto asserted on it
+    for method in ("grayworld", "simple", "learning"):
+        np.testing.assert_array_equal(cvf.apply(view, "white_balance", method=method, backend="cpu"),
+                                      cvf.apply(view.copy(), "white_balance", method=method, backend="cpu"))

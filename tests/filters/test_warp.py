@@ -502,3 +502,21 @@ def test_backends_agree_with_cpu(backend: str, name: str, interpolation: str, bo
     assert actual.shape == expected.shape and actual.dtype == expected.dtype
     difference = np.abs(visible(actual) - visible(expected)).max()
     assert difference <= PARITY_TOLERANCE[np.dtype(dtype)] + 1e-9, f"max difference {difference}"
+
+
+def test_fill_alpha_on_an_image_without_alpha_warns_once_and_is_opaque() -> None:
+    from cvfilters.engine import sampling
+
+    sampling._WARNED_FILL_ALPHA.clear()
+    image = np.full((20, 30, 3), 90, np.uint8)
+    with pytest.warns(sampling.FillAlphaWarning, match="no alpha channel"):
+        out = cvf.apply(image, "rotate:angle=10,fill=#ffffff80", backend="cpu")
+    assert out.shape == image.shape and (out[0, 0] == 255).all()  # opaque white corners, channels kept
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cvf.apply(image, "rotate:angle=10,fill=#ffffff80", backend="cpu")  # once per fill and process
+        cvf.apply(image, "rotate:angle=10", backend="cpu")  # the default fill (one value) never warns
+    rgba = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
+    assert (cvf.apply(rgba, "rotate:angle=10,fill=#ffffff80", backend="cpu")[0, 0] == [255, 255, 255, 128]).all()

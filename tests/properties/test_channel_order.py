@@ -42,9 +42,9 @@ def swapped(image: np.ndarray) -> np.ndarray:
     return image
 
 
-def test_sepia_of_an_rgb_array_follows_the_classic_rgb_matrix() -> None:
+def test_a_colour_matrix_on_an_rgb_array_follows_its_rgb_rows() -> None:
     rgb = rgb_photo(3, np.uint8, 48, 64)
-    out = cvf.apply(rgb, "sepia", channel_order="rgb", backend="cpu")
+    out = cvf.apply(rgb, "color_matrix", matrix=SEPIA.tolist(), channel_order="rgb", backend="cpu")
     expected = np.clip(np.rint(rgb.astype(np.float64) @ SEPIA.T), 0, 255)
     assert np.abs(out.astype(np.float64) - expected).max() <= 1.0
     # a red suit stays warm: R' >= G' >= B' wherever sepia applies

@@ -87,14 +87,11 @@ def test_identity_value_stays_reachable(name: str, identity: dict[str, Any]) -> 
 # ---------------------------------------------------------------- sepia and hue on gray
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_sepia_tones_gray_into_brown(backend: str, dtype: type) -> None:
-    gray = to_dtype(np.full((8, 8), 128, np.uint8), dtype)
+    gray = to_dtype(np.tile(np.linspace(0, 255, 64).astype(np.uint8), (8, 1)), dtype)
     out = cvf.apply(gray, "sepia", backend=backend)
-    assert out.shape == (8, 8, 3) and out.dtype == gray.dtype
-    b, g, r = (out[0, 0].astype(np.float64) / full_scale(dtype)).tolist()
-    # The classic sepia matrix on (v, v, v), v = 128/255: R = 1.351 v, G = 1.203 v, B = 0.937 v.
-    v = 128 / 255
-    np.testing.assert_allclose([b, g, r], [0.937 * v, 1.203 * v, min(1.0, 1.351 * v)], atol=1.5 / 255)
-    assert r > g > b  # brown, as ImageMagick's -sepia-tone
+    assert out.shape == (8, 64, 3) and out.dtype == gray.dtype
+    b, g, r = (out[:, 16:48].reshape(-1, 3).astype(np.float64) / full_scale(dtype)).mean(axis=0).tolist()
+    assert r > g + 0.1 > b + 0.2  # brown mid-tones, as ImageMagick's -sepia-tone
 
 
 def test_sepia_on_gray_in_a_fused_chain_declares_three_channels() -> None:
@@ -129,16 +126,15 @@ def test_emboss_is_a_grey_relief_unless_colour_is_asked_for() -> None:
     assert np.array_equal(with_alpha[..., 0], with_alpha[..., 2])
 
 
-def test_colour_sketch_default_is_pencil_sketch_and_strength_keeps_colour() -> None:
+def test_colour_sketch_default_is_coloured_pencil_on_white_paper() -> None:
     image = PHOTOS[1]
-    _, drawn = cv2.pencilSketch(image, sigma_s=60.0, sigma_r=0.07, shade_factor=0.02)
-    np.testing.assert_array_equal(cvf.apply(image, "sketch", mode="color", backend="cpu"), drawn)
-    darker = cvf.apply(image, "sketch", mode="color", strength=1.5, backend="cpu").astype(np.float64) / 255
-    y = cv2.cvtColor(drawn.astype(np.float32) / 255, cv2.COLOR_BGR2GRAY).astype(np.float64)
-    expected_y = np.clip(1 - 1.5 * (1 - y), 0, 1)
-    got_y = darker @ [0.114, 0.587, 0.299]
-    unclipped = (expected_y > 0.05) & (darker.max(axis=2) < 0.99)
-    np.testing.assert_allclose(got_y[unclipped], expected_y[unclipped], atol=2.5 / 255)
+    drawn = cvf.apply(image, "sketch", mode="color", backend="cpu").astype(np.float64)
+    _, pencil = cv2.pencilSketch(image, sigma_s=60.0, sigma_r=0.07, shade_factor=0.02)  # the old, dark brown look
+    assert drawn.mean() > pencil.mean() + 60 and drawn.mean() > 170  # light paper
+    saturation = drawn.max(axis=2) - drawn.min(axis=2)
+    assert saturation.mean() > 10  # the strokes keep the photo's colours
+    darker = cvf.apply(image, "sketch", mode="color", strength=3.0, backend="cpu").astype(np.float64)
+    assert darker.mean() < drawn.mean() - 5
 
 
 def test_vignette_sweep_is_visible_across_its_range() -> None:

@@ -1,0 +1,157 @@
+"""Colour spaces (issue #27): reading what a file says, converting through LittleCMS.
+
+The reference is LittleCMS called directly through Pillow's ``ImageCms`` on the same pixels
+(RGB order, 8 bits), with profiles built here: LittleCMS's sRGB and an Adobe-RGB-like
+matrix profile (gamma 2.2 with Adobe's primaries) made with imagecodecs' LittleCMS binding.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image, ImageCms
+
+import cvfilters as cvf
+from cvfilters.io import colour
+from cvfilters.io.images import Metadata
+
+imagecodecs = pytest.importorskip("imagecodecs", reason="16-bit/float conversions and built profiles need imagecodecs")
+
+RNG = np.random.default_rng(27)
+RGB = RNG.integers(0, 256, (40, 56, 3), dtype=np.uint8)
+WIDE = imagecodecs.cms_profile("rgb", whitepoint=[0.3127, 0.329, 1.0], gamma=2.2,
+                               primaries=[0.64, 0.33, 1, 0.21, 0.71, 1, 0.15, 0.06, 1])
+SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+
+
+def reference(rgb: np.ndarray, src: bytes, dst: bytes, intent: int = 1) -> np.ndarray:
+    transform = ImageCms.buildTransform(ImageCms.ImageCmsProfile(io.BytesIO(src)),
+                                        ImageCms.ImageCmsProfile(io.BytesIO(dst)), "RGB", "RGB",
+                                        renderingIntent=ImageCms.Intent(intent))
+    return np.asarray(ImageCms.applyTransform(Image.fromarray(rgb), transform)).astype(np.int64)
+
+
+def description(icc: bytes) -> str:
+    return str(ImageCms.getProfileDescription(ImageCms.ImageCmsProfile(io.BytesIO(icc)))).strip()
+
+
+def exif_block(color_space: int, interop: bytes) -> bytes:
+    """A little-endian EXIF block built by hand: IFD0 -> Exif IFD (ColorSpace, Interop) -> InteropIndex."""
+    ifd0 = struct.pack("<H", 1) + struct.pack("<HHII", 0x8769, 4, 1, 26) + struct.pack("<I", 0)
+    exif_ifd = struct.pack("<H", 2) + struct.pack("<HHIHH", 0xA001, 3, 1, color_space, 0)
+    exif_ifd += struct.pack("<HHII", 0xA005, 4, 1, 26 + 2 + 24 + 4) + struct.pack("<I", 0)
+    interop_ifd = struct.pack("<H", 1) + struct.pack("<HHI", 1, 2, 4) + interop + struct.pack("<I", 0)
+    return b"II*\0" + struct.pack("<I", 8) + ifd0 + exif_ifd + interop_ifd
+
+
+def levels(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a.astype(np.float64) - b).max())
+
+
+@pytest.mark.parametrize("intent", ["relative", "perceptual", "absolute"])
+def test_8_bit_matches_littlecms(intent: str) -> None:
+    bgr = np.ascontiguousarray(RGB[..., ::-1])
+    out = colour.convert(bgr, WIDE, "srgb", intent)  # type: ignore[arg-type]
+    assert levels(out[..., ::-1], reference(RGB, WIDE, SRGB, colour.INTENTS[intent])) <= 1
+
+
+def within_one_level(a: np.ndarray, b: np.ndarray) -> None:
+    """Within 1 level, but for the foot of a pure gamma 2.2 (slope infinite at 0), where 8-bit LittleCMS
+    rounds a channel to 0 that float LittleCMS encodes as up to 1.5 levels (light of 1e-6): 2 levels there."""
+    diff = np.abs(a.astype(np.float64) - b)
+    assert diff.max() <= 2 and np.mean(diff > 1) < 0.002 and np.all((diff <= 1) | (np.minimum(a, b) < 2))
+
+
+def test_16_bit_and_float_match_littlecms_at_8_bit_precision() -> None:
+    ref = reference(RGB, SRGB, WIDE)
+    bgr16 = np.ascontiguousarray(RGB[..., ::-1].astype(np.uint16) * 257)
+    out16 = colour.convert(bgr16, SRGB, WIDE)
+    assert out16.dtype == np.uint16
+    within_one_level(out16[..., ::-1] / 257, ref)
+    bgrf = np.ascontiguousarray(RGB[..., ::-1].astype(np.float32) / 255)
+    outf = colour.convert(bgrf, SRGB, WIDE)
+    assert outf.dtype == np.float32
+    within_one_level(outf[..., ::-1] * 255, ref)
+
+
+def test_float_keeps_values_beyond_one_and_alpha_passes() -> None:
+    bright = np.full((4, 4, 4), 0.5, np.float32)
+    bright[..., :3] = 2.0
+    out = colour.convert(bright, SRGB, WIDE)
+    assert out[..., :3].max() > 1.5  # unbounded LittleCMS, not clipped
+    np.testing.assert_array_equal(out[..., 3], bright[..., 3])
+
+
+def test_read_and_write_convert_and_embed_the_profile(tmp_path: Path) -> None:
+    tagged = tmp_path / "wide.png"
+    Image.fromarray(RGB).save(tagged, icc_profile=WIDE)
+    out = cvf.read(tagged, colorspace="srgb", channel_order="rgb")
+    assert levels(out, reference(RGB, WIDE, SRGB)) <= 1
+    kept = cvf.read(tagged, channel_order="rgb")
+    np.testing.assert_array_equal(kept, RGB)
+    image, metadata = cvf.read_with_metadata(tagged, colorspace="srgb")
+    assert metadata.icc is not None and description(metadata.icc) == "sRGB built-in"
+    written = tmp_path / "web.png"
+    cvf.write(written, RGB, channel_order="rgb", metadata=Metadata(icc=WIDE), colorspace="srgb")
+    with Image.open(written) as result:
+        assert description(result.info["icc_profile"]) == "sRGB built-in"
+        assert levels(np.asarray(result), reference(RGB, WIDE, SRGB)) <= 1
+
+
+def _png_with_cicp(path: Path, primaries: int, transfer: int) -> None:
+    buffer = io.BytesIO()
+    Image.fromarray(RGB).save(buffer, format="PNG")
+    data = buffer.getvalue()
+    body = bytes([primaries, transfer, 0, 1])
+    chunk = struct.pack(">I", 4) + b"cICP" + body + struct.pack(">I", zlib.crc32(b"cICP" + body))
+    path.write_bytes(data[:33] + chunk + data[33:])  # after the 8-byte signature and the 25-byte IHDR
+
+
+def test_the_colour_space_of_a_file(tmp_path: Path) -> None:
+    assert colour.colourspace_of(WIDE).source == "icc"
+    p3 = tmp_path / "p3.png"
+    _png_with_cicp(p3, 12, 13)
+    space = colour.colourspace_of(None, None, p3.read_bytes())
+    assert (space.source, space.name.split(",")[0]) == ("cicp", "Display P3")
+    with pytest.raises(cvf.UsageError, match="no ICC profile"):
+        cvf.read(p3, colorspace="srgb")
+    srgb_cicp = tmp_path / "srgb.png"
+    _png_with_cicp(srgb_cicp, 1, 13)
+    assert colour.colourspace_of(None, None, srgb_cicp.read_bytes()).is_srgb
+    for value, interop, expected in ((1, b"R98\0", "sRGB"), (0xFFFF, b"R03\0", "Adobe RGB")):
+        path = tmp_path / f"exif{value}.jpg"
+        Image.fromarray(RGB).save(path, exif=b"Exif\0\0" + exif_block(value, interop))
+        _, metadata = cvf.read_with_metadata(path)
+        assert colour.colourspace_of(metadata.icc, metadata.exif).name.startswith(expected)
+    assert colour.colourspace_of(None).source == "assumed"
+
+
+def test_cli_colorspace(tmp_path: Path) -> None:
+    tagged, target = tmp_path / "wide.png", tmp_path / "web.png"
+    Image.fromarray(RGB).save(tagged, icc_profile=WIDE)
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tagged), "-o", str(target),
+                               "-f", "flip", "--backend", "cpu", *args], capture_output=True, text=True, check=False)
+
+    done = run("--colorspace", "srgb", "--intent", "perceptual", "--linear", "--explain")
+    assert done.returncode == 0, done.stderr
+    assert "colour: RGB built-in [icc] -> srgb (perceptual); linear light: sRGB transfer" in done.stderr
+    with Image.open(target) as result:
+        assert description(result.info["icc_profile"]) == "sRGB built-in"
+        flipped = np.asarray(result)[:, ::-1]
+    assert levels(flipped, reference(RGB, WIDE, SRGB, 0)) <= 1
+    icc = tmp_path / "wide.icc"
+    icc.write_bytes(WIDE)
+    assert run("--colorspace", str(icc)).returncode == 0
+    for bad in (["--colorspace", str(tmp_path / "missing.icc")], ["--intent", "vivid"],
+                ["--colorspace", str(tagged)]):
+        refused = run(*bad)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
