@@ -99,8 +99,11 @@ def apply(
                                                  "standard output.")] = None,
     suffix: Annotated[str, typer.Option(metavar="TEXT", help="Appended to output names (_blur: photo.jpg -> "
                                                              "photo_blur.jpg).")] = "",
-    quality: Annotated[int | None, typer.Option(min=1, max=100, metavar="Q", help="JPEG/WebP quality, 1-100.")
-                       ] = None,
+    quality: Annotated[int | None, typer.Option(min=1, max=100, metavar="Q",
+                                                help="JPEG/WebP/AVIF quality, 1-100 (default: JPEG keeps the "
+                                                     "input's, else 90; WebP 90).")] = None,
+    lossless: Annotated[bool, typer.Option("--lossless", help="Lossless WebP.")] = False,
+    dither: Annotated[bool, typer.Option("--dither", help="Dither GIF frames of more than 256 colours.")] = False,
     max_pixels: Annotated[int | None, typer.Option(min=1, metavar="N", help="Refuse larger images (default 2^28).")
                           ] = None,
     frames: Annotated[str | None, typer.Option(metavar="START:STOP",
@@ -142,6 +145,7 @@ def apply(
         raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    _check_format_agrees(fmt, tasks)
     if scheduler and any(task.stdout_format or str(task.source) == "-" for task in tasks):
         raise UsageError("- (standard input or output) cannot be used with --scheduler (remote workers)")
     conflicts = [failure for failure in failures if failure.usage]
@@ -159,7 +163,7 @@ def apply(
         _check_single_image("--histogram", histogram, tasks, failures)
     workers = len(device_list) if device_list else executors.worker_count(jobs, [task.source for task in tasks])
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
-                            large, 1 if scheduler else workers, fuse)
+                            large, 1 if scheduler else workers, fuse, lossless, dither)
     if explain and len(tasks) > 1:
         where = f"a pool of {workers}" if workers > 1 else "this process (a pool pays for more work)"
         _err(f"batch: {len(tasks)} files, {'--jobs' if jobs else 'chosen from the work'}: {where}")
@@ -255,9 +259,9 @@ def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[An
 def _check_single_image(option: str, path: Path, tasks: list[Any], failures: list[Any]) -> None:
     """A usage error unless the run has exactly one input image and ``path`` is neither it nor its output."""
     from cvfilters.core.errors import UsageError
-    from cvfilters.io import images as io
+    from cvfilters.io.formats import VIDEO_EXTENSIONS
 
-    if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
+    if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in VIDEO_EXTENSIONS:
         raise UsageError(f"{option} needs exactly one input image (not a video, directory or glob)")
     if "-" in (str(tasks[0].source), str(tasks[0].target)):
         raise UsageError(f"{option} needs files, not standard input or output")
@@ -267,14 +271,27 @@ def _check_single_image(option: str, path: Path, tasks: list[Any], failures: lis
 
 def _extension(fmt: str | None) -> str | None:
     from cvfilters.core.errors import UsageError
-    from cvfilters.io import images as io
+    from cvfilters.io.formats import IMAGE_EXTENSIONS
 
     if fmt is None:
         return None
     extension = "." + fmt.lower().lstrip(".")
-    if extension not in io.IMAGE_EXTENSIONS:
+    if extension not in IMAGE_EXTENSIONS:
         raise UsageError(f"--format {fmt!r} is not an image format cvfilters writes")
     return extension
+
+
+def _check_format_agrees(fmt: str | None, tasks: list[Any]) -> None:
+    """A usage error where ``-o`` names an image file whose suffix says another format than ``--format``."""
+    from cvfilters.core.errors import UsageError
+    from cvfilters.io.formats import image_format
+
+    wanted = image_format(_extension(fmt) or "")
+    for task in tasks:
+        named = image_format(task.target.suffix)
+        if wanted is not None and task.stdout_format is None and named is not None and named != wanted:
+            raise UsageError(f"-o {task.target} is {named.name} but --format {fmt} asks for {wanted.name}; "
+                             "give one of them")
 
 
 def _frame_range(text: str | None) -> tuple[int, int | None] | None:

@@ -76,7 +76,7 @@ class Header:
 
 
 @contextlib.contextmanager
-def _pillow_unlimited() -> Iterator[None]:
+def pillow_unlimited() -> Iterator[None]:
     """Pillow with its own decompression-bomb limit lifted (cvfilters applies its own) and quiet."""
     with _PILLOW_LOCK, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -89,7 +89,7 @@ def _pillow_unlimited() -> Iterator[None]:
 
 def parse_header(data: bytes) -> Header | None:
     """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it."""
-    with _pillow_unlimited():
+    with pillow_unlimited():
         # preinit registers the common plugins (BMP, GIF, JPEG, PPM, PNG); init all of them, once, only
         # when those cannot parse it (importing every plugin costs more than a small apply).
         for register_plugins in (Image.preinit, Image.init):
@@ -112,7 +112,7 @@ def decode_pillow(name: str | os.PathLike[str], data: bytes, header: Header, rea
     itself; the caller does it for Pillow's result).
     """
     try:
-        with _pillow_unlimited(), quiet() as printed:
+        with pillow_unlimited(), quiet() as printed:
             image = decode_with_pillow(data, header)
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
         detail = "; ".join([*printed, str(exc)])

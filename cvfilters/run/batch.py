@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import glob
 import os
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,8 +24,9 @@ import cv2
 
 from cvfilters.core.errors import CvfError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import animation
+from cvfilters.io import frames as frames_io
 from cvfilters.io import images as io
+from cvfilters.io.formats import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
 from cvfilters.registry.params import allow_large
 from cvfilters.run.limits import check_memory
 
@@ -55,6 +55,8 @@ class Options:
     allow_large: bool = False
     workers: int = 1
     fuse: bool = True
+    lossless: bool = False
+    dither: bool = False
 
 
 @dataclass
@@ -142,7 +144,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             sources.append((path, Path(path.name)))
     out = Path(output)
     single = len(inputs) == 1 and plain_files == 1 and not out.is_dir() and out.suffix != ""
-    if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and not out.is_dir():
+    if not single and out.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS and not out.is_dir():
         what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
         raise UsageError(f"-o {output}: names a file, but {what} need an output directory "
                          "(give a folder name, or one input file)")
@@ -171,28 +173,28 @@ def _plan_stream(inputs: Sequence[str], output: str, extension: str | None) -> t
     if len(inputs) != 1:
         raise UsageError("- (standard input or output) takes exactly one input")
     source = Path(inputs[0])
-    if source.suffix.lower() in io.VIDEO_EXTENSIONS or Path(output).suffix.lower() in io.VIDEO_EXTENSIONS:
+    if source.suffix.lower() in VIDEO_EXTENSIONS or Path(output).suffix.lower() in VIDEO_EXTENSIONS:
         raise UsageError("- (standard input or output) takes images, not videos")
     if output == "-":
         ext = extension or (source.suffix.lower() if inputs[0] != "-" else None)
-        if ext not in io.IMAGE_EXTENSIONS:
+        if ext not in IMAGE_EXTENSIONS:
             raise UsageError("-o - (standard output) needs --format EXT (png, jpg, tif, ...)")
         return [Task(source, Path("-"), replace=True, stdout_format=ext)], []
     target = Path(output)
-    if Path(output).is_dir() or target.suffix.lower() not in io.IMAGE_EXTENSIONS:
+    if Path(output).is_dir() or target.suffix.lower() not in IMAGE_EXTENSIONS:
         raise UsageError(f"-o {output}: an input from standard input needs an output image file name")
     return [Task(source, target, replace=True)], []
 
 
 def _renamed(relative: Path, extension: str | None, name_suffix: str) -> Path:
-    is_video = relative.suffix.lower() in io.VIDEO_EXTENSIONS
+    is_video = relative.suffix.lower() in VIDEO_EXTENSIONS
     new_extension = relative.suffix if is_video or not extension else extension
     return relative.with_name(relative.stem + name_suffix + new_extension)
 
 
 def _is_media(path: Path) -> bool:
     """An image or video file by its extension; broken symlinks count, so they are reported, not skipped."""
-    return path.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
+    return path.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
 
 
 def _glob_base(pattern: str) -> Path:
@@ -226,7 +228,7 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+            if task.source.suffix.lower() in VIDEO_EXTENSIONS:
                 from cvfilters.io.video import check_readable, process_video
 
                 io.check_file(task.source)
@@ -260,7 +262,7 @@ def dry_run(task: Task, options: Options) -> Outcome:
     skip decision; ``done`` means it would be written, with what was read in the message."""
     replace = options.overwrite or task.replace
     try:
-        if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+        if task.source.suffix.lower() in VIDEO_EXTENSIONS:
             from cvfilters.io.video import check_readable
 
             io.check_file(task.source)
@@ -312,36 +314,42 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
     if skipped is not None:
         return skipped
     ext = task.stdout_format or task.target.suffix.lower()
-    if animation.is_multiframe(header) and header is not None:
-        channels, itemsize = _layout_of(header)
-        check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers,
-                     frames=header.frames)
-        reports: list[Any] = []
-
-        def step(frame: Any) -> Any:
-            result, run_report = pipeline.run(frame, backend=options.backend)
-            reports[:1] = [run_report]  # the report of one frame stands for all
-            return result
-
-        frames = animation.decode(data, task.source, header, options.frames, step)
+    if frames_io.is_multiframe(header) and header is not None:
         del data
-        encoded = animation.encode(frames, ext, task.target, quality=options.quality,
-                                   metadata=io.Metadata(icc=header.icc))
-        report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]  # as run on each frame
+        report = _process_frames(task, options, pipeline, header, ext)
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)
         del data
         channels = 1 if image.ndim == 2 else image.shape[2]
         check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
         result, run_report = pipeline.run(image, backend=options.backend)
-        encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality)
+        encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality,
+                            lossless=options.lossless)
         report = run_report.lines()
-    if task.stdout_format is not None:
-        sys.stdout.buffer.write(encoded)
-        sys.stdout.buffer.flush()
-    else:
-        io.write_bytes(task.target, encoded, overwrite=replace)
+        if task.stdout_format is not None:
+            frames_io.write_stdout(encoded)
+        else:
+            io.write_bytes(task.target, encoded, overwrite=replace)
     return report
+
+
+def _process_frames(task: Task, options: Options, pipeline: Pipeline, header: Any, ext: str) -> list[str]:
+    """An animation or multi-page TIFF, streamed: each frame is read, filtered and encoded in turn."""
+    channels, itemsize = _layout_of(header)
+    check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers, frames=2)
+    reports: list[Any] = []
+
+    def filtered(frame: frames_io.Frame) -> frames_io.Frame:
+        result, run_report = pipeline.run(frame.image, backend=options.backend)
+        reports[:1] = [run_report]  # the report of one frame stands for all
+        return frame.replace(result)
+
+    source = io.read_bytes(task.source) if str(task.source) == "-" else task.source
+    with frames_io.read_frames(source, frames=options.frames, max_pixels=options.max_pixels) as reader:
+        target = "-" if task.stdout_format is not None else task.target
+        count = frames_io.write_frames(target, map(filtered, reader), fmt=ext, like=reader.info,
+                                       quality=options.quality, lossless=options.lossless, dither=options.dither)
+    return [*reports[0].lines(), f"frames: {count} of {reader.info.count}"]  # as run on each frame
 
 
 def _same_file(a: Path, b: Path) -> bool:
