@@ -6,6 +6,9 @@ on :data:`cli.app.app` when imported, which :func:`main` does only when a comman
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -35,7 +38,17 @@ def main(argv: list[str] | None = None) -> int:
             command = typer.main.get_command(app)
         _plain_metavars(command)
         code = command.main(args=args, prog_name="cvfilters", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
         return code if isinstance(code, int) else 0
+    except BrokenPipeError:  # `cvfilters list | head`: the reader has all it wanted
+        _drop_stdout()
+        return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped
+    except OSError as exc:
+        if exc.errno not in _STDOUT_ERRORS:
+            raise
+        _drop_stdout()
+        _err(f"error: standard output: cannot be written: {exc.strerror}")
+        return 1
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:
@@ -58,6 +71,15 @@ def main(argv: list[str] | None = None) -> int:
             raise
         _err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
         return 1
+
+
+_STDOUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device, so the exit's flush does not fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _register_all_commands() -> bool:

@@ -71,8 +71,40 @@ class Header:
     def of(cls, image: Image.Image) -> Header:
         """Read from an opened (not loaded) Pillow image; counts frames (GIF scans its blocks)."""
         tags: dict[int, Any] = dict(getattr(image, "tag_v2", None) or {})
-        return cls(image.format or "", image.mode, image.size, int(getattr(image, "n_frames", 1) or 1),
+        frames = _tiff_pages(image.fp) if image.format == "TIFF" and image.fp is not None else None
+        return cls(image.format or "", image.mode, image.size, frames or int(getattr(image, "n_frames", 1) or 1),
                    image.info.get("icc_profile"), dict(image.info), tags)
+
+
+def _tiff_pages(file: Any) -> int | None:
+    """The number of IFDs (pages) of a TIFF or BigTIFF by walking the chain of offsets (Pillow's
+    ``n_frames`` parses every page's tags: milliseconds a page); None where the chain is odd."""
+    where = file.tell()
+    try:
+        file.seek(0)
+        head = file.read(16)
+        order = {b"II": "<", b"MM": ">"}.get(head[:2])
+        if order is None:
+            return None
+        big = int.from_bytes(head[2:4], "little" if order == "<" else "big") == 43
+        offset_size, count_size, entry = (8, 8, 20) if big else (4, 2, 12)
+        endian: Any = "little" if order == "<" else "big"
+        offset = int.from_bytes(head[8:16] if big else head[4:8], endian)
+        seen: set[int] = set()
+        while offset and offset not in seen:
+            seen.add(offset)
+            file.seek(offset)
+            count = int.from_bytes(file.read(count_size), endian)
+            file.seek(offset + count_size + count * entry)
+            raw = file.read(offset_size)
+            if len(raw) < offset_size:
+                break
+            offset = int.from_bytes(raw, endian)
+        return len(seen) or None
+    except (OSError, ValueError):
+        return None
+    finally:
+        file.seek(where)
 
 
 @contextlib.contextmanager

@@ -221,12 +221,12 @@ def _tiff_pages(file: BinaryIO, header: decoders.Header, start: int, stop: int) 
     import tifffile
 
     with tifffile.TiffFile(file) as tiff:
-        pages = tiff.pages
-        pages.cache = False
-        pages.useframes = False
-        for index in range(start, stop):
-            page = pages[index]
-            yield Frame(_page_array(page))
+        tiff.pages.cache = False  # one page's tags at a time: memory does not grow with the page count
+        for index, page in enumerate(tiff.pages):
+            if index >= stop:
+                return
+            if index >= start:
+                yield Frame(_page_array(page))
 
 
 def _page_array(page: Any) -> np.ndarray:
@@ -339,7 +339,7 @@ def write_stdout(data: bytes | memoryview) -> None:
     except OSError as exc:
         with contextlib.suppress(OSError, ValueError):  # nothing more reaches a closed pipe: do not retry at exit
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise ImageWriteError("-", f"standard output: cannot be written: {exc.strerror or exc}") from None
+        raise ImageWriteError("standard output", f"cannot be written: {exc.strerror or exc}") from None
 
 
 def _encode_frames(file: IO[bytes], name: io.StrPath, ext: str, record: formats.ImageFormat,

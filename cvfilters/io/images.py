@@ -286,6 +286,7 @@ def write(
     quality: int | None = None,
     compression: int | None = None,
     lossless: bool = False,
+    dither: bool = False,
     overwrite: bool = True,
     channel_order: ChannelOrder | None = None,
 ) -> Path:
@@ -312,6 +313,8 @@ def write(
         PNG zlib level, 0 to 9, ignored elsewhere.
     lossless : bool
         Lossless WebP (``quality`` is then ignored).
+    dither : bool
+        Floyd-Steinberg dithering of a GIF of more than 256 colours (:mod:`cvfilters.io.gif`).
     overwrite : bool
         When False an existing target is refused.
     channel_order : {"bgr", "rgb"}, optional
@@ -344,7 +347,7 @@ def write(
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
     image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
-    write_bytes(path, _encode(path, ext, image, metadata, params, compression))
+    write_bytes(path, _encode(path, ext, image, metadata, params, compression, dither))
     return Path(path)
 
 
@@ -365,7 +368,7 @@ def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = Tr
 
 def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metadata | None = None,
            quality: int | None = None, compression: int | None = None, lossless: bool = False,
-           ) -> bytes | memoryview:
+           dither: bool = False) -> bytes | memoryview:
     """Encode an image in memory as :func:`write` would store it (the bytes of the file, as
     ``bytes`` or a ``memoryview`` of the encoder's buffer).
 
@@ -374,11 +377,11 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
     """
     ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
     params = _record(ext).params(quality, compression, lossless=lossless)
-    return _encode(name, ext, np.asarray(image), metadata, params, compression)
+    return _encode(name, ext, np.asarray(image), metadata, params, compression, dither)
 
 
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
-            compression: int | None) -> bytes | memoryview:
+            compression: int | None, dither: bool = False) -> bytes | memoryview:
     image = storable(path, ext, image)
     if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
         exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
@@ -390,7 +393,7 @@ def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | Non
             warnings.warn(f"{os.fspath(path)}: EXIF and ICC are not kept in a {image.dtype} TIFF with "
                           f"{image.shape[2] if image.ndim == 3 else 1} channels", DepthConversionWarning, stacklevel=3)
     if ext == ".gif":
-        return _gif(image)
+        return _gif(image, dither)
     types, chunks = _metadata_chunks(ext, metadata)
     try:
         with quiet() as printed:
@@ -516,10 +519,10 @@ def _record(ext: str) -> ImageFormat:
     return record
 
 
-def _gif(image: np.ndarray) -> bytes:
+def _gif(image: np.ndarray, dither: bool) -> bytes:
     """A still GIF through :mod:`cvfilters.io.gif` (exact palettes where they fit)."""
     buffer = BytesIO()
-    writer = GifWriter(buffer, (image.shape[1], image.shape[0]), loop=None)
+    writer = GifWriter(buffer, (image.shape[1], image.shape[0]), loop=None, dither=dither)
     writer.add(image)
     writer.close()
     return buffer.getvalue()

@@ -324,7 +324,7 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         check_memory(task.source, image.shape[0], image.shape[1], channels, image.itemsize, options.workers)
         result, run_report = pipeline.run(image, backend=options.backend)
         encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality,
-                            lossless=options.lossless)
+                            lossless=options.lossless, dither=options.dither)
         report = run_report.lines()
         if task.stdout_format is not None:
             frames_io.write_stdout(encoded)

@@ -17,8 +17,8 @@ import pytest
 from PIL import Image, ImageSequence
 
 from cvfilters.core.errors import ImageTooLargeError
-from cvfilters.io import decoders, frames as frames_io
-from cvfilters.io import images as cio
+from cvfilters.io import decoders
+from cvfilters.io import frames as frames_io
 from tests import makefiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,3 +142,162 @@ def test_a_still_gif_and_png_are_not_animations(tmp_path: Path) -> None:
     cv2.imwrite(str(tmp_path / "still.png"), frame)
     for name in ("still.gif", "still.png"):
         assert not frames_io.is_multiframe(decoders.parse_header((tmp_path / name).read_bytes()))
+
+
+# ---------------------------------------------------------------- issue 23: GIFs that look right
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR in dB by its formula (numpy), 8-bit peak."""
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
+
+
+def test_a_photo_to_gif_is_within_35_db_of_the_exact_result(tmp_path: Path) -> None:
+    from skimage import data
+
+    photo = np.ascontiguousarray(data.chelsea()[..., ::-1])
+    cv2.imwrite(str(tmp_path / "cat.png"), photo)
+    proc = apply(tmp_path / "cat.png", "-o", tmp_path / "cat.gif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "cat.gif") as gif:  # Pillow, a second reader
+        got = np.asarray(gif.convert("RGB"))[..., ::-1]
+    assert psnr(got, 255 - photo) >= 35  # OpenCV's encoder: 21.4 dB
+    dithered = apply(tmp_path / "cat.png", "-o", tmp_path / "dither.gif", "-f", "invert", "--dither")
+    assert dithered.returncode == 0, dithered.stderr
+    with Image.open(tmp_path / "dither.gif") as gif:
+        other = np.asarray(gif.convert("RGB"))[..., ::-1]
+    assert not np.array_equal(other, got) and psnr(other, 255 - photo) >= 30  # dithered: other pixels, still close
+
+
+def test_flat_grey_frames_inverted_come_back_exact_and_untinted(tmp_path: Path) -> None:
+    greys = [40, 90, 140, 190]
+    images = [Image.new("L", (16, 12), grey).convert("RGB") for grey in greys]
+    images[0].save(tmp_path / "grey.gif", save_all=True, append_images=images[1:], duration=100, loop=0)
+    proc = apply(tmp_path / "grey.gif", "-o", tmp_path / "out.gif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    got, _, _ = pillow_frames(tmp_path / "out.gif")
+    assert [tuple(int(v) for v in frame[0, 0]) for frame in got] == [(255 - g,) * 3 for g in greys]  # was tinted
+
+
+def test_gif_transparency_is_kept(tmp_path: Path) -> None:
+    rgba = np.zeros((12, 16, 4), np.uint8)
+    rgba[..., 0], rgba[..., 3] = 200, 255
+    rgba[:6, :, 3] = 0  # top half transparent
+    frames = [Image.fromarray(rgba), Image.fromarray(rgba[::-1].copy())]
+    frames[0].save(tmp_path / "holes.png", save_all=True, append_images=frames[1:], duration=50)
+    proc = apply(tmp_path / "holes.png", "-o", tmp_path / "holes.gif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "holes.gif") as gif:
+        got = [np.asarray(frame.convert("RGBA")).copy() for frame in ImageSequence.Iterator(gif)]
+    assert len(got) == 2
+    np.testing.assert_array_equal(got[0][..., 3], rgba[..., 3])
+    np.testing.assert_array_equal(got[1][..., 3], rgba[::-1, :, 3])  # frame 1's holes show no frame 0
+    assert tuple(got[0][8, 0, :3]) == (55, 255, 255)
+
+
+# ---------------------------------------------------------------- issue 23: frames are first-class images
+def write_apng_16bit(path: Path, frames: list[np.ndarray], plays: int = 0) -> None:
+    """A 16-bit RGB APNG built chunk by chunk from zlib-compressed rows (no image library involved)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+    height, width = frames[0].shape[:2]
+    out = [b"\x89PNG\r\n\x1a\n", chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)),
+           chunk(b"acTL", struct.pack(">II", len(frames), plays))]
+    sequence = 0
+    for index, frame in enumerate(frames):
+        rows = frame.astype(">u2").reshape(height, width * 3).view(np.uint8)
+        data = zlib.compress(np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes())
+        out.append(chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, width, height, 0, 0, 40, 1000, 0, 0)))
+        sequence += 1
+        if index == 0:
+            out.append(chunk(b"IDAT", data))
+        else:
+            out.append(chunk(b"fdAT", struct.pack(">I", sequence) + data))
+            sequence += 1
+    out.append(chunk(b"IEND", b""))
+    path.write_bytes(b"".join(out))
+
+
+def test_a_16_bit_apng_stays_16_bit(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    rgb = [rng.integers(0, 65536, (6, 8, 3), dtype=np.uint16) for _ in range(3)]
+    write_apng_16bit(tmp_path / "deep.png", rgb)
+    with frames_io.read_frames(tmp_path / "deep.png") as reader:
+        read = [frame.image for frame in reader]
+    for want, have in zip(rgb, read, strict=True):
+        np.testing.assert_array_equal(have, want[..., ::-1])  # BGR, every bit
+    proc = apply(tmp_path / "deep.png", "-o", tmp_path / "out.png", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with frames_io.read_frames(tmp_path / "out.png") as reader:
+        out = list(reader)
+    assert [frame.duration for frame in out] == [40, 40, 40]
+    for want, have in zip(rgb, out, strict=True):
+        assert have.image.dtype == np.uint16
+        np.testing.assert_array_equal(have.image, 65535 - want[..., ::-1])
+    ok, first = cv2.imdecode(np.fromfile(tmp_path / "out.png", np.uint8), cv2.IMREAD_UNCHANGED), True
+    assert first is not None and ok.dtype == np.uint16  # the default image, to a plain PNG reader
+
+
+def test_palette_tiff_pages_come_out_in_colour(tmp_path: Path) -> None:
+    palette = Image.new("P", (8, 6))
+    palette.putpalette([255, 0, 0, 0, 255, 0, 0, 0, 255] + [0] * 759)
+    pages = []
+    for index in range(3):
+        page = palette.copy()
+        page.paste(index, (0, 0, 8, 6))
+        pages.append(page)
+    pages[0].save(tmp_path / "pal.tif", save_all=True, append_images=pages[1:])
+    proc = apply(tmp_path / "pal.tif", "-o", tmp_path / "out.tif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "out.tif") as out:
+        got = [np.asarray(page.convert("RGB"))[0, 0].tolist() for page in ImageSequence.Iterator(out)]
+    assert got == [[0, 255, 255], [255, 0, 255], [255, 255, 0]]  # inverted red, green, blue; not grey
+
+
+# ---------------------------------------------------------------- issue 23: frames stream, none are cut
+def test_40000_frames_are_all_kept(tmp_path: Path) -> None:
+    values = np.arange(40_000) % 4096
+    frames = [np.full((1, 1, 3), value, np.uint16) for value in values]
+    write_apng_16bit(tmp_path / "long.png", frames)
+    with frames_io.read_frames(tmp_path / "long.png") as reader:
+        count = frames_io.write_frames(tmp_path / "copy.png", (f.replace(65535 - f.image) for f in reader),
+                                       like=reader.info)
+    assert count == 40_000  # OpenCV's animation reader stopped at 32,767
+    with frames_io.read_frames(tmp_path / "copy.png") as reader:
+        last = [frame.image[0, 0, 0] for frame in reader]
+    assert len(last) == 40_000 and last[-1] == 65535 - values[-1] and last[32_767] == 65535 - values[32_767]
+
+
+def test_3000_tiff_pages_are_read_page_by_page(tmp_path: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    with tifffile.TiffWriter(tmp_path / "pages.tif") as writer:
+        for index in range(3000):
+            writer.write(np.full((8, 8), index % 251, np.uint8), contiguous=False)
+    with frames_io.read_frames(tmp_path / "pages.tif", frames=(10, None)) as reader:
+        firsts = [int(frame.image[0, 0]) for frame in reader]
+    assert reader.info.count == 3000 and firsts == [index % 251 for index in range(10, 3000)]
+
+
+def test_memory_does_not_grow_with_the_frame_count(tmp_path: Path) -> None:
+    import tracemalloc
+
+    rng = np.random.default_rng(2)
+
+    def peak(count: int) -> int:
+        tile = rng.integers(0, 256, (128, 128, 3), dtype=np.uint8)
+        frames = [Image.fromarray(np.roll(tile, index, axis=1)) for index in range(count)]
+        frames[0].save(tmp_path / f"n{count}.gif", save_all=True, append_images=frames[1:])
+        del frames
+        tracemalloc.start()  # numpy's and Python's allocations (Pillow's C buffers are not traced)
+        with frames_io.read_frames(tmp_path / f"n{count}.gif") as reader:
+            frames_io.write_frames(tmp_path / f"o{count}.png", (f.replace(255 - f.image) for f in reader),
+                                   like=reader.info)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    small, large = peak(4), peak(120)
+    assert large < small + 4 * 128 * 128 * 3  # 116 more frames held would add 5.7 MB
