@@ -71,7 +71,8 @@ class Header:
     def of(cls, image: Image.Image) -> Header:
         """Read from an opened (not loaded) Pillow image; counts frames (GIF scans its blocks)."""
         tags: dict[int, Any] = dict(getattr(image, "tag_v2", None) or {})
-        frames = _tiff_pages(image.fp) if image.format == "TIFF" and image.fp is not None else None
+        file = getattr(image, "fp", None)  # an ImageFile's open file
+        frames = _tiff_pages(file) if image.format == "TIFF" and file is not None else None
         return cls(image.format or "", image.mode, image.size, frames or int(getattr(image, "n_frames", 1) or 1),
                    image.info.get("icc_profile"), dict(image.info), tags)
 

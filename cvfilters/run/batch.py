@@ -192,6 +192,10 @@ def _renamed(relative: Path, extension: str | None, name_suffix: str) -> Path:
     return relative.with_name(relative.stem + name_suffix + new_extension)
 
 
+def _is_video(path: Path) -> bool:
+    return path.suffix.lower() in VIDEO_EXTENSIONS
+
+
 def _is_media(path: Path) -> bool:
     """An image or video file by its extension; broken symlinks count, so they are reported, not skipped."""
     return path.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
@@ -228,17 +232,21 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if task.source.suffix.lower() in VIDEO_EXTENSIONS:
+            if _is_video(task.source) or _is_video(task.target):
                 from cvfilters.io.video import check_readable, process_video
 
-                io.check_file(task.source)
-                if os.path.lexists(task.target) and not replace:
-                    check_readable(task.source)  # a bad input is an error, not a skip
+                if _is_video(task.source):
+                    io.check_file(task.source)
+                    if os.path.lexists(task.target) and not replace:
+                        check_readable(task.source)  # a bad input is an error, not a skip
+                else:
+                    io.check_header(io.read_bytes(task.source), task.source, io.max_pixels_limit(options.max_pixels))
                 skipped = _skip(task, replace)
                 if skipped is not None:
                     return skipped
                 video = process_video(task.source, task.target, pipeline, backend=options.backend,
-                                      frames=options.frames, overwrite=replace, progress=progress)
+                                      frames=options.frames, overwrite=replace, quality=options.quality,
+                                      progress=progress)
                 audio = "kept" if video.audio else "none"
                 report = [f"video: {video.frames} frames at {video.fps:g} fps, audio {audio}"]
             else:
