@@ -207,7 +207,10 @@ class _FfmpegSink:
         with contextlib.suppress(OSError):
             if self.process.stdin is not None:
                 self.process.stdin.close()
-        err = self.process.stderr.read() if self.process.stderr is not None else b""
+        err = b""
+        if self.process.stderr is not None:
+            with self.process.stderr:
+                err = self.process.stderr.read()
         self.process.wait()
         lines = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
         self.stderr = lines[-1].strip() if lines else ""
