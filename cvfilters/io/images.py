@@ -33,7 +33,7 @@ import stat
 import sys
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from io import BytesIO
 from pathlib import Path
 from typing import Literal
@@ -59,7 +59,7 @@ from cvfilters.core.errors import (
     UnsupportedDepthError,
     UsageError,
 )
-from cvfilters.io import decoders, encoders
+from cvfilters.io import decoders, encoders, jpeg
 from cvfilters.io.formats import F32, I16, IMAGE_EXTENSIONS, U8, U16, ImageFormat, image_format
 from cvfilters.io.gif import GifWriter
 from cvfilters.io.quiet import quiet
@@ -79,6 +79,7 @@ _CHANNEL_CHANGES = {
 _EXIF_HEADER = b"Exif\0\0"
 _BYTE_ORDERS: dict[bytes, Literal["little", "big"]] = {b"II": "little", b"MM": "big"}  # TIFF/EXIF byte order marks
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
+_TIFF_COMPRESSIONS_WRITTEN = frozenset({1, 5, 8, 32773, 32946})  # none, LZW, Deflate, PackBits: libtiff writes them
 _UPRIGHT: dict[int, Callable[[np.ndarray], np.ndarray]] = {  # EXIF orientation -> what makes the stored pixels upright
     2: lambda a: cv2.flip(a, 1),
     3: lambda a: cv2.rotate(a, cv2.ROTATE_180),
@@ -109,6 +110,8 @@ class Metadata:
     icc: bytes | None = None
     xmp: bytes | None = None
     grey: bool = False
+    quality: int | None = None  # a JPEG source's quality (estimated from its tables): JPEG output keeps it
+    compression: int | None = None  # a TIFF source's compression code: TIFF output keeps it
 
 
 def max_pixels_limit(max_pixels: int | None = None) -> int:
@@ -228,7 +231,12 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
     else:
         image, chunks = _decode(name, data)
         image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(image, header), header)
-    return finish_decode(image, chunks, name, header, limit)
+    image, metadata = finish_decode(image, chunks, name, header, limit)
+    if header is not None and header.format == "JPEG":
+        metadata = replace(metadata, quality=jpeg.estimate_quality(data))
+    elif header is not None and header.format == "TIFF":
+        metadata = replace(metadata, compression=header.tags.get(259))
+    return image, metadata
 
 
 def finish_decode(image: np.ndarray, chunks: dict[int, bytes], name: StrPath, header: decoders.Header | None,
@@ -343,7 +351,7 @@ def write(
         and HDR store gray as BGR); PBM is thresholded at 128.
     """
     ext = _output_format(path)
-    params = _record(ext).params(quality, compression, lossless=lossless)
+    params = _params(ext, quality, compression, lossless, metadata)
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
     image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
@@ -376,13 +384,28 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
     and errors (``-`` for standard output). Raises and warns as :func:`write`.
     """
     ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
-    params = _record(ext).params(quality, compression, lossless=lossless)
+    params = _params(ext, quality, compression, lossless, metadata)
     return _encode(name, ext, np.asarray(image), metadata, params, compression, dither)
+
+
+def _params(ext: str, quality: int | None, compression: int | None, lossless: bool,
+            metadata: Metadata | None) -> list[int]:
+    """The encoder's parameters: those asked for, else how the source was coded (JPEG quality, TIFF
+    compression) where it was the same format, else the format's defaults."""
+    record = _record(ext)
+    if quality is None and metadata is not None and record.name == "JPEG":
+        quality = metadata.quality
+    params = record.params(quality, compression, lossless=lossless)
+    if record.name == "TIFF":  # OpenCV's default is LZW; keep the source's, else none (as vips, ImageMagick)
+        kept = metadata.compression if metadata is not None else None
+        params += [cv2.IMWRITE_TIFF_COMPRESSION, kept if kept in _TIFF_COMPRESSIONS_WRITTEN else 1]
+    return params
 
 
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
             compression: int | None, dither: bool = False) -> bytes | memoryview:
     image = storable(path, ext, image)
+    metadata, late_icc = _fit_jpeg_segments(path, ext, metadata)
     if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
         exif = _reset_orientation(metadata.exif.removeprefix(_EXIF_HEADER))[1] if metadata.exif else None
         special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
@@ -406,7 +429,28 @@ def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | Non
     if not ok:
         reason = "; ".join(printed) or "OpenCV refused the image"
         raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
+    if late_icc:
+        return jpeg.insert_icc(encoded.tobytes(), late_icc)
     return encoded.reshape(-1).data  # the encoder's buffer itself, not a copy
+
+
+def _fit_jpeg_segments(path: StrPath, ext: str, metadata: Metadata | None) -> tuple[Metadata | None, bytes | None]:
+    """Metadata OpenCV's JPEG encoder takes (each block within one 64 KB segment), and an ICC profile
+    to split over APP2 segments afterwards. EXIF or XMP too large for a segment is dropped, with a
+    warning (extended XMP is not written)."""
+    if metadata is None or _record(ext).name != "JPEG":
+        return metadata, None
+    late_icc = metadata.icc if metadata.icc and not jpeg.fits_segment(b"ICC_PROFILE\0xx" + metadata.icc) else None
+    dropped = [name for name, block, header in (("EXIF", metadata.exif, _EXIF_HEADER),
+                                                ("XMP", metadata.xmp, _XMP_JPEG_HEADER))
+               if block and not jpeg.fits_segment(header + block.removeprefix(header))]
+    for name in dropped:
+        size = len((metadata.exif if name == "EXIF" else metadata.xmp) or b"")
+        warnings.warn(f"{os.fspath(path)}: {name} of {size} bytes does not fit a JPEG segment (64 KB); it is "
+                      "not written", DepthConversionWarning, stacklevel=4)
+    return replace(metadata, icc=None if late_icc else metadata.icc,
+                   exif=None if "EXIF" in dropped else metadata.exif,
+                   xmp=None if "XMP" in dropped else metadata.xmp), late_icc
 
 
 def read_bytes(path: StrPath) -> bytes:
