@@ -33,7 +33,7 @@ declare -A TESTS=(
   [histograms]="tests/filters/test_histograms.py tests/filters/test_histogram.py"
   [params]="tests/registry/test_params.py tests/properties/test_registry_contract.py tests/engine/test_pipeline.py tests/cli/test_front_door.py::test_colours_are_rgb_as_people_write_them tests/cli/test_front_door.py::test_colour_forms_and_errors"
   [pipeline]="tests/engine/test_pipeline_text.py tests/engine/test_pipeline.py tests/engine/test_fusion.py tests/cli/test_front_door.py::test_spec_errors_suggest tests/cli/test_front_door.py::test_pipeline_file_errors_name_file_line_and_key"
-  [io]="tests/io/test_io.py tests/properties/test_corpus.py tests/io/test_durability.py tests/io/test_decoders.py tests/io/test_animation.py tests/core/test_depths.py"
+  [io]="tests/io/test_io.py tests/properties/test_corpus.py tests/io/test_durability.py tests/io/test_decoders.py tests/io/test_frames.py tests/io/test_formats.py tests/io/test_video.py tests/core/test_depths.py"
   [convolve]="tests/filters/test_convolve.py tests/filters/test_filters_oracles.py tests/filters/test_blur.py tests/properties/test_modes.py"
 )
 MODULES=(policies fusion histograms params pipeline io convolve)

@@ -10,7 +10,7 @@ Decided behaviour asserted here:
   named ``.jpg`` reads (OpenCV sniffs it) and its output ``.jpg`` is a real JPEG.
 * Every broken input gives one ``error: PATH: cause`` line, writes nothing, and the rest
   of the batch is done (exit 1); no traceback and no OpenCV/libpng/libtiff log lines.
-* An animated GIF keeps every frame, each filtered (tests/io/test_animation.py checks timing);
+* An animated GIF keeps every frame, each filtered (tests/io/test_frames.py checks timing);
   OpenCV's GIF encoder quantizes colours (a warning says so). Into TIFF its frames become
   pages, with a warning that the frame durations are dropped.
 
