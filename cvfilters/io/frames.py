@@ -71,6 +71,7 @@ class FramesInfo:
     loop: int | None = None
     icc: bytes | None = None
     compression: int | None = None
+    selected: int | None = None  # the frames a reader yields (``frames`` range), where known
 
 
 def is_multiframe(header: decoders.Header | None) -> bool:
@@ -104,7 +105,7 @@ class FrameReader:
             self._range = (start, count)
             self._rgb = resolve_channel_order(channel_order) == "rgb"
             self.info = FramesInfo(header.format, header.frames, header.size, _loop(header, self._file), header.icc,
-                                   header.tags.get(259) if header.format == "TIFF" else None)
+                                   header.tags.get(259) if header.format == "TIFF" else None, count - start)
         except BaseException:
             self._file.close()
             raise
@@ -118,11 +119,6 @@ class FrameReader:
     def close(self) -> None:
         """Release the file."""
         self._file.close()
-
-    @property
-    def selected(self) -> int:
-        """How many frames iteration yields (the ``frames`` range within the file)."""
-        return self._range[1] - self._range[0]
 
     def __iter__(self) -> Iterator[Frame]:
         start, stop = self._range
@@ -261,6 +257,7 @@ class FrameOptions:
     dither: bool = False
     icc: bytes | None = None
     compression: int | None = None
+    frames: int | None = None  # how many frames will come, where known
 
 
 def write_frames(target: io.StrPath, frames: Iterable[Frame | np.ndarray], *, fmt: str | None = None,
@@ -300,7 +297,8 @@ def write_frames(target: io.StrPath, frames: Iterable[Frame | np.ndarray], *, fm
     options = FrameOptions(like.loop if like is not None else loop,
                            quality if quality is not None else record.default_quality, lossless, dither,
                            like.icc if like is not None else None,
-                           like.compression if like is not None and like.format == "TIFF" else None)
+                           like.compression if like is not None and like.format == "TIFF" else None,
+                           like.selected if like is not None else None)
     rgb = resolve_channel_order(channel_order) == "rgb"
     stream = (frame if isinstance(frame, Frame) else Frame(np.asarray(frame), DEFAULT_DURATION_MS) for frame in frames)
     if rgb:
@@ -349,9 +347,9 @@ def _encode_frames(file: IO[bytes], name: io.StrPath, ext: str, record: formats.
         raise ImageWriteError(name, "cannot be written: no frames")
     if record.frames is None:
         image = io.storable(name, ext, first.image)
-        rest = sum(1 for _ in frames)
-        if rest:
-            warnings.warn(f"{os.fspath(name)}: {ext} holds one frame; only the first of {rest + 1} is written",
+        total = options.frames if options.frames is not None else 1 + sum(1 for _ in frames)  # not decoded if known
+        if total > 1:
+            warnings.warn(f"{os.fspath(name)}: {ext} holds one frame; only the first of {total} is written",
                           io.DepthConversionWarning, stacklevel=3)
         file.write(io.encode(image, ext, name=name, metadata=io.Metadata(icc=options.icc), quality=options.quality))
         return 1

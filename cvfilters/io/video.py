@@ -289,7 +289,7 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
         fps, total, closing = reader.fps, reader.count, reader.close
     else:
         reader = frames_io.read_frames(source, frames=frames)
-        fps, total, closing = DEFAULT_FPS, reader.selected, reader.close
+        fps, total, closing = DEFAULT_FPS, reader.info.selected or 0, reader.close
     done = 0
 
     def filtered(frame: frames_io.Frame) -> frames_io.Frame:
