@@ -103,6 +103,7 @@ class FrameReader:
                 raise TruncatedImageError(self.name, f"--frames {start}:{'' if stop is None else stop} selects none "
                                                      f"of its {header.frames} frames")
             self._range = (start, count)
+            self._limit = io.max_pixels_limit(max_pixels)
             self._rgb = resolve_channel_order(channel_order) == "rgb"
             self.info = FramesInfo(header.format, header.frames, header.size, _loop(header, self._file), header.icc,
                                    header.tags.get(259) if header.format == "TIFF" else None, count - start)
@@ -123,6 +124,10 @@ class FrameReader:
     def __iter__(self) -> Iterator[Frame]:
         start, stop = self._range
         self._file.seek(0)
+        if not is_multiframe(self._header):  # a still image: the still rules, one frame
+            image, _ = io.decode(self._file.read(), self.name, max_pixels=self._limit)
+            yield Frame(swap_rb(image) if self._rgb else image)
+            return
         decode = {"PNG": _apng_frames, "TIFF": _tiff_pages}.get(self._header.format, _pillow_frames)
         try:
             for index, frame in enumerate(decode(self._file, self._header, start, stop)):

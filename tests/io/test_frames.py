@@ -301,3 +301,12 @@ def test_memory_does_not_grow_with_the_frame_count(tmp_path: Path) -> None:
 
     small, large = peak(4), peak(120)
     assert large < small + 4 * 128 * 128 * 3  # 116 more frames held would add 5.7 MB
+
+
+def test_a_still_image_is_one_frame_read_by_the_still_rules(tmp_path: Path) -> None:
+    deep = np.random.default_rng(4).integers(0, 65536, (5, 7, 3), dtype=np.uint16)
+    cv2.imwrite(str(tmp_path / "still.png"), deep)
+    with frames_io.read_frames(tmp_path / "still.png") as reader:
+        got = list(reader)
+    assert len(got) == 1 and got[0].duration is None
+    np.testing.assert_array_equal(got[0].image, deep)
