@@ -111,6 +111,7 @@ class Metadata:
     xmp: bytes | None = None
     grey: bool = False
     quality: int | None = None  # a JPEG source's quality (estimated from its tables): JPEG output keeps it
+    lossless: bool = False  # a lossless WebP source: WebP output stays lossless
     compression: int | None = None  # a TIFF source's compression code: TIFF output keeps it
 
 
@@ -236,6 +237,8 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
         metadata = replace(metadata, quality=jpeg.estimate_quality(data))
     elif header is not None and header.format == "TIFF":
         metadata = replace(metadata, compression=header.tags.get(259))
+    elif header is not None and header.format == "WEBP":
+        metadata = replace(metadata, lossless=_webp_lossless(data))
     return image, metadata
 
 
@@ -395,6 +398,8 @@ def _params(ext: str, quality: int | None, compression: int | None, lossless: bo
     record = _record(ext)
     if quality is None and metadata is not None and record.name == "JPEG":
         quality = metadata.quality
+    if quality is None and metadata is not None and record.name == "WEBP":
+        lossless = lossless or metadata.lossless
     params = record.params(quality, compression, lossless=lossless)
     if record.name == "TIFF":  # OpenCV's default is LZW; keep the source's, else none (as vips, ImageMagick)
         kept = metadata.compression if metadata is not None else None
@@ -432,6 +437,17 @@ def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | Non
     if late_icc:
         return jpeg.insert_icc(encoded.tobytes(), late_icc)
     return encoded.reshape(-1).data  # the encoder's buffer itself, not a copy
+
+
+def _webp_lossless(data: bytes) -> bool:
+    """Whether a WebP file's image is coded lossless (a ``VP8L`` chunk, not ``VP8 ``)."""
+    pos = 12
+    while pos + 8 <= len(data):
+        kind, size = data[pos : pos + 4], int.from_bytes(data[pos + 4 : pos + 8], "little")
+        if kind in (b"VP8L", b"VP8 "):
+            return kind == b"VP8L"
+        pos += 8 + size + (size & 1)
+    return False
 
 
 def _fit_jpeg_segments(path: StrPath, ext: str, metadata: Metadata | None) -> tuple[Metadata | None, bytes | None]:

@@ -164,3 +164,12 @@ def test_a_symlinked_output_is_written_through_the_link_as_cp_does(tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "link.png").is_symlink()  # the link stays a link
     np.testing.assert_array_equal(cv2.imread(str(tmp_path / "real" / "out.png")), 255 - photo())
+
+
+def test_a_lossless_webp_stays_lossless(tmp_path: Path) -> None:
+    image = (np.random.default_rng(5).random((40, 60, 3)) * 255).astype(np.uint8)
+    Image.fromarray(image).save(tmp_path / "in.webp", lossless=True)  # Pillow's encoder
+    proc = cvfilters("apply", tmp_path / "in.webp", "-o", tmp_path / "out.webp", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "out.webp") as out:
+        np.testing.assert_array_equal(np.asarray(out.convert("RGB")), 255 - image)

@@ -38,6 +38,8 @@ import pytest
 from PIL import Image
 
 import cvfilters
+import cvfilters.io.images
+from cvfilters.io.formats import IMAGE_EXTENSIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -364,7 +366,7 @@ def test_every_format_and_depth_kept_exactly_in_tiff(valid_run: dict) -> None:
 
 
 # ---------------------------------------------------------------- every output format
-WRITABLE = sorted(ext for ext in cvfilters.io.images.IMAGE_EXTENSIONS if cv2.haveImageWriter("x" + ext))
+WRITABLE = sorted(ext for ext in IMAGE_EXTENSIONS if cv2.haveImageWriter("x" + ext))
 
 
 @pytest.mark.parametrize("ext", WRITABLE)
