@@ -170,6 +170,20 @@ def read_frames(source: io.StrPath | bytes, *, frames: tuple[int, int | None] | 
     return FrameReader(source, frames=frames, max_pixels=max_pixels, channel_order=channel_order)
 
 
+def probe(path: io.StrPath, limit: int) -> decoders.Header | None:
+    """The header of the file at ``path``, parsed from the open file (for a GIF Pillow counts the
+    frames by scanning it, holding none), after the pixel limit; None where Pillow cannot parse it.
+
+    Raises the read errors of :func:`cvfilters.io.images.read` and :class:`ImageTooLargeError`.
+    """
+    io.check_file(path)
+    with _opened(path) as file:
+        header = _header_of(file)
+    if header is not None:
+        io.check_pixels(path, *header.size, limit)
+    return header
+
+
 def _opened(path: io.StrPath) -> BinaryIO:
     try:
         return open(path, "rb")

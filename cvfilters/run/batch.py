@@ -313,15 +313,20 @@ def _skip(task: Task, replace: bool) -> Outcome | None:
 
 def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
     """One still or multi-frame image: the report lines of the run, or the skipped outcome."""
-    data = io.read_bytes(task.source)
     limit = io.max_pixels_limit(options.max_pixels)
+    ext = task.stdout_format or task.target.suffix.lower()
+    if str(task.source) != "-":  # a file of many frames streams: its bytes are never held whole
+        header = frames_io.probe(task.source, limit)
+        if frames_io.is_multiframe(header) and header is not None:
+            skipped = _skip(task, replace)
+            return skipped if skipped is not None else _process_frames(task, options, pipeline, header, ext)
+    data = io.read_bytes(task.source)
     header = io.check_header(data, task.source, limit)
     if header is None and task.stdout_format is None and os.path.lexists(task.target) and not replace:
         io.decode(data, task.source, max_pixels=limit)  # a header only OpenCV parses: validate by decoding
     skipped = _skip(task, replace)
     if skipped is not None:
         return skipped
-    ext = task.stdout_format or task.target.suffix.lower()
     if frames_io.is_multiframe(header) and header is not None:
         del data
         report = _process_frames(task, options, pipeline, header, ext)
