@@ -90,8 +90,11 @@ def apply(
                                                  "standard output.")] = None,
     suffix: Annotated[str, typer.Option(metavar="TEXT", help="Appended to output names (_blur: photo.jpg -> "
                                                              "photo_blur.jpg).")] = "",
-    quality: Annotated[int | None, typer.Option(min=1, max=100, metavar="Q", help="JPEG/WebP quality, 1-100.")
-                       ] = None,
+    quality: Annotated[int | None, typer.Option(min=1, max=100, metavar="Q",
+                                                help="JPEG/WebP/AVIF quality, 1-100 (default: JPEG keeps the "
+                                                     "input's, else 90; WebP 90).")] = None,
+    lossless: Annotated[bool, typer.Option("--lossless", help="Lossless WebP.")] = False,
+    dither: Annotated[bool, typer.Option("--dither", help="Dither GIF frames of more than 256 colours.")] = False,
     max_pixels: Annotated[int | None, typer.Option(min=1, metavar="N", help="Refuse larger images (default 2^28).")
                           ] = None,
     frames: Annotated[str | None, typer.Option(metavar="START:STOP",

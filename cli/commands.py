@@ -42,8 +42,8 @@ def err(message: str) -> None:
 def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_file: Path | None, backend: str,
           jobs: int, devices: str | None, scheduler: str | None, overwrite: bool, no_clobber: bool, dry_run: bool,
           recursive: bool, fmt: str | None, suffix: str, quality: int | None, max_pixels: int | None,
-          frames: str | None, explain: bool, memory: str | None, tile_size: int | None, large: bool, fuse: bool,
-          linear: bool, colorspace: str, intent: str, compare: Path | None, compare_mode: str,
+          frames: str | None, lossless: bool, dither: bool, explain: bool, memory: str | None,
+          tile_size: int | None, large: bool, fuse: bool, linear: bool, colorspace: str, intent: str, compare: Path | None, compare_mode: str,
           histogram: Path | None) -> None:
     """``cvfilters apply``: run a pipeline on image and video files and write the results."""
     if backend == "auto" and scheduler is None and _may_be_large(inputs) and not _runs_in_tiles(inputs):
@@ -69,6 +69,7 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
     if scheduler and any(task.stdout_format or str(task.source) == "-" for task in tasks):
         raise UsageError("- (standard input or output) cannot be used with --scheduler (remote workers)")
+    _check_format_agrees(fmt, tasks)
     conflicts = [failure for failure in failures if failure.usage]
     if conflicts:
         for conflict in conflicts[:-1]:
@@ -87,7 +88,8 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     one_image = bool(scheduler) and len(tasks) == 1 and _streams(tasks[0].source)
     options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
                             large, 1 if scheduler else workers, fuse, _colour_target(colorspace), intent, linear,
-                            memory=budget, tile_size=tile_size, scheduler=scheduler if one_image else None)
+                            lossless=lossless, dither=dither, memory=budget, tile_size=tile_size,
+                            scheduler=scheduler if one_image else None)
     if one_image:
         scheduler = None  # the tiles of the one image go to the cluster, not the file
     if explain and len(tasks) > 1:
@@ -144,6 +146,19 @@ def _colour_target(colorspace: str) -> str | None:
     if colorspace.lower() in ("srgb", "adobe-rgb", "adobergb", "adobe_rgb"):
         return colorspace.lower()
     return os.path.abspath(colorspace)
+
+
+def _check_format_agrees(fmt: str | None, tasks: list[Any]) -> None:
+    """A usage error where ``-o`` names an image file whose suffix says another format than ``--format``."""
+    from cvfilters.core.errors import UsageError
+    from cvfilters.io.formats import image_format
+
+    wanted = image_format(_extension(fmt) or "")
+    for task in tasks:
+        named = image_format(task.target.suffix)
+        if wanted is not None and task.stdout_format is None and named is not None and named != wanted:
+            raise UsageError(f"-o {task.target} is {named.name} but --format {fmt} asks for {wanted.name}; "
+                             "give one of them")
 
 
 def _budget(memory: str | None) -> int | None:
@@ -228,9 +243,9 @@ def _check_compare(compare: Path, mode: str, tasks: list[Any], failures: list[An
 def _check_single_image(option: str, path: Path, tasks: list[Any], failures: list[Any]) -> None:
     """A usage error unless the run has exactly one input image and ``path`` is neither it nor its output."""
     from cvfilters.core.errors import UsageError
-    from cvfilters.io import images as io
+    from cvfilters.io.formats import VIDEO_EXTENSIONS
 
-    if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in io.VIDEO_EXTENSIONS:
+    if len(tasks) != 1 or failures or tasks[0].source.suffix.lower() in VIDEO_EXTENSIONS:
         raise UsageError(f"{option} needs exactly one input image (not a video, directory or glob)")
     if "-" in (str(tasks[0].source), str(tasks[0].target)):
         raise UsageError(f"{option} needs files, not standard input or output")
@@ -240,12 +255,12 @@ def _check_single_image(option: str, path: Path, tasks: list[Any], failures: lis
 
 def _extension(fmt: str | None) -> str | None:
     from cvfilters.core.errors import UsageError
-    from cvfilters.io import images as io
+    from cvfilters.io.formats import IMAGE_EXTENSIONS
 
     if fmt is None:
         return None
     extension = "." + fmt.lower().lstrip(".")
-    if extension not in io.IMAGE_EXTENSIONS:
+    if extension not in IMAGE_EXTENSIONS:
         raise UsageError(f"--format {fmt!r} is not an image format cvfilters writes")
     return extension
 

@@ -8,6 +8,8 @@ every command module: histogram, preview and sweep register their commands on
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sys
 import traceback
@@ -59,6 +61,7 @@ def _guarded(run: Callable[[], Any]) -> int:
 
     try:
         code = run()
+        sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
         return code if isinstance(code, int) else 0
     except CommandExit as exc:
         return exc.code
@@ -71,14 +74,34 @@ def _guarded(run: Callable[[], Any]) -> int:
     except KeyboardInterrupt:
         err("interrupted")
         return 130
-    except BrokenPipeError:  # the reader went away (cvfilters list | head): stop quietly
+    except BrokenPipeError:  # `cvfilters list | head`: the reader has all it wanted
+        _drop_stdout()
+        return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe stopped
+    except OSError as exc:
+        if exc.errno not in _STDOUT_ERRORS:
+            return _internal_error(exc)
+        _drop_stdout()
+        err(f"error: standard output: cannot be written: {exc.strerror}")
+        return 1
+    except Exception as exc:
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    """A bug: still one line unless --debug."""
+    if state["debug"]:
+        raise exc
+    err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
+    return 1
+
+
+_STDOUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device, so the exit's flush does not fail again."""
+    with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except Exception as exc:  # a bug: still one line unless --debug
-        if state["debug"]:
-            raise
-        err(f"error: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)")
-        return 1
 
 
 def _register_all_commands() -> None:

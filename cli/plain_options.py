@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, tuple[Param, ...]]] = {
         Param('fmt', 'str', ('--format',), (), None, False, None, None, None),
         Param('suffix', 'str', ('--suffix',), (), '', False, None, None, None),
         Param('quality', 'int', ('--quality',), (), None, False, 1, 100, None),
+        Param('lossless', 'bool', ('--lossless',), (), False, False, None, None, None),
+        Param('dither', 'bool', ('--dither',), (), False, False, None, None, None),
         Param('max_pixels', 'int', ('--max-pixels',), (), None, False, 1, None, None),
         Param('frames', 'str', ('--frames',), (), None, False, None, None, None),
         Param('explain', 'bool', ('--explain',), (), False, False, None, None, None),

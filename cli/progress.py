@@ -38,7 +38,7 @@ class Progress:
     """Context manager: ``advance()`` after each file, ``frames(done, total)`` from a video."""
 
     def __init__(self, tasks: Sequence[Any]) -> None:
-        from cvfilters.io.images import VIDEO_EXTENSIONS
+        from cvfilters.io.formats import VIDEO_EXTENSIONS
 
         self.count = len(tasks)
         self.single_video = self.count == 1 and tasks[0].source.suffix.lower() in VIDEO_EXTENSIONS

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,7 +48,7 @@ def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object, *,
     leave 0o600) and exclusively, so two writers never share one. On POSIX it is renamed
     while still held open, so a concurrent run never takes it for a leftover.
     """
-    target = Path(path)
+    target, existing = _replaced(Path(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = temporary_name(target)
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
@@ -56,6 +57,7 @@ def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object, *,
         with open(descriptor, "wb") as file:
             file.write(data)  # type: ignore[arg-type]
             file.flush()
+            _keep_mode_and_owner(file.fileno(), existing)
             os.fsync(file.fileno())
             if os.name == "posix":
                 os.replace(temporary, target)
@@ -84,17 +86,47 @@ def replacing(path: StrPath, *, keep_suffix: bool = False) -> Iterator[Path]:
     folder fsynced; on an exception (or if nothing was written) it is removed and
     ``path`` is left as it was.
     """
-    target = Path(path)
+    target, existing = _replaced(Path(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = temporary_name(target, keep_suffix=keep_suffix)
     try:
         yield temporary
+        if existing is not None:
+            descriptor = os.open(temporary, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            try:
+                _keep_mode_and_owner(descriptor, existing)
+            finally:
+                os.close(descriptor)
         fsync_file(temporary)
         os.replace(temporary, target)
         fsync_directory(target.parent)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+
+
+def _replaced(target: Path) -> tuple[Path, os.stat_result | None]:
+    """The file a write to ``target`` replaces, and its status (None: a new file).
+
+    As ``cp`` does, a symbolic link is written through: the file it points to is replaced and
+    the link stays (refusing would break links users make on purpose, such as a ``latest.png``
+    beside dated files; replacing the link itself would silently unlink it from its file).
+    """
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    try:
+        return target, os.stat(target)
+    except OSError:
+        return target, None
+
+
+def _keep_mode_and_owner(descriptor: int, existing: os.stat_result | None) -> None:
+    """Give the new file the replaced file's permission bits and, where allowed, its owner (as ``cp``)."""
+    if existing is None or not hasattr(os, "fchmod"):
+        return
+    os.fchmod(descriptor, stat.S_IMODE(existing.st_mode))
+    with contextlib.suppress(OSError):  # only root may give a file away; cp keeps the mode then too
+        os.fchown(descriptor, existing.st_uid, existing.st_gid)
 
 
 def fsync_file(path: StrPath) -> None:

@@ -1,5 +1,7 @@
-"""Files: which decoder reads a file, the encoders OpenCV lacks, reading and writing still
-images, animations and multi-page TIFFs, and videos frame by frame.
+"""Files: one record per format (``formats``), which decoder reads a file, the encoders OpenCV
+lacks (``encoders``, ``gif``, ``apng``, ``jpeg``), reading and writing still images (``images``),
+animations and multi-page TIFFs streamed frame by frame (``frames``: ``read_frames``,
+``write_frames``), and videos (``video``).
 
 Imports ``engine`` (videos run a pipeline per frame) and the layers below it.
 """

@@ -74,12 +74,45 @@ class Header:
     def of(cls, image: Image.Image) -> Header:
         """Read from an opened (not loaded) Pillow image; counts frames (GIF scans its blocks)."""
         tags: dict[int, Any] = dict(getattr(image, "tag_v2", None) or {})
-        return cls(image.format or "", image.mode, image.size, int(getattr(image, "n_frames", 1) or 1),
+        file = getattr(image, "fp", None)  # an ImageFile's open file
+        frames = _tiff_pages(file) if image.format == "TIFF" and file is not None else None
+        return cls(image.format or "", image.mode, image.size, frames or int(getattr(image, "n_frames", 1) or 1),
                    image.info.get("icc_profile"), dict(image.info), tags)
 
 
+def _tiff_pages(file: Any) -> int | None:
+    """The number of IFDs (pages) of a TIFF or BigTIFF by walking the chain of offsets (Pillow's
+    ``n_frames`` parses every page's tags: milliseconds a page); None where the chain is odd."""
+    where = file.tell()
+    try:
+        file.seek(0)
+        head = file.read(16)
+        order = {b"II": "<", b"MM": ">"}.get(head[:2])
+        if order is None:
+            return None
+        big = int.from_bytes(head[2:4], "little" if order == "<" else "big") == 43
+        offset_size, count_size, entry = (8, 8, 20) if big else (4, 2, 12)
+        endian: Any = "little" if order == "<" else "big"
+        offset = int.from_bytes(head[8:16] if big else head[4:8], endian)
+        seen: set[int] = set()
+        while offset and offset not in seen:
+            seen.add(offset)
+            file.seek(offset)
+            count = int.from_bytes(file.read(count_size), endian)
+            file.seek(offset + count_size + count * entry)
+            raw = file.read(offset_size)
+            if len(raw) < offset_size:
+                break
+            offset = int.from_bytes(raw, endian)
+        return len(seen) or None
+    except (OSError, ValueError):
+        return None
+    finally:
+        file.seek(where)
+
+
 @contextlib.contextmanager
-def _pillow_unlimited() -> Iterator[None]:
+def pillow_unlimited() -> Iterator[None]:
     """Pillow with its own decompression-bomb limit lifted (cvfilters applies its own) and quiet."""
     from PIL import Image
 
@@ -103,7 +136,7 @@ def parse_header(data: bytes) -> Header | None:
         return Header(quick[0], quick[1], quick[2], 1, None, {}, {})
     from PIL import Image
 
-    with _pillow_unlimited():
+    with pillow_unlimited():
         # preinit registers the common plugins (BMP, GIF, JPEG, PPM, PNG); init all of them, once, only
         # when those cannot parse it (importing every plugin costs more than a small apply).
         for register_plugins in (Image.preinit, Image.init):
@@ -133,7 +166,7 @@ def decode_pillow(name: str | os.PathLike[str], data: bytes, header: Header, rea
     (or libtiff on descriptor 2) said.
     """
     try:
-        with _pillow_unlimited(), quiet() as printed:
+        with pillow_unlimited(), quiet() as printed:
             image = decode_with_pillow(data, header)
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
         detail = "; ".join([*printed, str(exc)])

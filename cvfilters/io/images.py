@@ -5,8 +5,8 @@ it lazily, decoding nothing: :mod:`cvfilters.io.decoders`), decodes the bytes on
 OpenCV's ``IMREAD_UNCHANGED`` or, where the header shows OpenCV would lose information,
 with Pillow, and turns the image upright exactly once (:mod:`cvfilters.io.orientation`). A
 write encodes in memory (OpenCV, or :mod:`cvfilters.io.encoders` for grey+alpha PNG and TIFF
-with metadata) and replaces the target atomically. Many-frame files are
-:mod:`cvfilters.io.animation`'s. OpenCV 5.1 behaviour relied on (tests/io/test_io.py checks it):
+with metadata) and replaces the target atomically. Many-frame files are streamed by
+:mod:`cvfilters.io.frames`. OpenCV 5.1 behaviour relied on (tests/io/test_io.py checks it):
 
 * EXIF comes back without the ``Exif\\0\\0`` header and the encoder adds it; the TIFF
   decoder applies the TIFF Orientation itself and returns no metadata, the others leave
@@ -16,7 +16,7 @@ with metadata) and replaces the target atomically. Many-frame files are
 * A cut JPEG decodes to nothing from memory, but one padded with junk still decodes.
 * XMP comes back from JPEG with the ``http://ns.adobe.com/xap/1.0/\\0`` header, which the
   encoder does not add; the PNG encoder needs a NUL-terminated packet.
-* Only JPEG, PNG, WebP and AVIF hold metadata. WebP without a quality is lossless.
+* Only JPEG, PNG, WebP and AVIF hold metadata (:mod:`cvfilters.io.formats` has each format's facts).
 * OpenCV logs codec complaints (libtiff, ``imdecode_``) through its logger, and libpng and
   libjpeg print theirs straight to file descriptor 2. While this module decodes or encodes,
   the logger is silenced and descriptor 2 goes to a temporary file: what a decoder printed
@@ -34,6 +34,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from io import BytesIO
 from pathlib import Path
 
 import cv2
@@ -53,48 +54,33 @@ from cvfilters.core.errors import (
     NotAFileError,
     NotAnImageError,
     OutputExistsError,
-    ParameterError,
     TruncatedImageError,
     UnreadableFileError,
     UnsupportedDepthError,
     UsageError,
 )
 from cvfilters.core.files import FileRefused, read_regular, system_file
-from cvfilters.io import colour, decoders, encoders, exr, headers, orientation
+from cvfilters.io import colour, decoders, encoders, exr, headers, jpeg, orientation
+from cvfilters.io.formats import F32, I16, IMAGE_EXTENSIONS, U8, U16, ImageFormat, image_format
+from cvfilters.io.gif import GifWriter
 from cvfilters.io.quiet import quiet
 
 DEFAULT_MAX_PIXELS: int = 2**28
-IMAGE_EXTENSIONS: frozenset[str] = frozenset(
-    ".png .jpg .jpeg .jpe .tif .tiff .webp .bmp .gif .ppm .pgm .pbm .pnm .exr .hdr .jp2 .avif".split()
-)
-VIDEO_EXTENSIONS: frozenset[str] = frozenset({".mp4", ".avi", ".mov", ".mkv"})
 
 StrPath = str | os.PathLike[str]
 _ENV = "CVFILTERS_MAX_PIXELS"
 MAX_IMAGE_FILE = 4 << 30  # bytes of one encoded input (the pixel limit bounds what it decodes to)
-_JPEG = frozenset({".jpg", ".jpeg", ".jpe"})
-_TIFF = frozenset({".tif", ".tiff"})
-_U8, _U16, _I16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float32)
-_RANGE = {_U8: (0.0, 255.0), _U16: (0.0, 65535.0), _I16: (-32768.0, 32767.0), _F32: (0.0, 1.0)}  # floats: 0..1
+_RANGE = {U8: (0.0, 255.0), U16: (0.0, 65535.0), I16: (-32768.0, 32767.0), F32: (0.0, 1.0)}  # floats: 0..1
 _GREY_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "I;16L", "I;16S", "I", "F", "La"})
-_DEPTHS = {  # the dtypes each output format holds; the first is the fallback
-    **dict.fromkeys([*_JPEG, ".webp", ".bmp", ".gif", ".avif", ".pbm"], (_U8,)),
-    **dict.fromkeys([".png", ".ppm", ".pgm", ".pnm", ".jp2"], (_U8, _U16)),
-    **dict.fromkeys([".tif", ".tiff"], (_U8, _U16, _F32, _I16)),
-    **dict.fromkeys([".exr", ".hdr"], (_F32,)),
-}
-_CHANNELS = {**dict.fromkeys(_JPEG, (1, 3)), ".ppm": (3,), ".pgm": (1,), ".pbm": (1,), ".pnm": (1, 3),
-             ".hdr": (3,), ".gif": (3, 4), ".webp": (3, 4)}  # the others hold 1, 3 and 4 channels
 _CHANNEL_CHANGES = {
     (4, 3): (cv2.COLOR_BGRA2BGR, "the alpha channel is dropped"),
     (4, 1): (cv2.COLOR_BGRA2GRAY, "converted to gray, alpha dropped"),
     (3, 1): (cv2.COLOR_BGR2GRAY, "converted to gray"),
     (1, 3): (cv2.COLOR_GRAY2BGR, "gray repeated as B, G and R"),
 }
-_METADATA_FORMATS = _JPEG | {".png", ".webp", ".avif"}
-_QUALITY = {**dict.fromkeys(_JPEG, cv2.IMWRITE_JPEG_QUALITY), ".webp": cv2.IMWRITE_WEBP_QUALITY,
-            ".avif": cv2.IMWRITE_AVIF_QUALITY}
+_EXIF_HEADER = b"Exif\0\0"
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
+_TIFF_COMPRESSIONS_WRITTEN = frozenset({1, 5, 8, 32773, 32946})  # none, LZW, Deflate, PackBits: libtiff writes them
 
 
 class DepthConversionWarning(UserWarning):
@@ -116,6 +102,9 @@ class Metadata:
     icc: bytes | None = None
     xmp: bytes | None = None
     grey: bool = False
+    quality: int | None = None  # a JPEG source's quality (estimated from its tables): JPEG output keeps it
+    lossless: bool = False  # a lossless WebP source: WebP output stays lossless
+    compression: int | None = None  # a TIFF source's compression code: TIFF output keeps it
 
 
 def max_pixels_limit(max_pixels: int | None = None) -> int:
@@ -241,7 +230,7 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
     """
     limit = max_pixels_limit(max_pixels)
     if exr.is_exr(data):
-        image = exr.decode(data, name, lambda width, height: _check_pixels(name, width, height, limit))
+        image = exr.decode(data, name, lambda width, height: check_pixels(name, width, height, limit))
         return finish_decode(decoders.Decoded(image, {}, True), name, None, limit)
     header = check_header(data, name, limit)
     if data.startswith(b"\xff\xd8\xff") and not _jpeg_has_end(data):
@@ -259,14 +248,21 @@ def decode(data: bytes, name: StrPath, *, max_pixels: int | None = None) -> tupl
         decoded = _decode(name, data)
         image = decoders.drop_opaque_gif_alpha(decoders.undo_associated_alpha(decoded.image, header), header)
         decoded = decoded._replace(image=image)
-    return finish_decode(decoded, name, header, limit)
+    image, metadata = finish_decode(decoded, name, header, limit)
+    if header is not None and header.format == "JPEG":
+        metadata = replace(metadata, quality=jpeg.estimate_quality(data))
+    elif header is not None and header.format == "TIFF":
+        metadata = replace(metadata, compression=header.tags.get(259))
+    elif header is not None and header.format == "WEBP":
+        metadata = replace(metadata, lossless=_webp_lossless(data))
+    return image, metadata
 
 
 def finish_decode(decoded: decoders.Decoded, name: StrPath, header: decoders.Header | None,
                   limit: int) -> tuple[np.ndarray, Metadata]:
     """Check a decoded frame's size and depth, turn it upright unless its decoder did, and collect its metadata."""
     image, chunks = decoded.image, decoded.chunks
-    _check_pixels(name, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
+    check_pixels(name, image.shape[1], image.shape[0], limit)  # for headers Pillow cannot parse
     if image.dtype == np.float64:
         image = image.astype(np.float32)
     elif image.dtype not in _RANGE:
@@ -300,12 +296,12 @@ def to_colourspace(image: np.ndarray, metadata: Metadata, target: colour.ColourT
 
 
 def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | None:
-    """The parsed header, after refusing an image over ``limit`` pixels (all frames together) or a JPEG
-    of too many scans; None where Pillow cannot parse the header (HDR, PFM and PAM are sized by
-    :mod:`cvfilters.io.headers` first; EXR: OpenCV decides)."""
+    """The parsed header, after refusing an image over ``limit`` pixels (each frame: frames are
+    streamed) or a JPEG of too many scans; None where Pillow cannot parse the header (HDR, PFM
+    and PAM are sized by :mod:`cvfilters.io.headers` first; EXR: OpenCV decides)."""
     header = decoders.parse_header(data)
     if header is not None:
-        _check_pixels(name, *header.size, limit, frames=header.frames)
+        check_pixels(name, *header.size, limit)
         if header.format == "JPEG" and headers.jpeg_scans(data) > headers.MAX_JPEG_SCANS:
             raise ImageTooLargeError(name, f"JPEG has {headers.jpeg_scans(data)} scans, more than the limit of "
                                            f"{headers.MAX_JPEG_SCANS} (a progressive file has about 10)")
@@ -315,7 +311,7 @@ def check_header(data: bytes, name: StrPath, limit: int) -> decoders.Header | No
     except headers.HeaderError as exc:
         raise TruncatedImageError(name, str(exc)) from None
     if size is not None:
-        _check_pixels(name, *size, limit)
+        check_pixels(name, *size, limit)
     return None
 
 
@@ -337,6 +333,8 @@ def write(
     metadata: Metadata | None = None,
     quality: int | None = None,
     compression: int | None = None,
+    lossless: bool = False,
+    dither: bool = False,
     overwrite: bool = True,
     channel_order: ChannelOrder | None = None,
     colorspace: colour.ColourTarget | None = None,
@@ -359,10 +357,14 @@ def write(
     metadata : Metadata, optional
         Written where the format holds it (JPEG, PNG, WebP, AVIF); EXIF Orientation as 1.
     quality : int, optional
-        1 to 100 for JPEG, WebP and AVIF, ignored elsewhere. None keeps OpenCV's default:
-        95 for JPEG, lossless for WebP.
+        1 to 100 for JPEG, WebP and AVIF, ignored elsewhere. None writes the format's
+        default (:mod:`cvfilters.io.formats`): 90 for JPEG and WebP (lossy).
     compression : int, optional
         PNG zlib level, 0 to 9, ignored elsewhere.
+    lossless : bool
+        Lossless WebP (``quality`` is then ignored).
+    dither : bool
+        Floyd-Steinberg dithering of a GIF of more than 256 colours (:mod:`cvfilters.io.gif`).
     overwrite : bool
         When False an existing target is refused.
     channel_order : {"bgr", "rgb"}, optional
@@ -393,16 +395,16 @@ def write(
     DepthConversionWarning
         The format cannot hold the depth (uint16 into JPEG is scaled by 255/65535 and
         rounded; float32 into PNG by 65535) or the channels (JPEG drops alpha; WebP, GIF
-        and HDR store gray as BGR); PBM is thresholded at 128; GIF colours are quantized.
+        and HDR store gray as BGR); PBM is thresholded at 128.
     """
     ext = _output_format(path)
-    params = _encode_params(ext, quality, compression)
+    params = _params(ext, quality, compression, lossless, metadata)
     if not overwrite and os.path.lexists(path):
         raise OutputExistsError(path)
     image = host_bgr(image, resolve_channel_order(channel_order), os.fspath(path))
     if colorspace is not None:
         image, metadata = to_colourspace(image, metadata or Metadata(), colorspace, intent)
-    write_bytes(path, _encode(path, ext, image, metadata, params, compression))
+    write_bytes(path, _encode(path, ext, image, metadata, params, compression, dither))
     return Path(path)
 
 
@@ -426,7 +428,8 @@ def write_bytes(path: StrPath, data: bytes | memoryview, *, overwrite: bool = Tr
 
 
 def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metadata | None = None,
-           quality: int | None = None, compression: int | None = None) -> bytes | memoryview:
+           quality: int | None = None, compression: int | None = None, lossless: bool = False,
+           dither: bool = False) -> bytes | memoryview:
     """Encode an image in memory as :func:`write` would store it (the bytes of the file, as
     ``bytes`` or a ``memoryview`` of the encoder's buffer).
 
@@ -437,23 +440,43 @@ def encode(image: np.ndarray, fmt: str, *, name: StrPath = "-", metadata: Metada
         ext = _output_format(f"image.{fmt.lower().lstrip('.')}")
     except ImageWriteError as exc:
         raise ImageWriteError(name, exc.detail) from None
-    return _encode(name, ext, np.asarray(image), metadata, _encode_params(ext, quality, compression), compression)
+    params = _params(ext, quality, compression, lossless, metadata)
+    return _encode(name, ext, np.asarray(image), metadata, params, compression, dither)
+
+
+def _params(ext: str, quality: int | None, compression: int | None, lossless: bool,
+            metadata: Metadata | None) -> list[int]:
+    """The encoder's parameters: those asked for, else how the source was coded (JPEG quality, TIFF
+    compression) where it was the same format, else the format's defaults."""
+    record = _record(ext)
+    if quality is None and metadata is not None and record.name == "JPEG":
+        quality = metadata.quality
+    if quality is None and metadata is not None and record.name == "WEBP":
+        lossless = lossless or metadata.lossless
+    params = record.params(quality, compression, lossless=lossless)
+    if record.name == "TIFF":  # OpenCV's default is LZW; keep the source's, else none (as vips, ImageMagick)
+        kept = metadata.compression if metadata is not None else None
+        params += [cv2.IMWRITE_TIFF_COMPRESSION, kept if kept in _TIFF_COMPRESSIONS_WRITTEN else 1]
+    return params
 
 
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
-            compression: int | None) -> bytes | memoryview:
+            compression: int | None, dither: bool = False) -> bytes | memoryview:
     image = storable(path, ext, image)
     if ext == ".exr":
         return exr.encode(image, path)
+    metadata, late_icc = _fit_jpeg_segments(path, ext, metadata)
     if metadata is not None and (metadata.grey or metadata.exif or metadata.icc):
         exif = orientation.reset(metadata.exif)[1] if metadata.exif else None
         special = encoders.beyond_opencv(ext, image, exif=exif, icc=metadata.icc, xmp=metadata.xmp,
                                          grey=metadata.grey, compression=compression)
         if special is not None:
             return special
-        if ext in _TIFF and (exif or metadata.icc):
+        if _record(ext).name == "TIFF" and (exif or metadata.icc):
             warnings.warn(f"{os.fspath(path)}: EXIF and ICC are not kept in a {image.dtype} TIFF with "
                           f"{image.shape[2] if image.ndim == 3 else 1} channels", DepthConversionWarning, stacklevel=3)
+    if ext == ".gif":
+        return _gif(image, dither)
     types, chunks = _metadata_chunks(ext, metadata)
     try:
         with quiet() as printed:
@@ -466,7 +489,39 @@ def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | Non
     if not ok:
         reason = "; ".join(printed) or "OpenCV refused the image"
         raise ImageWriteError(path, f"cannot be encoded as {ext}: {reason}")
+    if late_icc:
+        return jpeg.insert_icc(encoded.tobytes(), late_icc)
     return encoded.reshape(-1).data  # the encoder's buffer itself, not a copy
+
+
+def _webp_lossless(data: bytes) -> bool:
+    """Whether a WebP file's image is coded lossless (a ``VP8L`` chunk, not ``VP8 ``)."""
+    pos = 12
+    while pos + 8 <= len(data):
+        kind, size = data[pos : pos + 4], int.from_bytes(data[pos + 4 : pos + 8], "little")
+        if kind in (b"VP8L", b"VP8 "):
+            return kind == b"VP8L"
+        pos += 8 + size + (size & 1)
+    return False
+
+
+def _fit_jpeg_segments(path: StrPath, ext: str, metadata: Metadata | None) -> tuple[Metadata | None, bytes | None]:
+    """Metadata OpenCV's JPEG encoder takes (each block within one 64 KB segment), and an ICC profile
+    to split over APP2 segments afterwards. EXIF or XMP too large for a segment is dropped, with a
+    warning (extended XMP is not written)."""
+    if metadata is None or _record(ext).name != "JPEG":
+        return metadata, None
+    late_icc = metadata.icc if metadata.icc and not jpeg.fits_segment(b"ICC_PROFILE\0xx" + metadata.icc) else None
+    dropped = [name for name, block, header in (("EXIF", metadata.exif, _EXIF_HEADER),
+                                                ("XMP", metadata.xmp, _XMP_JPEG_HEADER))
+               if block and not jpeg.fits_segment(header + block.removeprefix(header))]
+    for name in dropped:
+        size = len((metadata.exif if name == "EXIF" else metadata.xmp) or b"")
+        warnings.warn(f"{os.fspath(path)}: {name} of {size} bytes does not fit a JPEG segment (64 KB); it is "
+                      "not written", DepthConversionWarning, stacklevel=4)
+    return replace(metadata, icc=None if late_icc else metadata.icc,
+                   exif=None if "EXIF" in dropped else metadata.exif,
+                   xmp=None if "XMP" in dropped else metadata.xmp), late_icc
 
 
 def read_bytes(path: StrPath) -> bytes:
@@ -511,11 +566,12 @@ def _read_errors(path: StrPath) -> Iterator[None]:
         raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
 
 
-def _check_pixels(path: StrPath, width: int, height: int, limit: int, *, frames: int = 1) -> None:
-    if width * height * frames > limit:
-        count = f" x {frames} frames = {width * height * frames}" if frames > 1 else f" = {width * height}"
+def check_pixels(path: StrPath, width: int, height: int, limit: int) -> None:
+    """Refuse an image (or each frame of a many-frame file) of more than ``limit`` pixels."""
+    if width * height > limit:
         raise ImageTooLargeError(
-            path, f"{width}x{height}{count} pixels exceeds the limit of {limit} (set --max-pixels or {_ENV})",
+            path, f"{width}x{height} = {width * height} pixels exceeds the limit of {limit} "
+                  f"(set --max-pixels or {_ENV})",
         )
 
 
@@ -566,6 +622,21 @@ def _undecodable(path: StrPath, data: bytes, printed: list[str]) -> ImageError:
     return error(path, f"{error.cause} ({'; '.join(printed)})" if printed else None)
 
 
+def _record(ext: str) -> ImageFormat:
+    record = image_format(ext)
+    assert record is not None, ext  # extensions come from _output_format
+    return record
+
+
+def _gif(image: np.ndarray, dither: bool) -> bytes:
+    """A still GIF through :mod:`cvfilters.io.gif` (exact palettes where they fit)."""
+    buffer = BytesIO()
+    writer = GifWriter(buffer, (image.shape[1], image.shape[0]), loop=None, dither=dither)
+    writer.add(image)
+    writer.close()
+    return buffer.getvalue()
+
+
 def _output_format(path: StrPath) -> str:
     ext = Path(path).suffix.lower()
     writer = exr.available() if ext == ".exr" else cv2.haveImageWriter("probe" + ext)
@@ -575,28 +646,13 @@ def _output_format(path: StrPath) -> str:
 
 
 def _stored_dtype(path: StrPath, ext: str, dtype: np.dtype) -> np.dtype:
-    dtype = _F32 if dtype == np.float64 else dtype
+    dtype = F32 if dtype == np.float64 else dtype
     if dtype not in _RANGE:
         raise UnsupportedDepthError(path, f"cannot write pixel depth {dtype} (uint8, uint16, int16, float32)")
-    allowed = _DEPTHS[ext]
+    allowed = _record(ext).depths
     if dtype in allowed:
         return dtype
-    return _U16 if dtype in (_F32, _I16) and _U16 in allowed else allowed[0]
-
-
-def _encode_params(ext: str, quality: int | None, compression: int | None) -> list[int]:
-    params: list[int] = []
-    for name, value, low, high, flag in (
-        ("quality", quality, 1, 100, _QUALITY.get(ext)),
-        ("compression", compression, 0, 9, cv2.IMWRITE_PNG_COMPRESSION if ext == ".png" else None),
-    ):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ParameterError("write", name, f"must be an integer from {low} to {high}, got {value!r}")
-        if flag is not None:
-            params += [flag, value]
-    return params
+    return U16 if dtype in (F32, I16) and U16 in allowed else allowed[0]
 
 
 def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
@@ -610,7 +666,7 @@ def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
     if image.ndim not in (2, 3) or channels not in (1, 3, 4) or 0 in image.shape:
         raise ImageWriteError(path, f"cannot be written: an array of shape {image.shape} is not an image")
     dtype = _stored_dtype(path, ext, image.dtype)
-    allowed = _CHANNELS.get(ext, (1, 3, 4))
+    allowed = _record(ext).channels
     if channels not in allowed:
         code, change = _CHANNEL_CHANGES[channels, min(allowed, key=lambda n: abs(n - channels))]
         warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {channels} channels; {change}",
@@ -624,7 +680,7 @@ def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
                       f"scaled to {dst_low:g}..{dst:g})", DepthConversionWarning, stacklevel=3)
         scaled = (image.astype(np.float32) - np.float32(src_low)) * np.float32((dst - dst_low) / (src - src_low))
         scaled += np.float32(dst_low)
-        if dtype != _F32:
+        if dtype != F32:
             np.nan_to_num(scaled, copy=False)
             np.clip(np.rint(scaled, out=scaled), dst_low, dst, out=scaled)
         image = scaled.astype(dtype)
@@ -636,17 +692,15 @@ def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
         warnings.warn(f"{os.fspath(path)}: .pbm holds 1 bit per pixel; stored as black (below 128) and white",
                       DepthConversionWarning, stacklevel=3)
         image = np.where(image >= 128, np.uint8(255), np.uint8(0))
-    if ext == ".gif":  # OpenCV's encoder quantizes even images of a few colours
-        warnings.warn(f"{os.fspath(path)}: .gif holds a palette of at most 256 colours; the colours are approximated",
-                      DepthConversionWarning, stacklevel=3)
     return image
 
 
 def _metadata_chunks(ext: str, metadata: Metadata | None) -> tuple[list[int], list[np.ndarray]]:
-    if metadata is None or ext not in _METADATA_FORMATS:
+    record = _record(ext)
+    if metadata is None or not record.metadata:
         return [], []
     xmp = metadata.xmp
-    if xmp and ext in _JPEG:
+    if xmp and record.name == "JPEG":
         xmp = _XMP_JPEG_HEADER + xmp  # the JPEG encoder writes the APP1 payload as given
     elif xmp and ext == ".png":
         xmp += b"\0"  # the PNG encoder reads a NUL-terminated string

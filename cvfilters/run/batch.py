@@ -9,9 +9,9 @@ pool by default, a Dask cluster with ``--scheduler``.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
-import sys
 import time
 import warnings
 from collections import deque
@@ -27,8 +27,10 @@ import numpy as np
 from cvfilters.core import atomic, leftovers
 from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import animation, colour, regions
+from cvfilters.io import colour, regions
+from cvfilters.io import frames as frames_io
 from cvfilters.io import images as io
+from cvfilters.io.formats import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
 from cvfilters.registry.params import allow_large
 from cvfilters.run import budget as budgets
 from cvfilters.run import streaming
@@ -65,6 +67,8 @@ class Options:
     colorspace: str | None = None
     intent: str = "relative"
     linear: bool = False
+    lossless: bool = False
+    dither: bool = False
     memory: int | None = None  # the budget of the whole run (bytes); None: derived from the machine
     tile_size: int | None = None  # force this output tile side
     scheduler: str | None = None  # run the tiles of one streamed image on this Dask cluster
@@ -167,7 +171,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     if not single and len(inputs) == 1 and plain_files == 1 and named and not output.endswith(("/", os.sep)):
         raise UsageError(f"-o {output}: has no extension; name an image file (such as {output}.png) or a folder "
                          f"with a trailing slash ({output}/)")
-    if not single and out.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS \
+    if not single and out.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS \
             and named:
         what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
         raise UsageError(f"-o {output}: names a file, but {what} need an output directory "
@@ -201,36 +205,40 @@ def _plan_stream(inputs: Sequence[str], output: str, extension: str | None) -> t
     if len(inputs) != 1:
         raise UsageError("- (standard input or output) takes exactly one input")
     source = Path(inputs[0])
-    if source.suffix.lower() in io.VIDEO_EXTENSIONS or Path(output).suffix.lower() in io.VIDEO_EXTENSIONS:
+    if source.suffix.lower() in VIDEO_EXTENSIONS or Path(output).suffix.lower() in VIDEO_EXTENSIONS:
         raise UsageError("- (standard input or output) takes images, not videos")
     if output == "-":
         ext = extension or (source.suffix.lower() if inputs[0] != "-" else None)
-        if ext not in io.IMAGE_EXTENSIONS:
+        if ext not in IMAGE_EXTENSIONS:
             raise UsageError("-o - (standard output) needs --format EXT (png, jpg, tif, ...)")
         return [Task(source, Path("-"), replace=True, stdout_format=ext)], []
     target = Path(output)
-    if Path(output).is_dir() or target.suffix.lower() not in io.IMAGE_EXTENSIONS:
+    if Path(output).is_dir() or target.suffix.lower() not in IMAGE_EXTENSIONS:
         raise UsageError(f"-o {output}: an input from standard input needs an output image file name")
     return [Task(source, target, replace=True)], []
 
 
 def _renamed(relative: Path, extension: str | None, name_suffix: str) -> Path:
-    is_video = relative.suffix.lower() in io.VIDEO_EXTENSIONS
+    is_video = relative.suffix.lower() in VIDEO_EXTENSIONS
     new_extension = relative.suffix if is_video or not extension else extension
     return relative.with_name(relative.stem + name_suffix + new_extension)
 
 
+def _is_video(path: Path) -> bool:
+    return path.suffix.lower() in VIDEO_EXTENSIONS
+
+
 def _is_media(path: Path) -> bool:
     """An image or video file by its extension; broken symlinks count, so they are reported, not skipped."""
-    return path.suffix.lower() in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
+    return path.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS and (path.is_file() or path.is_symlink())
 
 
 def _check_named_output(output: str) -> None:
     """A single named output file: a format cvfilters writes, in a folder that exists (as ``cp``)."""
     out = Path(output)
-    if out.suffix.lower() not in io.IMAGE_EXTENSIONS | io.VIDEO_EXTENSIONS:
+    if out.suffix.lower() not in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS:
         raise UsageError(f"-o {output}: no encoder for {out.suffix} (image formats: "
-                         f"{', '.join(sorted(io.IMAGE_EXTENSIONS))})")
+                         f"{', '.join(sorted(IMAGE_EXTENSIONS))})")
     if not out.parent.is_dir():
         raise UsageError(f"-o {output}: folder {out.parent} does not exist (a single output file is written into an "
                          "existing folder)")
@@ -308,17 +316,21 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
                 if isinstance(done, Outcome):
                     return done
                 report = done
-            elif task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+            elif _is_video(task.source) or _is_video(task.target):
                 from cvfilters.io.video import check_readable, process_video
 
-                io.check_file(task.source)
-                if os.path.lexists(task.target) and not replace:
-                    check_readable(task.source)  # a bad input is an error, not a skip
+                if _is_video(task.source):
+                    io.check_file(task.source)
+                    if os.path.lexists(task.target) and not replace:
+                        check_readable(task.source)  # a bad input is an error, not a skip
+                else:
+                    io.check_header(io.read_bytes(task.source), task.source, io.max_pixels_limit(options.max_pixels))
                 skipped = _skip(task, replace)
                 if skipped is not None:
                     return skipped
                 video = process_video(task.source, task.target, pipeline, backend=options.backend,
-                                      frames=options.frames, overwrite=replace, progress=progress)
+                                      frames=options.frames, overwrite=replace, quality=options.quality,
+                                      progress=progress)
                 audio = "kept" if video.audio else "none"
                 report = [f"video: {video.frames} frames at {video.fps:g} fps, audio {audio}"]
             else:
@@ -348,7 +360,7 @@ def dry_run(task: Task, options: Options) -> Outcome:
     skip decision; ``done`` means it would be written, with what was read in the message."""
     replace = options.overwrite or task.replace
     try:
-        if task.source.suffix.lower() in io.VIDEO_EXTENSIONS:
+        if task.source.suffix.lower() in VIDEO_EXTENSIONS:
             from cvfilters.io.video import check_readable
 
             io.check_file(task.source)
@@ -419,36 +431,23 @@ def _stream_image(task: Task, options: Options, pipeline: Pipeline, replace: boo
 
 def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
     """One still or multi-frame image: the report lines of the run, or the skipped outcome."""
-    data = io.read_bytes(task.source)
     limit = io.max_pixels_limit(options.max_pixels)
+    ext = task.stdout_format or task.target.suffix.lower()
+    if str(task.source) != "-":  # a file of many frames streams: its bytes are never held whole
+        header = frames_io.probe(task.source, limit)
+        if frames_io.is_multiframe(header) and header is not None:
+            skipped = _skip(task, replace)
+            return skipped if skipped is not None else _process_frames(task, options, pipeline, header, ext)
+    data = io.read_bytes(task.source)
     header = io.check_header(data, task.source, limit)
     if header is None and task.stdout_format is None and os.path.lexists(task.target) and not replace:
         io.decode(data, task.source, max_pixels=limit)  # a header only OpenCV parses: validate by decoding
     skipped = _skip(task, replace)
     if skipped is not None:
         return skipped
-    ext = task.stdout_format or task.target.suffix.lower()
-    if animation.is_multiframe(header) and header is not None:
-        channels, itemsize = _layout_of(header)
-        check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers,
-                     frames=header.frames)
-        reports: list[Any] = []
-        converting = options.colorspace not in (None, "keep")
-        target_icc = colour.profile_bytes(options.colorspace) if options.colorspace and converting else header.icc
-        transfer = colour.transfer_of(target_icc) if options.linear else False
-
-        def step(frame: Any) -> Any:
-            if target_icc is not None and converting:
-                frame = colour.convert(frame, header.icc, target_icc, cast(colour.Intent, options.intent))
-            result, run_report = pipeline.run(frame, backend=options.backend, linear=transfer)
-            reports[:1] = [run_report]  # the report of one frame stands for all
-            return result
-
-        frames = animation.decode(data, task.source, header, options.frames, step)
+    if frames_io.is_multiframe(header) and header is not None:
         del data
-        encoded = animation.encode(frames, ext, task.target, quality=options.quality,
-                                   metadata=io.Metadata(icc=target_icc))
-        report = [*reports[0].lines(), f"frames: {len(frames.frames)} of {frames.total}"]  # as run on each frame
+        report = _process_frames(task, options, pipeline, header, ext)
     else:
         image, metadata = io.decode(data, task.source, max_pixels=limit)
         space = colour.colourspace_of(metadata.icc, metadata.exif, data)
@@ -471,20 +470,47 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         if regions.is_zarr(task.target):
             regions.write_zarr(task.target, result)
             return report
-        encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality)
+        encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality,
+                            lossless=options.lossless, dither=options.dither)
         converted = f" -> {options.colorspace} ({options.intent})" if options.colorspace else ""
         report = [*report, f"colour: {space.name} [{space.source}]{converted}"
                            + (f"; linear light: {light.name} transfer" if light else "")]
-    if task.stdout_format is not None:
-        sys.stdout.buffer.write(encoded)
-        sys.stdout.buffer.flush()
-    else:
-        io.write_bytes(task.target, encoded, overwrite=replace, sync_directory=False)  # run() syncs the folders
+        if task.stdout_format is not None:
+            frames_io.write_stdout(encoded)
+        else:
+            io.write_bytes(task.target, encoded, overwrite=replace, sync_directory=False)  # run() syncs the folders
     return report
 
 
 def _target_name(task: Task) -> str:
     return "standard output" if task.stdout_format is not None else str(task.target)
+
+
+def _process_frames(task: Task, options: Options, pipeline: Pipeline, header: Any, ext: str) -> list[str]:
+    """An animation or multi-page TIFF, streamed: each frame is read, filtered and encoded in turn
+    (converted to ``--colorspace`` first, and filtered in linear light when asked)."""
+    channels, itemsize = _layout_of(header)
+    check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers, frames=2)
+    reports: list[Any] = []
+    converting = options.colorspace not in (None, "keep")
+    target_icc = colour.profile_bytes(options.colorspace) if options.colorspace and converting else header.icc
+    transfer = colour.transfer_of(target_icc) if options.linear else False
+
+    def filtered(frame: frames_io.Frame) -> frames_io.Frame:
+        image = frame.image
+        if target_icc is not None and converting:
+            image = colour.convert(image, header.icc, target_icc, cast(colour.Intent, options.intent))
+        result, run_report = pipeline.run(image, backend=options.backend, linear=transfer)
+        reports[:1] = [run_report]  # the report of one frame stands for all
+        return frame.replace(result)
+
+    source = io.read_bytes(task.source) if str(task.source) == "-" else task.source
+    with frames_io.read_frames(source, frames=options.frames, max_pixels=options.max_pixels) as reader:
+        target = "-" if task.stdout_format is not None else task.target
+        like = dataclasses.replace(reader.info, icc=target_icc)
+        count = frames_io.write_frames(target, map(filtered, reader), fmt=ext, like=like,
+                                       quality=options.quality, lossless=options.lossless, dither=options.dither)
+    return [*reports[0].lines(), f"frames: {count} of {reader.info.count}"]  # as run on each frame
 
 
 def _same_file(a: Path, b: Path) -> bool:

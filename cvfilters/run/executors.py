@@ -182,10 +182,11 @@ def worker_count(jobs: int, sources: Sequence[Path]) -> int:
         return 1
     from cvfilters.core.errors import CvfError
     from cvfilters.io import images as io
+    from cvfilters.io.formats import VIDEO_EXTENSIONS
 
     total = 0.0
     for source in sources:
-        if source.suffix.lower() in io.VIDEO_EXTENSIONS:
+        if source.suffix.lower() in VIDEO_EXTENSIONS:
             total += VIDEO_MEGAPIXELS
         else:
             try:

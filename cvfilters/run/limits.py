@@ -36,7 +36,7 @@ def available_bytes() -> int | None:
 def check_memory(path: str | os.PathLike[str], height: int, width: int, channels: int, itemsize: int,
                  workers: int = 1, *, frames: int = 1) -> None:
     """Raise :class:`ResourceLimitError` when ``workers`` such images cannot fit in available memory
-    (an animation of ``frames`` frames holds them all, and one at a time in its working set)."""
+    (``frames`` decoded frames held at once, one of them in the working set: animations stream)."""
     available = available_bytes()
     needed = estimate_bytes(height, width, channels, itemsize) + (frames - 1) * height * width * channels * itemsize
     if available is not None and needed * workers > available:

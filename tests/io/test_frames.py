@@ -1,74 +1,312 @@
-"""cvfilters.io.animation's frame ranges and single-frame outputs, called directly and read
-back by Pillow (written from the issue-26 mutation survivors of io/animation)."""
+"""Animations and multi-page TIFFs keep every frame, its duration and the loop count.
+
+Files are written by Pillow (an encoder independent of OpenCV's) with distinct flat-colour
+frames and distinct durations; results are read back by Pillow too, so a frame that was
+dropped, repeated, reordered or left unfiltered shows, and so does a lost duration or loop.
+"""
 
 from __future__ import annotations
 
-import warnings
-from io import BytesIO
+import subprocess
+import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageSequence
 
-from cvfilters.core.errors import TruncatedImageError
-from cvfilters.io import animation, decoders
-from cvfilters.io import images as cio
+from cvfilters.core.errors import ImageTooLargeError
+from cvfilters.io import decoders
+from cvfilters.io import frames as frames_io
+from tests import makefiles
 
-COLOURS = [(200, 30, 30), (30, 200, 30), (30, 30, 200)]
-
-
-def gif(frames: int = 3) -> bytes:
-    pictures = [Image.new("RGB", (8, 6), COLOURS[i % 3]) for i in range(frames)]
-    buffer = BytesIO()
-    pictures[0].save(buffer, "GIF", save_all=True, append_images=pictures[1:], duration=[40, 50, 60][:frames], loop=0)
-    return buffer.getvalue()
+ROOT = Path(__file__).resolve().parents[2]
+DURATIONS = [100, 200, 300, 400]
 
 
-def decoded(data: bytes, frames: tuple[int, int | None] | None) -> animation.Frames:
+def apply(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cvfilters", "apply", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+
+
+def pillow_frames(path: Path) -> tuple[list[np.ndarray], list[int], int | None]:
+    """BGR frames, per-frame durations (ms) and the loop as Pillow reads them."""
+    with Image.open(path) as image:
+        frames, durations = [], []
+        for frame in ImageSequence.Iterator(image):
+            frames.append(np.asarray(frame.convert("RGB"))[..., ::-1].copy())
+            durations.append(int(frame.info.get("duration", 0)))
+        return frames, durations, image.info.get("loop")
+
+
+@pytest.mark.parametrize("ext", [".gif", ".webp", ".png"], ids=["gif", "webp", "apng"])
+def test_every_frame_is_filtered_and_timing_kept(tmp_path: Path, ext: str) -> None:
+    frames = makefiles.animation(tmp_path / f"in{ext}", durations=DURATIONS, loop=3)
+    proc = apply(tmp_path / f"in{ext}", "-o", tmp_path / f"out{ext}", "-f", "invert", "--lossless")
+    assert proc.returncode == 0, proc.stderr
+    got, durations, loop = pillow_frames(tmp_path / f"out{ext}")
+    assert len(got) == len(frames)
+    for want, have in zip(frames, got, strict=True):  # a few flat colours: exact in every format, GIF too
+        np.testing.assert_array_equal(have, 255 - want)
+    assert [have.mean() for have in got] != [got[0].mean()] * len(got)  # frames stay distinct
+    if ext != ".webp":  # Pillow reports no per-frame WebP durations; OpenCV's reader checks them below
+        assert durations == DURATIONS
+    assert loop == 3
+    ok, decoded = cv2.imreadanimation(str(tmp_path / f"out{ext}"))
+    assert ok and [int(d) for d in decoded.durations] == DURATIONS
+
+
+def test_animated_avif_keeps_every_frame_and_duration(tmp_path: Path) -> None:
+    frames = makefiles.frames_bgr(3, (32, 32))
+    images = [Image.fromarray(f[..., ::-1]) for f in frames]
+    images[0].save(tmp_path / "in.avif", save_all=True, append_images=images[1:], duration=[70, 80, 90], quality=100)
+    proc = apply(tmp_path / "in.avif", "-o", tmp_path / "out.avif", "-f", "invert", "--quality", "100")
+    assert proc.returncode == 0, proc.stderr
+    ok, decoded = cv2.imreadanimation(str(tmp_path / "out.avif"))
+    assert ok and [int(d) for d in decoded.durations] == [70, 80, 90]
+    for want, have in zip(frames, decoded.frames, strict=True):  # lossy both ways: means per frame
+        assert np.abs(have[..., :3].astype(int) - (255 - want)).mean() < 12
+
+
+def test_frames_option_selects_a_range(tmp_path: Path) -> None:
+    frames = makefiles.animation(tmp_path / "in.png", count=5, durations=[10, 20, 30, 40, 50])
+    proc = apply(tmp_path / "in.png", "-o", tmp_path / "out.png", "-f", "invert", "--frames", "1:4")
+    assert proc.returncode == 0, proc.stderr
+    got, durations, _ = pillow_frames(tmp_path / "out.png")
+    assert durations == [20, 30, 40]
+    for want, have in zip(frames[1:4], got, strict=True):
+        np.testing.assert_array_equal(have, 255 - want)
+    past_the_end = apply(tmp_path / "in.png", "-o", tmp_path / "none.png", "-f", "invert", "--frames", "7:9")
+    errors = [line for line in past_the_end.stderr.splitlines() if line.strip()]
+    assert past_the_end.returncode == 1 and len(errors) == 1 and "selects none of its 5 frames" in errors[0]
+    assert not (tmp_path / "none.png").exists()
+
+
+@pytest.mark.parametrize("ext", [".jpg", ".bmp"])
+def test_an_animation_into_a_still_format_keeps_the_first_frame_with_one_warning(tmp_path: Path, ext: str) -> None:
+    frames = makefiles.animation(tmp_path / "in.gif")
+    proc = apply(tmp_path / "in.gif", "-o", tmp_path / f"out{ext}", "-f", "invert")
+    warnings = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 0
+    assert len(warnings) == 1 and "only the first of 4" in warnings[0] and f"out{ext}" in warnings[0], warnings
+    still = cv2.imread(str(tmp_path / f"out{ext}"))
+    error = np.abs(still.astype(int) - (255 - frames[0]))
+    assert (error.mean() <= 8 and np.median(error) <= 2) if ext == ".jpg" else error.max() == 0
+
+
+def test_multi_page_tiff_keeps_its_pages_and_depth(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    pages = [rng.integers(0, 65536, (6, 8), dtype=np.uint16) for _ in range(3)]
+    Image.fromarray(pages[0]).save(tmp_path / "in.tif", save_all=True,
+                                   append_images=[Image.fromarray(p) for p in pages[1:]])
+    proc = apply(tmp_path / "in.tif", "-o", tmp_path / "out.tif", "-f", "invert")
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    with Image.open(tmp_path / "out.tif") as out:
+        got = [np.asarray(page).astype(np.uint16) for page in ImageSequence.Iterator(out)]
+    assert len(got) == 3
+    for want, have in zip(pages, got, strict=True):
+        np.testing.assert_array_equal(have, 65535 - want)
+
+
+def test_timed_frames_into_tiff_pages_warn_that_durations_go(tmp_path: Path) -> None:
+    frames = makefiles.animation(tmp_path / "in.webp")
+    proc = apply(tmp_path / "in.webp", "-o", tmp_path / "out.tif", "-f", "invert")
+    assert proc.returncode == 0 and "durations" in proc.stderr and "TIFF pages" in proc.stderr
+    ok, pages = cv2.imreadmulti(str(tmp_path / "out.tif"), flags=cv2.IMREAD_UNCHANGED)
+    assert ok and len(pages) == len(frames)
+    np.testing.assert_array_equal(pages[2], 255 - frames[2])
+
+
+def test_gif_frames_have_alpha_only_where_the_file_has_transparency(tmp_path: Path) -> None:
+    makefiles.animation(tmp_path / "in.gif")
+    data = (tmp_path / "in.gif").read_bytes()
     header = decoders.parse_header(data)
-    assert header is not None
-    return animation.decode(data, "in.gif", header, frames)
+    assert header is not None and frames_io.is_multiframe(header)
+    with frames_io.read_frames(data) as reader:
+        got = [frame.image for frame in reader]
+    assert reader.info.count == 4 and len(got) == 4 and all(frame.shape[2] == 3 for frame in got)
 
 
-@pytest.mark.parametrize(("frames", "count", "first"), [
-    (None, 3, 0), ((1, None), 2, 1), ((0, 10), 3, 0), ((2, 3), 1, 2), ((1, 2), 1, 1),
-])
-def test_frame_ranges_select_those_frames(frames, count, first):
-    result = decoded(gif(), frames)
-    assert len(result.frames) == count and result.total == 3
-    red, green, blue = COLOURS[first]
-    assert tuple(result.frames[0][3, 3, :3]) == (blue, green, red)  # BGR
-    assert result.durations == [40, 50, 60][first : first + count]
+def test_the_pixel_limit_applies_to_each_frame_and_refuses_fast(tmp_path: Path) -> None:
+    makefiles.animation(tmp_path / "in.gif", count=4)  # 4 frames of 12 x 16 = 192 pixels each
+    with pytest.raises(ImageTooLargeError, match="16x12 = 192 pixels exceeds the limit of 191"):
+        frames_io.read_frames(tmp_path / "in.gif", max_pixels=191)
+    with frames_io.read_frames(tmp_path / "in.gif", max_pixels=192) as reader:  # frames stream: not 4 x 192
+        assert sum(1 for _ in reader) == 4
 
 
-@pytest.mark.parametrize(("frames", "shown"), [((3, None), "3:"), ((2, 2), "2:2"), ((5, 7), "5:7")])
-def test_an_empty_range_is_one_clear_error(frames, shown):
-    with pytest.raises(TruncatedImageError) as caught:
-        decoded(gif(), frames)
-    assert str(caught.value) == f"in.gif: --frames {shown} selects none of its 3 frames"
+def test_a_still_gif_and_png_are_not_animations(tmp_path: Path) -> None:
+    frame = makefiles.frames_bgr(1)[0]
+    Image.fromarray(frame[..., ::-1]).save(tmp_path / "still.gif")
+    cv2.imwrite(str(tmp_path / "still.png"), frame)
+    for name in ("still.gif", "still.png"):
+        assert not frames_io.is_multiframe(decoders.parse_header((tmp_path / name).read_bytes()))
 
 
-def test_one_frame_formats_keep_the_first_and_say_so(tmp_path: Path):
-    frames = decoded(gif(), None)
-    with pytest.warns(cio.DepthConversionWarning) as caught:
-        data = animation.encode(frames, ".jpg", tmp_path / "out.jpg", quality=20)
-    messages = [str(w.message) for w in caught]
-    assert f"{tmp_path / 'out.jpg'}: .jpg holds one frame; only the first of 3 is written" in messages
-    assert all(w.filename == __file__ for w in caught)  # attributed to the caller
-    with Image.open(BytesIO(bytes(data))) as second:
-        assert second.format == "JPEG" and getattr(second, "n_frames", 1) == 1
-        assert np.asarray(second)[3, 3, 0] > 150  # the first frame: red
-        assert np.asarray(second.quantization[0]).mean() > 20  # quality 20 reached the encoder
-    single = animation.Frames([frames.frames[0]], [40], 0, 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # one frame: nothing to warn about
-        animation.encode(single, ".png", "one.png")
+# ---------------------------------------------------------------- issue 23: GIFs that look right
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR in dB by its formula (numpy), 8-bit peak."""
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0**2 / mse)
 
 
-def test_frames_written_as_tiff_pages_drop_the_timing_with_a_warning(tmp_path: Path):
-    frames = decoded(gif(), None)
-    with pytest.warns(cio.DepthConversionWarning, match="TIFF pages have no durations"):
-        data = animation.encode(frames, ".tif", tmp_path / "out.tif")
-    with Image.open(BytesIO(bytes(data))) as second:
-        assert second.n_frames == 3
+def test_a_photo_to_gif_is_within_35_db_of_the_exact_result(tmp_path: Path) -> None:
+    from skimage import data
+
+    photo = np.ascontiguousarray(data.chelsea()[..., ::-1])
+    cv2.imwrite(str(tmp_path / "cat.png"), photo)
+    proc = apply(tmp_path / "cat.png", "-o", tmp_path / "cat.gif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "cat.gif") as gif:  # Pillow, a second reader
+        got = np.asarray(gif.convert("RGB"))[..., ::-1]
+    assert psnr(got, 255 - photo) >= 35  # OpenCV's encoder: 21.4 dB
+    dithered = apply(tmp_path / "cat.png", "-o", tmp_path / "dither.gif", "-f", "invert", "--dither")
+    assert dithered.returncode == 0, dithered.stderr
+    with Image.open(tmp_path / "dither.gif") as gif:
+        other = np.asarray(gif.convert("RGB"))[..., ::-1]
+    assert not np.array_equal(other, got) and psnr(other, 255 - photo) >= 30  # dithered: other pixels, still close
+
+
+def test_flat_grey_frames_inverted_come_back_exact_and_untinted(tmp_path: Path) -> None:
+    greys = [40, 90, 140, 190]
+    images = [Image.new("L", (16, 12), grey).convert("RGB") for grey in greys]
+    images[0].save(tmp_path / "grey.gif", save_all=True, append_images=images[1:], duration=100, loop=0)
+    proc = apply(tmp_path / "grey.gif", "-o", tmp_path / "out.gif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    got, _, _ = pillow_frames(tmp_path / "out.gif")
+    assert [tuple(int(v) for v in frame[0, 0]) for frame in got] == [(255 - g,) * 3 for g in greys]  # was tinted
+
+
+def test_gif_transparency_is_kept(tmp_path: Path) -> None:
+    rgba = np.zeros((12, 16, 4), np.uint8)
+    rgba[..., 0], rgba[..., 3] = 200, 255
+    rgba[:6, :, 3] = 0  # top half transparent
+    frames = [Image.fromarray(rgba), Image.fromarray(rgba[::-1].copy())]
+    frames[0].save(tmp_path / "holes.png", save_all=True, append_images=frames[1:], duration=50)
+    proc = apply(tmp_path / "holes.png", "-o", tmp_path / "holes.gif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "holes.gif") as gif:
+        got = [np.asarray(frame.convert("RGBA")).copy() for frame in ImageSequence.Iterator(gif)]
+    assert len(got) == 2
+    np.testing.assert_array_equal(got[0][..., 3], rgba[..., 3])
+    np.testing.assert_array_equal(got[1][..., 3], rgba[::-1, :, 3])  # frame 1's holes show no frame 0
+    assert tuple(got[0][8, 0, :3]) == (55, 255, 255)
+
+
+# ---------------------------------------------------------------- issue 23: frames are first-class images
+def write_apng_16bit(path: Path, frames: list[np.ndarray], plays: int = 0) -> None:
+    """A 16-bit RGB APNG built chunk by chunk from zlib-compressed rows (no image library involved)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+    height, width = frames[0].shape[:2]
+    out = [b"\x89PNG\r\n\x1a\n", chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)),
+           chunk(b"acTL", struct.pack(">II", len(frames), plays))]
+    sequence = 0
+    for index, frame in enumerate(frames):
+        rows = frame.astype(">u2").reshape(height, width * 3).view(np.uint8)
+        data = zlib.compress(np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes())
+        out.append(chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, width, height, 0, 0, 40, 1000, 0, 0)))
+        sequence += 1
+        if index == 0:
+            out.append(chunk(b"IDAT", data))
+        else:
+            out.append(chunk(b"fdAT", struct.pack(">I", sequence) + data))
+            sequence += 1
+    out.append(chunk(b"IEND", b""))
+    path.write_bytes(b"".join(out))
+
+
+def test_a_16_bit_apng_stays_16_bit(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    rgb = [rng.integers(0, 65536, (6, 8, 3), dtype=np.uint16) for _ in range(3)]
+    write_apng_16bit(tmp_path / "deep.png", rgb)
+    with frames_io.read_frames(tmp_path / "deep.png") as reader:
+        read = [frame.image for frame in reader]
+    for want, have in zip(rgb, read, strict=True):
+        np.testing.assert_array_equal(have, want[..., ::-1])  # BGR, every bit
+    proc = apply(tmp_path / "deep.png", "-o", tmp_path / "out.png", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with frames_io.read_frames(tmp_path / "out.png") as reader:
+        out = list(reader)
+    assert [frame.duration for frame in out] == [40, 40, 40]
+    for want, have in zip(rgb, out, strict=True):
+        assert have.image.dtype == np.uint16
+        np.testing.assert_array_equal(have.image, 65535 - want[..., ::-1])
+    ok, first = cv2.imdecode(np.fromfile(tmp_path / "out.png", np.uint8), cv2.IMREAD_UNCHANGED), True
+    assert first is not None and ok.dtype == np.uint16  # the default image, to a plain PNG reader
+
+
+def test_palette_tiff_pages_come_out_in_colour(tmp_path: Path) -> None:
+    palette = Image.new("P", (8, 6))
+    palette.putpalette([255, 0, 0, 0, 255, 0, 0, 0, 255] + [0] * 759)
+    pages = []
+    for index in range(3):
+        page = palette.copy()
+        page.paste(index, (0, 0, 8, 6))
+        pages.append(page)
+    pages[0].save(tmp_path / "pal.tif", save_all=True, append_images=pages[1:])
+    proc = apply(tmp_path / "pal.tif", "-o", tmp_path / "out.tif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    with Image.open(tmp_path / "out.tif") as out:
+        got = [np.asarray(page.convert("RGB"))[0, 0].tolist() for page in ImageSequence.Iterator(out)]
+    assert got == [[0, 255, 255], [255, 0, 255], [255, 255, 0]]  # inverted red, green, blue; not grey
+
+
+# ---------------------------------------------------------------- issue 23: frames stream, none are cut
+def test_40000_frames_are_all_kept(tmp_path: Path) -> None:
+    values = np.arange(40_000) % 4096
+    frames = [np.full((1, 1, 3), value, np.uint16) for value in values]
+    write_apng_16bit(tmp_path / "long.png", frames)
+    with frames_io.read_frames(tmp_path / "long.png") as reader:
+        count = frames_io.write_frames(tmp_path / "copy.png", (f.replace(65535 - f.image) for f in reader),
+                                       like=reader.info)
+    assert count == 40_000  # OpenCV's animation reader stopped at 32,767
+    with frames_io.read_frames(tmp_path / "copy.png") as reader:
+        last = [frame.image[0, 0, 0] for frame in reader]
+    assert len(last) == 40_000 and last[-1] == 65535 - values[-1] and last[32_767] == 65535 - values[32_767]
+
+
+def test_3000_tiff_pages_are_read_page_by_page(tmp_path: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    with tifffile.TiffWriter(tmp_path / "pages.tif") as writer:
+        for index in range(3000):
+            writer.write(np.full((8, 8), index % 251, np.uint8), contiguous=False)
+    with frames_io.read_frames(tmp_path / "pages.tif", frames=(10, None)) as reader:
+        firsts = [int(frame.image[0, 0]) for frame in reader]
+    assert reader.info.count == 3000 and firsts == [index % 251 for index in range(10, 3000)]
+
+
+def test_memory_does_not_grow_with_the_frame_count(tmp_path: Path) -> None:
+    import tracemalloc
+
+    rng = np.random.default_rng(2)
+
+    def peak(count: int) -> int:
+        tile = rng.integers(0, 256, (128, 128, 3), dtype=np.uint8)
+        frames = [Image.fromarray(np.roll(tile, index, axis=1)) for index in range(count)]
+        frames[0].save(tmp_path / f"n{count}.gif", save_all=True, append_images=frames[1:])
+        del frames
+        tracemalloc.start()  # numpy's and Python's allocations (Pillow's C buffers are not traced)
+        with frames_io.read_frames(tmp_path / f"n{count}.gif") as reader:
+            frames_io.write_frames(tmp_path / f"o{count}.png", (f.replace(255 - f.image) for f in reader),
+                                   like=reader.info)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    small, large = peak(4), peak(120)
+    assert large < small + 4 * 128 * 128 * 3  # 116 more frames held would add 5.7 MB
+
+
+def test_a_still_image_is_one_frame_read_by_the_still_rules(tmp_path: Path) -> None:
+    deep = np.random.default_rng(4).integers(0, 65536, (5, 7, 3), dtype=np.uint16)
+    cv2.imwrite(str(tmp_path / "still.png"), deep)
+    with frames_io.read_frames(tmp_path / "still.png") as reader:
+        got = list(reader)
+    assert len(got) == 1 and got[0].duration is None
+    np.testing.assert_array_equal(got[0].image, deep)

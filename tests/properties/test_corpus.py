@@ -10,7 +10,7 @@ Decided behaviour asserted here:
   named ``.jpg`` reads (OpenCV sniffs it) and its output ``.jpg`` is a real JPEG.
 * Every broken input gives one ``error: PATH: cause`` line, writes nothing, and the rest
   of the batch is done (exit 1); no traceback and no OpenCV/libpng/libtiff log lines.
-* An animated GIF keeps every frame, each filtered (tests/io/test_animation.py checks timing);
+* An animated GIF keeps every frame, each filtered (tests/io/test_frames.py checks timing);
   OpenCV's GIF encoder quantizes colours (a warning says so). Into TIFF its frames become
   pages, with a warning that the frame durations are dropped.
 
@@ -39,6 +39,7 @@ from PIL import Image
 
 import cvfilters
 import cvfilters.io.images
+from cvfilters.io.formats import IMAGE_EXTENSIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -365,7 +366,7 @@ def test_every_format_and_depth_kept_exactly_in_tiff(valid_run: dict) -> None:
 
 
 # ---------------------------------------------------------------- every output format
-WRITABLE = sorted(ext for ext in cvfilters.io.images.IMAGE_EXTENSIONS if cv2.haveImageWriter("x" + ext))
+WRITABLE = sorted(ext for ext in IMAGE_EXTENSIONS if cv2.haveImageWriter("x" + ext))
 
 
 @pytest.mark.parametrize("ext", WRITABLE)
