@@ -43,8 +43,8 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
           jobs: int, devices: str | None, scheduler: str | None, overwrite: bool, no_clobber: bool, dry_run: bool,
           recursive: bool, fmt: str | None, suffix: str, quality: int | None, max_pixels: int | None,
           frames: str | None, lossless: bool, dither: bool, explain: bool, memory: str | None,
-          tile_size: int | None, large: bool, fuse: bool, linear: bool, colorspace: str, intent: str, compare: Path | None, compare_mode: str,
-          histogram: Path | None) -> None:
+          tile_size: int | None, large: bool, fuse: bool, linear: bool, colorspace: str, intent: str,
+          compare: Path | None, compare_mode: str, histogram: Path | None) -> None:
     """``cvfilters apply``: run a pipeline on image and video files and write the results."""
     if backend == "auto" and scheduler is None and _may_be_large(inputs) and not _runs_in_tiles(inputs):
         from cvfilters.backends import probe_soon
