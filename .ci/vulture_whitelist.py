@@ -18,7 +18,7 @@ _._coerce_int, _._coerce_float, _._coerce_bool, _._coerce_choice, _._coerce_str,
 _._coerce_point, _._coerce_color
 
 # public API used by scripts, tests and users
-with_filter_table  # scripts/update_readme.py, tests/project/test_readme.py
+with_filter_table  # scripts/update_docs.py, tests/project/test_docs.py
 fx_stub  # scripts/update_fx_stub.py writes cvfilters/fx.pyi
 point_op_of, color_matrix_of, lut_table, lut_file_of  # introspection of point, matrix and lut filters
 __call__  # Filter objects are called like functions

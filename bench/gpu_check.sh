@@ -10,7 +10,7 @@
 # Environment:
 #   PYTHON                   interpreter (default: python3, else python)
 #   GPU_CHECK_OUT            folder of results.json/RESULTS.md to update (default bench;
-#                            the README is not touched)
+#                            docs/benchmarks.md is not touched)
 #   GPU_CHECK_ALLOW_MISSING  1: run even without a GPU or a CUDA build (cuda tests skip,
 #                            the benchmark reports cuda as unavailable); default: stop
 #   PYTEST_LIMIT, BENCH_LIMIT  seconds for each step (default 110 and 170)

@@ -1,4 +1,4 @@
-"""Run the cvfilters benchmark suite and rewrite bench/RESULTS.md and the README's table.
+"""Run the cvfilters benchmark suite and rewrite bench/RESULTS.md and the benchmark table of docs/benchmarks.md.
 
 Usage::
 
@@ -48,8 +48,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "unavailable ones are reported, not measured)")
     parser.add_argument("--out", type=Path, default=HERE,
                         help="folder for results.json and RESULTS.md (default bench/)")
-    parser.add_argument("--readme", default=str(HERE.parent / "README.md"),
-                        help="README whose benchmark block is rewritten; 'none' to leave it alone")
+    parser.add_argument("--readme", default=str(HERE.parent / "docs" / "benchmarks.md"),
+                        help="page whose benchmark block is rewritten (default docs/benchmarks.md); "
+                             "'none' to leave it alone")
     args = parser.parse_args(argv)
     only = [s.strip() for item in args.only for s in item.split(",") if s.strip()]
     unknown = sorted(set(only) - set(SECTIONS))
@@ -150,8 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     results_path.write_text(json.dumps(data, indent=1) + "\n")
     (args.out / "RESULTS.md").write_text(report.results_md(data))
     if args.readme.lower() != "none":
-        if not report.update_readme(Path(args.readme), data):
-            print(f"{args.readme}: no {report.START} ... {report.END} markers; README left unchanged",
+        link = os.path.relpath(args.out / "RESULTS.md", Path(args.readme).resolve().parent)
+        if not report.update_readme(Path(args.readme), data, link):
+            print(f"{args.readme}: no {report.START} ... {report.END} markers; page left unchanged",
                   file=sys.stderr)
     print(f"done in {total:.0f} s; wrote {results_path}, {args.out / 'RESULTS.md'}"
           + ("" if args.readme.lower() == "none" else f" and {args.readme}"), file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Render one picture of each feather-family effect into ``docs/feather.png`` (for the README).
+"""Render one picture of each feather-family effect into ``docs/feather.png`` (for docs/filters.md).
 
 Usage: ``python scripts/feather_examples.py [--out PATH] [--backend cpu|opencl|cuda|auto]``.
 

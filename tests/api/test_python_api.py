@@ -249,21 +249,31 @@ def test_other_path_parameters_still_refuse_arrays() -> None:
     assert "\n" not in str(info.value)
 
 
-def test_readme_python_section_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _run_python_blocks(page: str, first: str, last: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the ``python`` code blocks of ``page`` between the headings ``first`` and ``last``; return the code."""
     import re
 
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Python\n"):text.index("### Your own filters")]
+    text = (ROOT / page).read_text()
+    section = text[text.index(first):text.index(last)]
     code = "\n".join(re.findall(r"```python\n(.*?)```", section, re.S))
-    assert "channel_order=\"rgb\"" in code and "Image.open" in code and ".map(" in code
     for name in ("out.png", "look.yaml"):
         code = code.replace(f'"{name}"', repr(str(tmp_path / name)))
     monkeypatch.chdir(ROOT)
     try:
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, page, "exec"), {})
     finally:
         cvf.set_defaults(channel_order="bgr")
     assert (tmp_path / "out.png").is_file()
+    return code
+
+
+def test_readme_python_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _run_python_blocks("README.md", "## Python\n", "## Documentation", tmp_path, monkeypatch)
+
+
+def test_python_manual_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code = _run_python_blocks("docs/python.md", "# Python\n", "## Your own filters", tmp_path, monkeypatch)
+    assert "channel_order=\"rgb\"" in code and "Image.open" in code and ".map(" in code
 
 
 def test_cli_info_states_how_python_dtypes_run() -> None:

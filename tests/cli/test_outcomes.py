@@ -1,7 +1,7 @@
 """Every outcome of ``cvfilters apply`` is true: exit code, the one stderr line, what is on disk.
 
 Run by subprocess, as a user would. Each case states what existed before, what must exist
-after (byte for byte where it must be untouched), and the exit code the README documents:
+after (byte for byte where it must be untouched), and the exit code docs/cli.md documents:
 0 all done (skips included), 1 some inputs failed, 2 usage error and nothing written.
 """
 
