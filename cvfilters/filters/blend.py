@@ -20,7 +20,7 @@ from cvfilters.core.pixels import full_scale, split_color, unpremultiply
 from cvfilters.core.types import FeatherMethod, Image
 from cvfilters.filters import masks
 from cvfilters.filters._shared.common import color_channels
-from cvfilters.filters.masks import FEATHER_METHODS, FileParam, MaskParam, PipelineParam, feather_param, once, replicate
+from cvfilters.filters.masks import FEATHER_METHODS, feather_param, once, replicate
 from cvfilters.io import images as io
 from cvfilters.registry.catalog import register
 from cvfilters.registry.footprints import whole
@@ -34,7 +34,7 @@ _F32 = np.dtype(np.float32)
 def _mask_params(required: bool) -> list[Param]:
     example = "ellipse:0.5,0.5,0.3,0.4"
     return [
-        MaskParam("mask", "path", None, required=required, example=example, unit="file or shape",
+        Param("mask", "mask", None, required=required, example=example, unit="file or shape",
                   help="where the effect applies: an image file (@mask.png: gray, or the alpha of RGBA; stretched "
                        "to the image) or a quoted shape 'rect:x,y,w,h', 'ellipse:cx,cy,rx,ry', 'circle:cx,cy,r', "
                        "'polygon:x1,y1,x2,y2,...' in fractions of width/height or pixels with px"
@@ -65,7 +65,7 @@ def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: boo
     alpha="all",
     params=[
         *_mask_params(required=True)[:1],
-        PipelineParam("filter", "str", None, required=True, example="gaussian_blur:sigma=4", unit="spec",
+        Param("filter", "pipeline", None, required=True, example="gaussian_blur:sigma=4", unit="spec",
                       help="the filter(s) to apply inside the mask, quoted: 'gaussian_blur:sigma=8 | pixellate', "
                            "or @steps.yaml; they must keep size, channels and dtype"),
         *_mask_params(required=True)[1:],
@@ -195,7 +195,7 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
     summary="Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask.",
     alpha="all",
     params=[
-        FileParam("source", "path", None, unit="file", image=True,
+        Param("source", "file", None, unit="file", image=True,
                   help="the image blended over this one (@file, or an array / PIL image from Python; stretched to "
                        "this image's size, resampled premultiplied); none: the solid `color`"),
         Param("color", "color", (0.0, 0.0, 0.0), min=0.0, max=1.0, unit="fraction of full scale",

@@ -5,6 +5,11 @@ CLI string (``"3"``, ``"[[0,-1,0],[-1,5,-1],[0,-1,0]]"``, ``"@kernel.csv"``) or 
 Python value into a canonical, hashable value, rejects what is out of range with a
 message that names the filter, the parameter and what is allowed, and formats the
 value back so pipelines round-trip losslessly.
+
+What a parameter's values are is its :class:`Kind`: one record per kind (how a value is
+coerced, its Python type, its name in docstrings, its type in the ``fx`` stub), looked up by
+the name a :class:`Param` declares. The built-in kinds are defined here; a family with kinds
+of its own (the masks' files, shapes and sub-pipelines) adds records with :func:`add_kind`.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import math
 import os
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -27,7 +32,6 @@ import numpy as np
 from cvfilters.core.errors import InvalidImageError, ParameterError, SpecError
 from cvfilters.core.files import FileRefused, confined, json_unique, npy_array, read_regular, shown
 
-KINDS = ("int", "float", "bool", "choice", "str", "point", "kernel", "color", "path")
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 MAX_KERNEL_SIDE = 255
@@ -64,7 +68,8 @@ class Param:
     name : str
         snake_case name used in Python keywords, CLI specs and pipeline files.
     kind : str
-        One of ``int, float, bool, choice, str, point, kernel, color, path``.
+        The name of a registered :class:`Kind`: ``int, float, bool, choice, str, point, kernel,
+        color, path``, or one a family added (:func:`kinds` lists them).
     default : object
         Value used when the parameter is not given; ``None`` with ``required=False``
         means "automatic" and must be documented in ``help``.
@@ -107,12 +112,17 @@ class Param:
     image: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"Param {self.name!r}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.kind not in _KINDS:
+            raise ValueError(f"Param {self.name!r}: kind must be one of {tuple(_KINDS)}, not {self.kind!r}")
         if self.required and self.example is None:
             raise ValueError(f"Param {self.name!r}: a required parameter needs an example value")
         if self.kind == "choice" and not self.choices:
             raise ValueError(f"Param {self.name!r}: a choice parameter needs choices")
+
+    @property
+    def kind_record(self) -> Kind:
+        """The :class:`Kind` this parameter declares."""
+        return _KINDS[self.kind]
 
     # ------------------------------------------------------------------ coercion
     def coerce(self, value: Any, filter_name: str, *, base_dir: str | os.PathLike[str] | None = None,
@@ -137,209 +147,11 @@ class Param:
         ParameterError
             Naming ``filter_name``, this parameter and what is allowed.
         """
-        if value is None:
-            if self.required:
-                raise ParameterError(filter_name, self.name, "is required")
-            if self.default is not None:
-                raise ParameterError(filter_name, self.name, "has no value (null); leave it out for the default")
-            return None
-        try:
-            if isinstance(value, str) and value.startswith("@"):
-                return self._from_file(value[1:], filter_name, base_dir, confine)
-            if self.kind == "path" and confine and isinstance(value, str):
-                return self._from_file(value, filter_name, base_dir, confine)
-            return getattr(self, f"_coerce_{self.kind}")(value, filter_name)
-        except ParameterError:
-            raise
-        except RecursionError:
-            raise ParameterError(filter_name, self.name, "is nested too deeply") from None
-        except (TypeError, ValueError, OverflowError) as exc:
-            message = f"={_short(value)} is not a valid {self.kind} ({exc})"
-            raise ParameterError(filter_name, self.name, message) from None
+        return self.kind_record.coerce(self, value, Source(filter_name, base_dir, confine))
 
-    def _fail(self, filter_name: str, value: Any, allowed: str) -> ParameterError:
+    def fail(self, filter_name: str, value: Any, allowed: str) -> ParameterError:
+        """The error for ``value``: names the filter, this parameter, the value and what is ``allowed``."""
         return ParameterError(filter_name, self.name, f"={_short(value)} {allowed}")
-
-    def _number(self, value: Any, filter_name: str, integer: bool) -> float | int:
-        shown = value
-        if isinstance(value, bool):
-            raise self._fail(filter_name, value, f"must be a{'n integer' if integer else ' number'}, not a boolean")
-        if isinstance(value, str):
-            text = value.strip()
-            if integer:
-                try:
-                    value = int(text)
-                except ValueError:
-                    raise self._fail(filter_name, value, "must be an integer") from None
-            else:
-                try:
-                    value = float(text)
-                except ValueError:
-                    raise self._fail(filter_name, value, "must be a number") from None
-        if isinstance(value, (np.integer, np.floating)):
-            value = value.item()
-        if integer:
-            if isinstance(value, float):
-                if not value.is_integer():
-                    raise self._fail(filter_name, value, "must be an integer")
-                value = int(value)
-            if not isinstance(value, int):
-                raise self._fail(filter_name, value, "must be an integer")
-        else:
-            if not isinstance(value, (int, float)):
-                raise self._fail(filter_name, value, "must be a number")
-            value = float(value)
-            if not math.isfinite(value):
-                raise self._fail(filter_name, value, "must be a finite number")
-        self._check_range(value, filter_name, shown)
-        if self.large is not None and value > self.large and not _ALLOW_LARGE.get():
-            raise self._fail(filter_name, shown, f"is above {_num(self.large)} and may run for a very long time; "
-                             f"--allow-large (Python: cvfilters.allow_large()) permits up to {_num(self.max)}")
-        return value
-
-    def _check_range(self, value: float, filter_name: str, shown: Any) -> None:
-        if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
-            raise self._fail(filter_name, shown, f"is outside [{_num(self.min)}, {_num(self.max)}]")
-
-    def _coerce_int(self, value: Any, filter_name: str) -> int:
-        number = int(self._number(value, filter_name, integer=True))
-        if self.odd and number % 2 == 0 and not (number == 0 and self.min == 0):
-            allowed = "must be odd" + (" or 0 (automatic)" if self.min == 0 else "")
-            raise self._fail(filter_name, value, allowed)
-        return number
-
-    def _coerce_float(self, value: Any, filter_name: str) -> float:
-        return float(self._number(value, filter_name, integer=False))
-
-    def _coerce_bool(self, value: Any, filter_name: str) -> bool:
-        if isinstance(value, (bool, np.bool_)):
-            return bool(value)
-        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-            return value.strip().lower() in _TRUE
-        if isinstance(value, int) and value in (0, 1):
-            return bool(value)
-        raise self._fail(filter_name, value, "must be true or false")
-
-    def _coerce_choice(self, value: Any, filter_name: str) -> str:
-        text = str(value).strip().lower() if isinstance(value, str) else value
-        if text not in self.choices:  # type: ignore[operator]
-            raise self._fail(filter_name, value, f"is not one of {', '.join(self.choices or ())}")
-        return text
-
-    def _coerce_str(self, value: Any, filter_name: str) -> str:
-        if not isinstance(value, str):
-            raise self._fail(filter_name, value, "must be a string")
-        return value
-
-    def _coerce_path(self, value: Any, filter_name: str) -> Any:
-        if self.image and not isinstance(value, (str, os.PathLike)):
-            from cvfilters.core.arrays import ImageValue
-
-            if isinstance(value, ImageValue):
-                return value
-            try:
-                return ImageValue(value, type(value).__name__)
-            except InvalidImageError as exc:
-                raise ParameterError(filter_name, self.name, f"is neither a file path nor a usable image ({exc})") \
-                    from None
-        if not isinstance(value, (str, os.PathLike)):
-            raise self._fail(filter_name, type(value).__name__, "must be a file path")
-        return os.fspath(value)
-
-    def _sequence(self, value: Any, filter_name: str) -> list[Any]:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError:
-                raise self._fail(filter_name, value, "must be a bracketed list such as [0.5,0.5]") from None
-        if isinstance(value, np.ndarray):
-            value = value.tolist()
-        if not isinstance(value, (list, tuple)):
-            raise self._fail(filter_name, value, "must be a list")
-        return list(value)
-
-    def _coerce_point(self, value: Any, filter_name: str) -> tuple[float, float]:
-        items = self._sequence(value, filter_name)
-        if len(items) != 2:
-            raise self._fail(filter_name, value, "must have 2 numbers [x, y]")
-        return (self._element(items[0], filter_name), self._element(items[1], filter_name))
-
-    def _coerce_color(self, value: Any, filter_name: str) -> tuple[float, ...]:
-        """A colour as fractions of full scale in RGB(A) order (:data:`COLOR_SYNTAX`); filters convert to BGR."""
-        text = value.strip().lower() if isinstance(value, str) else ""
-        if text and not text.startswith("["):
-            items: list[Any] = list(self._color_text(text, value, filter_name))
-            if not all(0.0 <= v <= 1.0 for v in items):
-                raise self._fail(filter_name, value, "has a channel out of range (0-255 or 0%-100%; alpha 0-1)")
-        else:
-            items = self._sequence(value, filter_name)
-        if not 1 <= len(items) <= 4:
-            raise self._fail(filter_name, value, "must have 1 to 4 numbers ([v], [gray, alpha], [r,g,b] or [r,g,b,a])")
-        return tuple(self._element(v, filter_name) for v in items)
-
-    def _color_text(self, text: str, shown: str, filter_name: str) -> tuple[float, ...]:
-        if text.startswith("#"):
-            if not _HEX.fullmatch(text):
-                raise self._fail(filter_name, shown, "must be #rgb, #rgba, #rrggbb or #rrggbbaa hex digits")
-            digits = text[1:]
-            pairs = [c * 2 for c in digits] if len(digits) <= 4 else [digits[i:i + 2] for i in range(0, len(digits), 2)]
-            return tuple(int(p, 16) / 255 for p in pairs)
-        function = _RGB_FUNCTION.fullmatch(text)
-        if function:
-            parts = [p.strip() for p in function.group(2).replace("/", ",").split(",")]
-            if len(parts) not in (3, 4) or (function.group(1) == "rgba" and len(parts) != 4):
-                raise self._fail(filter_name, shown, "must be rgb(r, g, b) or rgba(r, g, b, a): r, g, b 0-255 or "
-                                 "percentages, a 0-1")
-            try:
-                rgb = [float(p[:-1]) / 100 if p.endswith("%") else float(p) / 255 for p in parts[:3]]
-                alpha = [float(p[:-1]) / 100 if p.endswith("%") else float(p) for p in parts[3:]]
-            except ValueError:
-                raise self._fail(filter_name, shown, "must hold numbers: rgb(255,0,0), rgba(255,0,0,0.5)") from None
-            return tuple(rgb + alpha)
-        return _css_color(text, shown, filter_name, self.name)
-
-    def _element(self, value: Any, filter_name: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise self._fail(filter_name, value, "must contain numbers only")
-        number = float(value)
-        if not math.isfinite(number):
-            raise self._fail(filter_name, value, "must contain finite numbers")
-        self._check_range(number, filter_name, value)
-        return number
-
-    def _coerce_kernel(self, value: Any, filter_name: str) -> tuple[tuple[float, ...], ...]:
-        rows = self._sequence(value, filter_name)
-        if rows and not isinstance(rows[0], (list, tuple)):
-            rows = [rows]  # a flat list is a 1-row kernel
-        if any(not _is_number(v) and not isinstance(v, (list, tuple))
-               for row in rows for v in (row if isinstance(row, (list, tuple)) else [row])):
-            raise self._fail(filter_name, _short(value), "must contain numbers only (not booleans or strings)")
-        try:
-            array = np.asarray(rows, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise self._fail(filter_name, _short(value), "must be a rectangular 2-D list of numbers") from None
-        if array.ndim != 2 or array.size == 0:
-            raise self._fail(filter_name, _short(value), "must be a non-empty 2-D list of numbers")
-        if max(array.shape) > MAX_KERNEL_SIDE:
-            shape = f"{array.shape[0]}x{array.shape[1]}"
-            raise self._fail(filter_name, shape, f"is larger than {MAX_KERNEL_SIDE} on a side")
-        if not np.all(np.isfinite(array)):
-            raise self._fail(filter_name, _short(value), "must contain finite numbers")
-        return tuple(tuple(float(v) for v in row) for row in array)
-
-    def _from_file(self, name: str, filter_name: str, base_dir: str | os.PathLike[str] | None,
-                   confine: bool = False) -> Any:
-        if confine:
-            path = _confined(name, Path(base_dir or "."), filter_name, self.name)
-        else:
-            path = Path(name).expanduser()
-            if base_dir is not None and not path.is_absolute():
-                path = Path(base_dir) / path
-        if self.kind == "path":
-            return os.fspath(path)
-        if self.kind != "kernel":
-            raise ParameterError(filter_name, self.name, f"does not take a file (@{name}); give a {self.kind} value")
-        return self._coerce_kernel(load_kernel_file(path, filter_name, self.name), filter_name)
 
     # ------------------------------------------------------------------ output
     def format(self, value: Any) -> str:
@@ -378,6 +190,320 @@ class Param:
         if self.large is not None:
             info["large"] = self.large
         return info
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a value is coerced: the filter its messages name, and where its ``@file`` names lead.
+
+    Parameters
+    ----------
+    filter_name : str
+        For error messages.
+    base_dir : path, optional
+        Directory relative file names are read from.
+    confine : bool
+        Files must stay inside ``base_dir`` (the rule for pipeline files).
+    """
+
+    filter_name: str
+    base_dir: str | os.PathLike[str] | None = None
+    confine: bool = False
+
+    def file(self, name: str, param: str) -> Path:
+        """The file a value names (``@name``, or a plain name of a kind of files), as seen from here."""
+        if self.confine:
+            return _confined(name, Path(self.base_dir or "."), self.filter_name, param)
+        path = Path(name).expanduser()
+        return Path(self.base_dir) / path if self.base_dir is not None and not path.is_absolute() else path
+
+
+Coerce = Callable[[Param, Any, Source], Any]
+Convert = Callable[[Param, Any, str], Any]
+Read = Callable[[Param, Path, str], Any]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of parameter value: the facts every declaration of that kind shares.
+
+    Parameters
+    ----------
+    name : str
+        What a :class:`Param` declares as its ``kind``.
+    coerce : callable
+        ``coerce(param, value, source)``: the canonical value, or a :class:`ParameterError`
+        naming the filter and the parameter; :func:`coercion` builds the usual one.
+    python_type : object
+        The annotation of generated signatures (a choice's is the ``Literal`` of its choices).
+    display : str
+        The type in generated docstrings.
+    stub : str
+        The type in ``cvfilters/fx.pyi`` (the stub's header defines ``_Point``, ``_Path`` ...).
+    files : bool
+        Values name files: ``@file`` is the file's path (confined to a pipeline file's folder,
+        where plain names are paths too), never its content.
+    """
+
+    name: str
+    coerce: Coerce
+    python_type: Any
+    display: str
+    stub: str
+    files: bool = False
+
+
+def coercion(convert: Convert, read: Read | None = None) -> Coerce:
+    """The usual coercion around ``convert(param, value, filter_name)``.
+
+    ``None`` is the default (an error for a required parameter); ``@file`` is the file's path
+    for a kind of files, ``read(param, path, filter_name)`` for a kind read from files (kernels),
+    and an error for the others; a value ``convert`` rejects with ``TypeError``/``ValueError``
+    becomes one line naming the filter, the parameter and the kind.
+    """
+
+    def coerce(param: Param, value: Any, source: Source) -> Any:
+        filter_name = source.filter_name
+        if value is None:
+            if param.required:
+                raise ParameterError(filter_name, param.name, "is required")
+            if param.default is not None:
+                raise ParameterError(filter_name, param.name, "has no value (null); leave it out for the default")
+            return None
+        files = param.kind_record.files
+        try:
+            if isinstance(value, str) and (value.startswith("@") or (files and source.confine)):
+                name = value[1:] if value.startswith("@") else value
+                path = source.file(name, param.name)
+                if files:
+                    return os.fspath(path)
+                if read is None:
+                    raise ParameterError(filter_name, param.name,
+                                         f"does not take a file (@{name}); give a {param.kind} value")
+                return read(param, path, filter_name)
+            return convert(param, value, filter_name)
+        except ParameterError:
+            raise
+        except RecursionError:
+            raise ParameterError(filter_name, param.name, "is nested too deeply") from None
+        except (TypeError, ValueError, OverflowError) as exc:
+            message = f"={_short(value)} is not a valid {param.kind} ({exc})"
+            raise ParameterError(filter_name, param.name, message) from None
+
+    return coerce
+
+
+_KINDS: dict[str, Kind] = {}
+
+
+def add_kind(kind: Kind) -> Kind:
+    """Register a parameter kind (once per name) so that :class:`Param` declarations can name it."""
+    if kind.name in _KINDS:
+        raise ValueError(f"parameter kind {kind.name!r} is already defined")
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def kinds() -> tuple[Kind, ...]:
+    """Every registered parameter kind, built-in ones first."""
+    return tuple(_KINDS.values())
+
+
+def _number(param: Param, value: Any, filter_name: str, integer: bool) -> float | int:
+    shown = value
+    if isinstance(value, bool):
+        raise param.fail(filter_name, value, f"must be a{'n integer' if integer else ' number'}, not a boolean")
+    if isinstance(value, str):
+        text = value.strip()
+        if integer:
+            try:
+                value = int(text)
+            except ValueError:
+                raise param.fail(filter_name, value, "must be an integer") from None
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                raise param.fail(filter_name, value, "must be a number") from None
+    if isinstance(value, (np.integer, np.floating)):
+        value = value.item()
+    if integer:
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise param.fail(filter_name, value, "must be an integer")
+            value = int(value)
+        if not isinstance(value, int):
+            raise param.fail(filter_name, value, "must be an integer")
+    else:
+        if not isinstance(value, (int, float)):
+            raise param.fail(filter_name, value, "must be a number")
+        value = float(value)
+        if not math.isfinite(value):
+            raise param.fail(filter_name, value, "must be a finite number")
+    _check_range(param, value, filter_name, shown)
+    if param.large is not None and value > param.large and not _ALLOW_LARGE.get():
+        raise param.fail(filter_name, shown, f"is above {_num(param.large)} and may run for a very long time; "
+                         f"--allow-large (Python: cvfilters.allow_large()) permits up to {_num(param.max)}")
+    return value
+
+
+def _check_range(param: Param, value: float, filter_name: str, shown: Any) -> None:
+    if (param.min is not None and value < param.min) or (param.max is not None and value > param.max):
+        raise param.fail(filter_name, shown, f"is outside [{_num(param.min)}, {_num(param.max)}]")
+
+
+def _int(param: Param, value: Any, filter_name: str) -> int:
+    number = int(_number(param, value, filter_name, integer=True))
+    if param.odd and number % 2 == 0 and not (number == 0 and param.min == 0):
+        allowed = "must be odd" + (" or 0 (automatic)" if param.min == 0 else "")
+        raise param.fail(filter_name, value, allowed)
+    return number
+
+
+def _float(param: Param, value: Any, filter_name: str) -> float:
+    return float(_number(param, value, filter_name, integer=False))
+
+
+def _bool(param: Param, value: Any, filter_name: str) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise param.fail(filter_name, value, "must be true or false")
+
+
+def _choice(param: Param, value: Any, filter_name: str) -> str:
+    text = str(value).strip().lower() if isinstance(value, str) else value
+    if text not in param.choices:  # type: ignore[operator]
+        raise param.fail(filter_name, value, f"is not one of {', '.join(param.choices or ())}")
+    return text
+
+
+def _str(param: Param, value: Any, filter_name: str) -> str:
+    if not isinstance(value, str):
+        raise param.fail(filter_name, value, "must be a string")
+    return value
+
+
+def _path(param: Param, value: Any, filter_name: str) -> Any:
+    if param.image and not isinstance(value, (str, os.PathLike)):
+        from cvfilters.core.arrays import ImageValue
+
+        if isinstance(value, ImageValue):
+            return value
+        try:
+            return ImageValue(value, type(value).__name__)
+        except InvalidImageError as exc:
+            raise ParameterError(filter_name, param.name, f"is neither a file path nor a usable image ({exc})") \
+                from None
+    if not isinstance(value, (str, os.PathLike)):
+        raise param.fail(filter_name, type(value).__name__, "must be a file path")
+    return os.fspath(value)
+
+
+def _sequence(param: Param, value: Any, filter_name: str) -> list[Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise param.fail(filter_name, value, "must be a bracketed list such as [0.5,0.5]") from None
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        raise param.fail(filter_name, value, "must be a list")
+    return list(value)
+
+
+def _point(param: Param, value: Any, filter_name: str) -> tuple[float, float]:
+    items = _sequence(param, value, filter_name)
+    if len(items) != 2:
+        raise param.fail(filter_name, value, "must have 2 numbers [x, y]")
+    return (_element(param, items[0], filter_name), _element(param, items[1], filter_name))
+
+
+def _color(param: Param, value: Any, filter_name: str) -> tuple[float, ...]:
+    """A colour as fractions of full scale in RGB(A) order (:data:`COLOR_SYNTAX`); filters convert to BGR."""
+    text = value.strip().lower() if isinstance(value, str) else ""
+    if text and not text.startswith("["):
+        items: list[Any] = list(_color_text(param, text, value, filter_name))
+        if not all(0.0 <= v <= 1.0 for v in items):
+            raise param.fail(filter_name, value, "has a channel out of range (0-255 or 0%-100%; alpha 0-1)")
+    else:
+        items = _sequence(param, value, filter_name)
+    if not 1 <= len(items) <= 4:
+        raise param.fail(filter_name, value, "must have 1 to 4 numbers ([v], [gray, alpha], [r,g,b] or [r,g,b,a])")
+    return tuple(_element(param, v, filter_name) for v in items)
+
+
+def _color_text(param: Param, text: str, shown: str, filter_name: str) -> tuple[float, ...]:
+    if text.startswith("#"):
+        if not _HEX.fullmatch(text):
+            raise param.fail(filter_name, shown, "must be #rgb, #rgba, #rrggbb or #rrggbbaa hex digits")
+        digits = text[1:]
+        pairs = [c * 2 for c in digits] if len(digits) <= 4 else [digits[i:i + 2] for i in range(0, len(digits), 2)]
+        return tuple(int(p, 16) / 255 for p in pairs)
+    function = _RGB_FUNCTION.fullmatch(text)
+    if function:
+        parts = [p.strip() for p in function.group(2).replace("/", ",").split(",")]
+        if len(parts) not in (3, 4) or (function.group(1) == "rgba" and len(parts) != 4):
+            raise param.fail(filter_name, shown, "must be rgb(r, g, b) or rgba(r, g, b, a): r, g, b 0-255 or "
+                             "percentages, a 0-1")
+        try:
+            rgb = [float(p[:-1]) / 100 if p.endswith("%") else float(p) / 255 for p in parts[:3]]
+            alpha = [float(p[:-1]) / 100 if p.endswith("%") else float(p) for p in parts[3:]]
+        except ValueError:
+            raise param.fail(filter_name, shown, "must hold numbers: rgb(255,0,0), rgba(255,0,0,0.5)") from None
+        return tuple(rgb + alpha)
+    return _css_color(text, shown, filter_name, param.name)
+
+
+def _element(param: Param, value: Any, filter_name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise param.fail(filter_name, value, "must contain numbers only")
+    number = float(value)
+    if not math.isfinite(number):
+        raise param.fail(filter_name, value, "must contain finite numbers")
+    _check_range(param, number, filter_name, value)
+    return number
+
+
+def _kernel(param: Param, value: Any, filter_name: str) -> tuple[tuple[float, ...], ...]:
+    rows = _sequence(param, value, filter_name)
+    if rows and not isinstance(rows[0], (list, tuple)):
+        rows = [rows]  # a flat list is a 1-row kernel
+    if any(not _is_number(v) and not isinstance(v, (list, tuple))
+           for row in rows for v in (row if isinstance(row, (list, tuple)) else [row])):
+        raise param.fail(filter_name, _short(value), "must contain numbers only (not booleans or strings)")
+    try:
+        array = np.asarray(rows, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise param.fail(filter_name, _short(value), "must be a rectangular 2-D list of numbers") from None
+    if array.ndim != 2 or array.size == 0:
+        raise param.fail(filter_name, _short(value), "must be a non-empty 2-D list of numbers")
+    if max(array.shape) > MAX_KERNEL_SIDE:
+        shape = f"{array.shape[0]}x{array.shape[1]}"
+        raise param.fail(filter_name, shape, f"is larger than {MAX_KERNEL_SIDE} on a side")
+    if not np.all(np.isfinite(array)):
+        raise param.fail(filter_name, _short(value), "must contain finite numbers")
+    return tuple(tuple(float(v) for v in row) for row in array)
+
+
+def _read_kernel(param: Param, path: Path, filter_name: str) -> tuple[tuple[float, ...], ...]:
+    return _kernel(param, load_kernel_file(path, filter_name, param.name), filter_name)
+
+
+INT = add_kind(Kind("int", coercion(_int), int, "int", "int"))
+FLOAT = add_kind(Kind("float", coercion(_float), float, "float", "float"))
+BOOL = add_kind(Kind("bool", coercion(_bool), bool, "bool", "bool"))
+CHOICE = add_kind(Kind("choice", coercion(_choice), str, "str", "str"))
+STR = add_kind(Kind("str", coercion(_str), str, "str", "str"))
+POINT = add_kind(Kind("point", coercion(_point), tuple[float, float], "(float, float)", "_Point"))
+KERNEL = add_kind(Kind("kernel", coercion(_kernel, _read_kernel), tuple[tuple[float, ...], ...],
+                       "2-D sequence of float", "_Kernel"))
+COLOR = add_kind(Kind("color", coercion(_color), tuple[float, ...], "sequence of float", "_Color"))
+PATH = add_kind(Kind("path", coercion(_path), str | os.PathLike[str], "path", "_Path", files=True))
 
 
 def _css_color(name: str, shown: str, filter_name: str, param: str) -> tuple[float, ...]:

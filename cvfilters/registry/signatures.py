@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -24,13 +23,6 @@ BACKEND_DOC = ('{"auto", "cpu", "opencl", "cuda"}, default "auto"',
 ORDER_DOC = ('{"bgr", "rgb"}, optional', "The order of the image's colour channels (default BGR, OpenCV's, or "
              "cvfilters.set_defaults); PIL images are RGB.")
 LAYOUT_DOC = ('{"hwc", "chw"}, default "hwc"', "chw takes and returns C x H x W arrays.")
-_ANNOTATIONS: dict[str, Any] = {
-    "int": int, "float": float, "bool": bool, "str": str,
-    "point": tuple[float, float], "color": tuple[float, ...], "kernel": tuple[tuple[float, ...], ...],
-    "path": str | os.PathLike[str],
-}
-_TYPE_NAMES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "point": "(float, float)",
-               "color": "sequence of float", "kernel": "2-D sequence of float", "path": "path"}
 _BINDABLE = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
@@ -38,7 +30,7 @@ def annotation(param: Param) -> Any:
     """The Python type of a parameter's values (``Literal[...]`` of the choices for a choice)."""
     if param.kind == "choice" and param.choices:
         return Literal[tuple(param.choices)]
-    return _ANNOTATIONS[param.kind]
+    return param.kind_record.python_type
 
 
 def signature_of(params: Iterable[Param]) -> inspect.Signature:
@@ -59,7 +51,7 @@ def describe_type(param: Param) -> str:
     if param.kind == "choice" and param.choices:
         parts = ["{" + ", ".join(repr(c) for c in param.choices) + "}"]
     else:
-        parts = [_TYPE_NAMES[param.kind]]
+        parts = [param.kind_record.display]
     if param.required:
         parts.append("required")
     elif param.default is None:

@@ -108,8 +108,6 @@ _ImageArg = _Path | NDArray[Any] | Image
 def __getattr__(name: str) -> Filter: ...
 def __dir__() -> list[str]: ...
 '''
-_STUB_TYPES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "point": "_Point", "color": "_Color",
-               "kernel": "_Kernel", "path": "_Path"}
 _IMAGE_TYPES = (("Image", "Image"), ("UMat", "UMat"), ("GpuMat", "GpuMat"),
                 ("NDArray[Any] | ArrayLike", "NDArray[Any]"))
 
@@ -117,10 +115,10 @@ _IMAGE_TYPES = (("Image", "Image"), ("UMat", "UMat"), ("GpuMat", "GpuMat"),
 def _stub_type(param: Any) -> str:
     if param.kind == "choice":
         text = "Literal[" + ", ".join(repr(c) for c in param.choices) + "]"
-    elif param.kind == "path" and param.image:
+    elif param.image:
         text = "_ImageArg"
     else:
-        text = _STUB_TYPES[param.kind]
+        text = param.kind_record.stub
     return f"{text} | None" if param.default is None and not param.required else text
 
 

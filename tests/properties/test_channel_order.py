@@ -79,7 +79,7 @@ def _param_sets(name: str) -> list[dict[str, Any]]:
     base = example_params(flt)
     sets = [base]
     for param in flt.params:
-        if param.required or param.kind in ("path", "str"):
+        if param.required or param.kind_record.files or param.kind in ("str", "pipeline"):
             continue
         value = SMALL_VALUES.get(name, {}).get(param.name, non_default_value(param))
         if value == param.default:

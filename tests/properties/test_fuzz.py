@@ -44,7 +44,7 @@ SCALE = max(1, int(os.environ.get("CVFILTERS_FUZZ_SCALE", "1")))
 EXAMPLES: Counter[str] = Counter()
 FILTERS = cvf.list_filters()
 NAMES = [f.name for f in FILTERS]
-FILE_KINDS = ("path",)  # values naming files: only their declared examples are used
+TEXT_KINDS = ("str", "pipeline")  # with kinds of files: only their declared examples are used
 
 
 def fuzz(examples: int) -> settings:
@@ -141,7 +141,7 @@ def spec_steps(draw: st.DrawFn) -> str:
         flt = draw(st.sampled_from(FILTERS))
         parts = []
         for param in flt.params:
-            if param.kind in FILE_KINDS or param.kind == "str":
+            if param.kind_record.files or param.kind in TEXT_KINDS:
                 if param.required:
                     parts.append(f"{param.name}={cli_text(param.example)}")
                 continue
@@ -240,7 +240,7 @@ def pipeline_dicts(draw: st.DrawFn) -> Any:
         flt = draw(st.sampled_from(FILTERS))
         params: dict[Any, Any] = {}
         for param in flt.params:
-            if param.kind in FILE_KINDS or param.kind == "str":
+            if param.kind_record.files or param.kind in TEXT_KINDS:
                 if param.required:
                     params[param.name] = param.example
             elif param.required or draw(st.booleans()):
@@ -290,7 +290,7 @@ def test_pipeline_load_on_random_text(workdir: Path, text: str, suffix: str) -> 
     except UsageError as exc:
         assert "\n" not in str(exc), repr(exc)
         return
-    if not any(p.kind == "path" for step in pipe.steps for p in step.filter.params):
+    if not any(p.kind_record.files for step in pipe.steps for p in step.filter.params):
         pipe.save(workdir / "again.yaml")  # files named in a loaded pipeline must be in its folder
         assert Pipeline.load(workdir / "again.yaml") == pipe
         pipe.save(workdir / "again.json")
@@ -333,7 +333,8 @@ def filter_params(draw: st.DrawFn, flt: cvf.Filter) -> dict[str, Any]:
     """Required examples, plus random in-range values for some numeric and choice parameters."""
     params = {p.name: p.example for p in flt.params if p.required}
     for param in flt.params:
-        if param.kind not in ("path", "str", "kernel") and not param.required and draw(st.booleans()):
+        numeric = param.kind in ("int", "float", "bool", "choice", "point", "color")
+        if numeric and not param.required and draw(st.booleans()):
             params[param.name] = draw(valid_value(param))
     return params
 

@@ -49,13 +49,13 @@ from cvfilters.filters.masks.feathering import (
     gaussian_sigma,
     weight_map,
 )
-from cvfilters.filters.masks.params import MAX_NESTING, FileParam, MaskParam, PipelineParam, feather_param, parse_steps
+from cvfilters.filters.masks.params import MAX_NESTING, feather_param, parse_steps
 from cvfilters.filters.masks.shapes import SHAPE_ARITY, Shape, is_shape_spec, parse_shape
 from cvfilters.filters.masks.sources import MaskSource, file_stamp, load_mask, make_mask, mask_from_array, source_key
 
 __all__ = [
-    "FEATHER_METHODS", "LARGE_FEATHER", "MAX_FEATHER", "MAX_NESTING", "RADIUS_TO_SIGMA", "SHAPE_ARITY", "FileParam",
-    "MaskParam", "MaskSource", "PipelineParam", "Shape", "apply_masked", "feather_mask", "feather_param",
+    "FEATHER_METHODS", "LARGE_FEATHER", "MAX_FEATHER", "MAX_NESTING", "RADIUS_TO_SIGMA", "SHAPE_ARITY",
+    "MaskSource", "Shape", "apply_masked", "feather_mask", "feather_param",
     "feather_plane", "file_stamp", "gaussian_ksize", "gaussian_sigma", "is_shape_spec", "load_mask", "make_mask",
     "mask_from_array", "masked_composite", "mix", "once", "parse_shape", "parse_steps", "replicate",
     "run_keeping_spec", "source_key", "weight_map",
