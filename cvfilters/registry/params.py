@@ -69,7 +69,7 @@ class Param:
         snake_case name used in Python keywords, CLI specs and pipeline files.
     kind : str
         The name of a registered :class:`Kind`: ``int, float, bool, choice, str, point, kernel,
-        color, path``, or one a family added (:func:`kinds` lists them).
+        color, path``, or one a family added with :func:`add_kind`.
     default : object
         Value used when the parameter is not given; ``None`` with ``required=False``
         means "automatic" and must be documented in ``help``.
@@ -304,11 +304,6 @@ def add_kind(kind: Kind) -> Kind:
     return kind
 
 
-def kinds() -> tuple[Kind, ...]:
-    """Every registered parameter kind, built-in ones first."""
-    return tuple(_KINDS.values())
-
-
 def _number(param: Param, value: Any, filter_name: str, integer: bool) -> float | int:
     shown = value
     if isinstance(value, bool):
@@ -494,15 +489,15 @@ def _read_kernel(param: Param, path: Path, filter_name: str) -> tuple[tuple[floa
     return _kernel(param, load_kernel_file(path, filter_name, param.name), filter_name)
 
 
-INT = add_kind(Kind("int", coercion(_int), int, "int", "int"))
-FLOAT = add_kind(Kind("float", coercion(_float), float, "float", "float"))
-BOOL = add_kind(Kind("bool", coercion(_bool), bool, "bool", "bool"))
-CHOICE = add_kind(Kind("choice", coercion(_choice), str, "str", "str"))
+add_kind(Kind("int", coercion(_int), int, "int", "int"))
+add_kind(Kind("float", coercion(_float), float, "float", "float"))
+add_kind(Kind("bool", coercion(_bool), bool, "bool", "bool"))
+add_kind(Kind("choice", coercion(_choice), str, "str", "str"))
 STR = add_kind(Kind("str", coercion(_str), str, "str", "str"))
-POINT = add_kind(Kind("point", coercion(_point), tuple[float, float], "(float, float)", "_Point"))
-KERNEL = add_kind(Kind("kernel", coercion(_kernel, _read_kernel), tuple[tuple[float, ...], ...],
-                       "2-D sequence of float", "_Kernel"))
-COLOR = add_kind(Kind("color", coercion(_color), tuple[float, ...], "sequence of float", "_Color"))
+add_kind(Kind("point", coercion(_point), tuple[float, float], "(float, float)", "_Point"))
+add_kind(Kind("kernel", coercion(_kernel, _read_kernel), tuple[tuple[float, ...], ...], "2-D sequence of float",
+              "_Kernel"))
+add_kind(Kind("color", coercion(_color), tuple[float, ...], "sequence of float", "_Color"))
 PATH = add_kind(Kind("path", coercion(_path), str | os.PathLike[str], "path", "_Path", files=True))
 
 

@@ -95,26 +95,19 @@ def _pipeline(param: Param, value: Any, source: Source) -> Any:
     return canonical
 
 
-FILE = add_kind(replace(PATH, name="file", coerce=_existing_file))
-"""A path to a file that must exist when the parameter is resolved.
-
-``@file`` values are relative to the pipeline file's folder, like every ``@file`` (and, from
-a pipeline file, must stay inside it); a missing file is a usage error before anything runs.
-"""
-
-MASK = add_kind(replace(PATH, name="mask", coerce=_mask))
-"""A mask: a shape spec (kept in canonical form) or an existing image file."""
-
-PIPELINE = add_kind(replace(STR, name="pipeline", coerce=_pipeline))
-"""A sub-pipeline: a spec string, a :class:`Pipeline`, or ``@steps.yaml``.
-
-The value is parsed when the parameter is resolved, so a bad nested step is a usage error
-before anything runs. A spec is kept as its canonical one-line form, in which nested
-``@file`` values are already resolved against the right folder (and, inside a pipeline file,
-confined to it); ``@file`` is kept as ``@path`` (joined to the pipeline file's folder, like
-every ``@file``) and the file is read again when the step runs. Files may nest
-:data:`MAX_NESTING` levels deep and a file that includes itself is refused.
-"""
+# "file": a path to a file that must exist when the parameter is resolved. ``@file`` values are
+# relative to the pipeline file's folder, like every ``@file`` (and, from a pipeline file, must
+# stay inside it); a missing file is a usage error before anything runs.
+add_kind(replace(PATH, name="file", coerce=_existing_file))
+# "mask": a shape spec (kept in canonical form) or an existing image file.
+add_kind(replace(PATH, name="mask", coerce=_mask))
+# "pipeline": a sub-pipeline given as a spec string, a Pipeline, or @steps.yaml. It is parsed when
+# the parameter is resolved, so a bad nested step is a usage error before anything runs. A spec
+# is kept as its canonical one-line form, in which nested @file values are already resolved
+# against the right folder (and, inside a pipeline file, confined to it); @file is kept as
+# @path (joined to the pipeline file's folder) and read again when the step runs. Files nest at
+# most MAX_NESTING levels deep and a file that includes itself is refused.
+add_kind(replace(STR, name="pipeline", coerce=_pipeline))
 
 
 def parse_steps(spec: str) -> list[Any]:
