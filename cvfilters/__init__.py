@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# public name -> (module, attribute)
+# Every public name, once: public name -> (module, attribute); ``__all__`` is derived from it.
 _EXPORTS: dict[str, tuple[str, str]] = {
     "backend_availability": ("backends", "availability"),
     "Context": ("core.context", "Context"), "ImageSpec": ("core.context", "ImageSpec"),
@@ -43,33 +43,44 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "list_filters": ("registry.catalog", "filters"), "get_filter": ("registry.catalog", "get"),
 }
 
-__all__ = [
-    "ChannelOrder", "Context", "CvfError", "Filter", "ImageError", "ImageSpec", "Param", "ParameterError", "Pipeline",
-    "RunReport", "UsageError", "allow_large", "apply", "apply_masked", "backend_availability", "color_kernel", "fx",
-    "get_defaults", "get_filter", "histogram", "list_filters", "process_tiled", "quantize_palette", "read",
-    "read_with_metadata", "register", "set_defaults", "stream_file", "warp_kernel", "write", "__version__",
-]
+__all__ = [*_EXPORTS, "__version__"]
 
-if TYPE_CHECKING:
-    from cvfilters import fx
-    from cvfilters.backends import availability as backend_availability
-    from cvfilters.core.context import Context, ImageSpec
-    from cvfilters.core.defaults import ChannelOrder, get_defaults, set_defaults
-    from cvfilters.core.errors import CvfError, ImageError, ParameterError, UsageError
-    from cvfilters.engine.pipeline import Pipeline, RunReport, apply
+# The same names for type checkers, which cannot read the table above; a test checks that these
+# imports and _EXPORTS name the same objects (tests/api/test_public_names.py).
+if TYPE_CHECKING:  # `import x as x` and assignments: explicit re-exports, as type checkers require
+    from cvfilters import backends as _backends
+    from cvfilters import fx as fx
+    from cvfilters.core.context import Context as Context
+    from cvfilters.core.context import ImageSpec as ImageSpec
+    from cvfilters.core.defaults import ChannelOrder as ChannelOrder
+    from cvfilters.core.defaults import get_defaults as get_defaults
+    from cvfilters.core.defaults import set_defaults as set_defaults
+    from cvfilters.core.errors import CvfError as CvfError
+    from cvfilters.core.errors import ImageError as ImageError
+    from cvfilters.core.errors import ParameterError as ParameterError
+    from cvfilters.core.errors import UsageError as UsageError
+    from cvfilters.engine.pipeline import Pipeline as Pipeline
+    from cvfilters.engine.pipeline import RunReport as RunReport
+    from cvfilters.engine.pipeline import apply as apply
     from cvfilters.engine.tiles import process as process_tiled
-    from cvfilters.filters._shared.histograms import histogram
-    from cvfilters.filters._shared.quantize import quantize_palette
-    from cvfilters.filters.color import color_kernel
-    from cvfilters.filters.masks import apply_masked
-    from cvfilters.filters.warp import warp_kernel
-    from cvfilters.io.images import read, read_with_metadata, write
-    from cvfilters.registry.catalog import Filter, register
-    from cvfilters.registry.catalog import filters as list_filters
-    from cvfilters.registry.catalog import get as get_filter
-    from cvfilters.registry.params import Param, allow_large
-    from cvfilters.run.streaming import stream_file
+    from cvfilters.filters._shared.histograms import histogram as histogram
+    from cvfilters.filters._shared.quantize import quantize_palette as quantize_palette
+    from cvfilters.filters.color import color_kernel as color_kernel
+    from cvfilters.filters.masks import apply_masked as apply_masked
+    from cvfilters.filters.warp import warp_kernel as warp_kernel
+    from cvfilters.io.images import read as read
+    from cvfilters.io.images import read_with_metadata as read_with_metadata
+    from cvfilters.io.images import write as write
+    from cvfilters.registry import catalog as _catalog
+    from cvfilters.registry.catalog import Filter as Filter
+    from cvfilters.registry.catalog import register as register
+    from cvfilters.registry.params import Param as Param
+    from cvfilters.registry.params import allow_large as allow_large
+    from cvfilters.run.streaming import stream_file as stream_file
 
+    backend_availability = _backends.availability
+    list_filters = _catalog.filters
+    get_filter = _catalog.get
 
 def __getattr__(name: str) -> Any:
     try:

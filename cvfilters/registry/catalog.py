@@ -21,7 +21,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from cvfilters.core.arrays import Layout
     from cvfilters.core.defaults import ChannelOrder
 
-CATEGORIES = ("blur", "convolve", "color", "warp", "stylize", "feather", "histogram", "cartoon")
+CATEGORIES: tuple[str, ...] = get_args(Category)  # listing order too
 FilterFn = Callable[..., Any]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 FAMILY_PACKAGE = "cvfilters.filters"

@@ -14,14 +14,14 @@ Images with 1 or 3 channels go to the filter unchanged under every policy.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from cvfilters.core.pixels import premultiply, unpremultiply
-from cvfilters.core.types import Image
+from cvfilters.core.types import AlphaPolicy, Image
 
-ALPHA_POLICIES = ("passthrough", "premultiply", "all")
+ALPHA_POLICIES: tuple[str, ...] = get_args(AlphaPolicy)
 
 
 def apply_alpha_policy(policy: str, fn: Callable[..., Any], ctx: Any, image: Image,

@@ -168,14 +168,6 @@ def test_registry_names_are_case_insensitive_and_suggest() -> None:
         cvf.get_filter("gausian_blur")
 
 
-def test_public_names_resolve_lazily() -> None:
-    assert set(cvf.__all__) == set(cvf._EXPORTS) | {"__version__"}
-    for name in cvf.__all__:
-        assert getattr(cvf, name) is not None
-    with pytest.raises(AttributeError):
-        cvf.no_such_name  # noqa: B018
-
-
 def test_batch_summary_counts_from_process_start(tmp_path: Path) -> None:
     for i in range(2):
         cv2.imwrite(str(tmp_path / f"in{i}.png"), np.full((4, 4), i, np.uint8))
