@@ -58,7 +58,7 @@ def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: boo
 
 
 @register(
-    category="feather",
+    category="blend",
     summary="Apply a filter or sub-pipeline only inside a (feathered) mask.",
     alpha="all",
     params=[
@@ -188,7 +188,7 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
 
 
 @register(
-    category="feather",
+    category="blend",
     summary="Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask.",
     alpha="all",
     params=[

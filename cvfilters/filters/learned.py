@@ -184,7 +184,7 @@ def _check(params: dict[str, Any]) -> str | None:
 
 @register(
     FILTER,
-    category="stylize",
+    category="learned",
     summary="A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn.",
     params=[
         Param("model", "path", None, required=True, example=EXAMPLE,

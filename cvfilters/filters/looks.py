@@ -36,7 +36,7 @@ def _seed_param() -> Param:
 
 # ------------------------------------------------------------------ bloom
 @register(
-    category="stylize",
+    category="looks",
     summary="Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold).",
     params=[
         # Defaults: CIBloom's radius 10 and intensity 0.5.
@@ -86,7 +86,7 @@ def grain_field(height: int, width: int, channels: int, size: float, seed: int, 
 
 
 @register(
-    category="stylize",
+    category="looks",
     summary="Film grain: seeded, reproducible Gaussian noise, clumped to a grain size.",
     params=[
         Param("amount", "float", 0.04, min=0.0, max=1.0, unit="fraction of full scale",
@@ -156,7 +156,7 @@ def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 
 @register(
-    category="feather",
+    category="looks",
     summary="Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha.",
     params=[
         # The example keys out the astronaut's orange suit in the gallery.
@@ -279,7 +279,7 @@ def _run_cells(ctx: Context, img: Any, name: str, spacing: float, seed: int, dot
 
 
 @register(
-    category="stylize",
+    category="looks",
     summary="Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize).",
     params=[
         # Default: CICrystallize's radius 20.
@@ -300,7 +300,7 @@ def crystallize(ctx: Context, img: Any, *, radius: float, seed: int) -> Any:
 
 
 @register(
-    category="stylize",
+    category="looks",
     summary="Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize).",
     params=[
         Param("radius", "float", 20.0, min=2.0, max=1000.0, unit="px",
@@ -354,7 +354,7 @@ def hex_labels(width: int, height: int, size: float) -> np.ndarray:
 
 
 @register(
-    category="stylize",
+    category="looks",
     summary="Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate).",
     params=[Param("size", "float", 8.0, min=1.0, max=1000.0, unit="px",
                   help="hexagon circumradius (centre to corner)")],

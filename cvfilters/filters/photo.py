@@ -76,7 +76,7 @@ def _balance(bgr: np.ndarray, method: str, saturation: float | None, percent: fl
 
 
 @register(
-    category="color",
+    category="photo",
     summary="Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto).",
     params=[
         Param("method", "choice", "grayworld", choices=("grayworld", "simple", "learning"),
@@ -189,7 +189,7 @@ def _as_input(values: np.ndarray, gray: bool) -> np.ndarray:
 
 
 @register(
-    category="color",
+    category="photo",
     summary="Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint).",
     params=[
         # Default: treat the scene's white as 8000 K and show it as 6500 K: a warming look.
@@ -230,7 +230,7 @@ def temperature_tint(ctx: Context, img: Any, *, temperature: float, tint: float,
 
 # ------------------------------------------------------------------ vibrance
 @register(
-    category="color",
+    category="photo",
     summary="Vibrance: raise the saturation of muted colours more than of vivid ones.",
     params=[
         Param("amount", "float", 0.5, min=-1.0, max=1.0,
@@ -270,7 +270,7 @@ def tone_luma(y: np.ndarray, shadows: float, highlights: float) -> np.ndarray:
 
 
 @register(
-    category="color",
+    category="photo",
     summary="Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow).",
     params=[
         Param("shadows", "float", 0.5, min=0.0, max=1.0,
@@ -312,7 +312,7 @@ def _denoise(host: np.ndarray, strength: float, color_strength: float, template:
 
 
 @register(
-    category="blur",
+    category="photo",
     summary="Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16.",
     params=[
         # Defaults: OpenCV's documented h = hColor = 10, template 7, search 21.

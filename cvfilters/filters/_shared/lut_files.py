@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from cvfilters.core.errors import ParameterError
-from cvfilters.filters.lut_model import (
+from cvfilters.filters._shared.lut_model import (
     _KEYWORDS,
     FILTER,
     MAX_1D,
