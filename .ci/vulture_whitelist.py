@@ -25,3 +25,6 @@ __call__  # Filter objects are called like functions
 unregister  # removing a user's filter
 __getattr__, __dir__  # cvfilters/__init__.py: the lazy package namespace (PEP 562)
 loaded  # registry.loaded(): scripts/update_manifest.py attributes filters to their families
+backend_availability  # cvfilters/__init__.py: re-exported for type checkers
+list_filters  # cvfilters/__init__.py: re-exported for type checkers
+get_filter  # cvfilters/__init__.py: re-exported for type checkers

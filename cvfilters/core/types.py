@@ -21,6 +21,10 @@ AlphaPolicy = Literal["passthrough", "premultiply", "all"]
 BorderName = Literal["reflect101", "replicate", "reflect", "wrap", "constant"]
 InterpolationName = Literal["nearest", "linear", "cubic", "lanczos"]
 FeatherMethod = Literal["gaussian", "distance"]
-Category = Literal["blur", "convolve", "color", "warp", "stylize", "feather", "histogram", "cartoon"]
+Category = Literal[
+    "blur", "convolve", "morphology", "color", "tone", "cube", "photo", "warp", "distort",
+    "geometry", "stylize", "looks", "learned", "feather", "blend", "histogram", "cartoon",
+]
+"""A filter's category: the family module of cvfilters.filters that defines it (listing order)."""
 ImageT = TypeVar("ImageT", np.ndarray, "cv2.UMat", "cv2.cuda.GpuMat")
 """An image whose type a call keeps: a numpy array in gives a numpy array out, a UMat a UMat."""

@@ -60,7 +60,7 @@ def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: boo
 
 @register(
     footprint=whole("the mask is placed on the whole image"),
-    category="feather",
+    category="blend",
     summary="Apply a filter or sub-pipeline only inside a (feathered) mask.",
     alpha="all",
     params=[
@@ -191,7 +191,7 @@ def blend_function(be: Any, mode: str, cb: Any, cs: Any) -> Any:
 
 @register(
     footprint=whole("the source and mask are stretched to the whole image"),
-    category="feather",
+    category="blend",
     summary="Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask.",
     alpha="all",
     params=[

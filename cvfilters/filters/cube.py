@@ -40,10 +40,10 @@ import numpy as np
 from cvfilters.core.context import Context
 from cvfilters.core.pixels import LUMA_BGR
 from cvfilters.core.types import Image
+from cvfilters.filters._shared.lut_device import _interp_rows, apply_cube
+from cvfilters.filters._shared.lut_files import load_lut
+from cvfilters.filters._shared.lut_model import FILTER, SCALES, LutFile
 from cvfilters.filters.color import Curve, PointOp
-from cvfilters.filters.lut_device import _interp_rows, apply_cube
-from cvfilters.filters.lut_files import load_lut
-from cvfilters.filters.lut_model import FILTER, SCALES, LutFile
 from cvfilters.registry.catalog import register
 from cvfilters.registry.footprints import POINT
 from cvfilters.registry.params import Param
@@ -119,7 +119,7 @@ def _run(ctx: Context, img: Image, *, file: str, scale: str) -> Image:
 _EXAMPLE = "fixtures/warm.cube"  # shown by `cvfilters info lut`; relative to a checkout of the repository
 
 lut = register(
-    FILTER, category="color", summary="Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel.",
+    FILTER, category="cube", summary="Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel.",
     footprint=POINT,
     params=(
         Param("file", "path", None, required=True, example=_EXAMPLE,

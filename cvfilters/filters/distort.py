@@ -51,6 +51,7 @@ def swirl_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, cente
 
 swirl = warp_kernel(
     swirl_coords, "swirl",
+    category="distort",
     summary="Swirl: turn the image around a centre, most near it, fading out at the radius.",
     params=[
         center_param("centre of the swirl; [0.5,0.5] is the image centre"),
@@ -90,6 +91,7 @@ def bulge_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, cente
 
 bulge = warp_kernel(
     bulge_coords, "bulge",
+    category="distort",
     summary="Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style.",
     params=[
         center_param("centre of the bulge; [0.5,0.5] is the image centre"),
@@ -127,6 +129,7 @@ def pinch_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, cente
 
 pinch = warp_kernel(
     pinch_coords, "pinch",
+    category="distort",
     summary="Pinch: pull the image in towards a centre (or push it out), GPUImage style.",
     params=[
         center_param("centre of the pinch; [0.5,0.5] is the image centre"),
@@ -167,6 +170,7 @@ def stretch_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, cen
 
 stretch = warp_kernel(
     stretch_coords, "stretch",
+    category="distort",
     summary="Stretch: magnify the middle of the image along both axes, GPUImage style.",
     params=[
         center_param("centre of the stretch; [0.5,0.5] is the image centre"),
@@ -210,6 +214,7 @@ def sphere_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, cent
 
 sphere = warp_kernel(
     sphere_coords, "sphere",
+    category="distort",
     summary="Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style.",
     params=[
         center_param("centre of the sphere; [0.5,0.5] is the image centre"),

@@ -90,7 +90,7 @@ def _check_resize_size(scaled: tuple[int, int]) -> None:
     footprint=whole("cv2.resize's sampling depends on the whole size and cannot run on a crop; a remap "
                     "quantises its weights otherwise (more than a level apart)"),
     linear=True,
-    category="warp",
+    category="geometry",
     summary="Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size.",
     params=[
         Param("width", "int", 0, min=0, max=MAX_SIDE, large=LARGE_SIDE, unit="px",
@@ -156,7 +156,7 @@ def _crop_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
 @register(
     footprint=_crop_footprint,
     linear=True,
-    category="warp",
+    category="geometry",
     summary="Keep a rectangle of the image (x, y, width, height in px); changes the size.",
     params=[
         Param("x", "int", 0, min=0, max=MAX_SIDE, unit="px", example=48, help="left edge of the region"),
@@ -214,7 +214,7 @@ def _pad_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
 @register(
     footprint=_pad_footprint,
     linear=True,
-    category="warp",
+    category="geometry",
     summary="Add pixels around the image (top, bottom, left, right) with a border rule; changes the size.",
     params=[
         _pad_param("top"), _pad_param("bottom"), _pad_param("left"), _pad_param("right"),

@@ -223,7 +223,7 @@ def _check(params: dict[str, Any]) -> str | None:
 @register(
     FILTER,
     footprint=whole('a neural network runs on the whole (resized) image'),
-    category="stylize",
+    category="learned",
     summary="A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn.",
     params=[
         Param("model", "path", None, required=True, example=EXAMPLE,

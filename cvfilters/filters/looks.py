@@ -38,7 +38,7 @@ def _seed_param() -> Param:
 # ------------------------------------------------------------------ bloom
 @register(
     footprint=square(lambda p, spec: round(3 * p["radius"])),
-    category="stylize",
+    category="looks",
     summary="Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold).",
     params=[
         # Defaults: CIBloom's radius 10 and intensity 0.5.
@@ -89,7 +89,7 @@ def grain_field(height: int, width: int, channels: int, size: float, seed: int, 
 
 @register(
     footprint=whole("the noise field is drawn for the whole image from one seed"),
-    category="stylize",
+    category="looks",
     summary="Film grain: seeded, reproducible Gaussian noise, clumped to a grain size.",
     params=[
         Param("amount", "float", 0.04, min=0.0, max=1.0, unit="fraction of full scale",
@@ -188,7 +188,7 @@ def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
 
 @register(
     footprint=POINT,
-    category="feather",
+    category="looks",
     summary="Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha.",
     params=[
         # The example keys out the astronaut's orange suit in the gallery.
@@ -320,7 +320,7 @@ def _run_cells(ctx: Context, img: Any, name: str, spacing: float, seed: int, dot
 
 @register(
     footprint=whole("Voronoi cells are seeded over the whole image"),
-    category="stylize",
+    category="looks",
     summary="Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize).",
     params=[
         # Default: CICrystallize's radius 20.
@@ -342,7 +342,7 @@ def crystallize(ctx: Context, img: Any, *, radius: float, seed: int) -> Any:
 
 @register(
     footprint=whole("dots are seeded over the whole image"),
-    category="stylize",
+    category="looks",
     summary="Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize).",
     params=[
         Param("radius", "float", 20.0, min=2.0, max=1000.0, unit="px",
@@ -398,7 +398,7 @@ def hex_labels(width: int, height: int, size: float) -> np.ndarray:
 @register(
     footprint=whole("the hexagon grid is anchored to the whole image"),
     linear=True,
-    category="stylize",
+    category="looks",
     summary="Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate).",
     params=[Param("size", "float", 8.0, min=1.0, max=1000.0, unit="px",
                   help="hexagon circumradius (centre to corner)")],

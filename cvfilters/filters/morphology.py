@@ -81,7 +81,7 @@ def _define(name: str, op: int, summary: str, formula: str, default_size: int) -
         "neutral constant border, the same as replicating the edge for these elements).\n"
         "With alpha, works on premultiplied colour."
     )
-    register(name, category="convolve", summary=summary, params=_params(default_size), alpha="premultiply",
+    register(name, category="morphology", summary=summary, params=_params(default_size), alpha="premultiply",
              footprint=square(_reach), unbounded=True)(run)
 
 

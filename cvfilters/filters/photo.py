@@ -78,7 +78,7 @@ def _balance(bgr: np.ndarray, method: str, saturation: float | None, percent: fl
 
 @register(
     footprint=whole("the white point is estimated from the whole image"),
-    category="color",
+    category="photo",
     summary="Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto).",
     params=[
         Param("method", "choice", "simple", choices=("simple", "grayworld", "learning"),
@@ -197,7 +197,7 @@ def _as_input(values: np.ndarray, gray: bool) -> np.ndarray:
 
 @register(
     footprint=POINT,
-    category="color",
+    category="photo",
     summary="Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint).",
     params=[
         # Default: treat the scene's white as 8000 K and show it as 6500 K: a warming look.
@@ -239,7 +239,7 @@ def temperature_tint(ctx: Context, img: Any, *, temperature: float, tint: float,
 # ------------------------------------------------------------------ vibrance
 @register(
     footprint=POINT,
-    category="color",
+    category="photo",
     summary="Vibrance: raise the saturation of muted colours more than of vivid ones.",
     params=[
         Param("amount", "float", 0.5, min=-1.0, max=1.0,
@@ -280,7 +280,7 @@ def tone_luma(y: np.ndarray, shadows: float, highlights: float) -> np.ndarray:
 
 @register(
     footprint=POINT,
-    category="color",
+    category="photo",
     summary="Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow).",
     params=[
         Param("shadows", "float", 0.5, min=0.0, max=1.0,
@@ -323,7 +323,7 @@ def _denoise(host: np.ndarray, strength: float, color_strength: float, template:
 
 @register(
     footprint=square(lambda p, spec: p["template"] // 2 + p["search"] // 2 + 1),
-    category="blur",
+    category="photo",
     summary="Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16.",
     params=[
         # Defaults: OpenCV's documented h = hColor = 10, template 7, search 21.

@@ -102,6 +102,7 @@ levels = point_filter(
     "levels",
     lambda p, full: _per_channel(levels_curve(p["in_black"], p["in_white"], p["gamma"], p["out_black"],
                                               p["out_white"]), p["channel"]),
+    category="tone",
     summary="Input/output levels with a midtone gamma, on all channels or one.",
     params=[
         # Defaults: a mild stretch, ImageMagick's `-level 5%,95%` (0 and 1 leave the image unchanged).
@@ -141,6 +142,7 @@ def _check_points(params: dict[str, Any]) -> str | None:
 
 tone_curve = point_filter(
     "tone_curve", lambda p, full: _per_channel(pchip(p["points"]), p["channel"]),
+    category="tone",
     summary="Tone curve through control points (monotone cubic), on all channels or one.",
     params=[
         # Default: a gentle S (contrast) curve; [[0,0],[1,1]] is the identity.
@@ -161,6 +163,7 @@ tone_curve = point_filter(
 
 gamma = point_filter(
     "gamma", lambda p, full: [lambda v: v ** (1.0 / p["gamma"])],
+    category="tone",
     summary="Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens.",
     # Default: CIGammaAdjust's default inputPower 0.75, i.e. out = in ^ 0.75.
     params=[Param("gamma", "float", 1.0 / 0.75, min=0.1, max=10.0,
@@ -175,6 +178,7 @@ gamma = point_filter(
 
 exposure = point_filter(
     "exposure", lambda p, full: [lambda v: v * 2.0 ** p["ev"]],
+    category="tone",
     summary="Exposure in stops: out = in * 2 ^ ev.",
     # Default: half a stop brighter (Core Image's CIExposureAdjust EV 0.5); 0 = unchanged.
     params=[Param("ev", "float", 0.5, min=-10.0, max=10.0, unit="EV (stops)",
@@ -202,6 +206,7 @@ def _brightness_contrast_curves(p: Mapping[str, Any], full: float) -> list[Curve
 
 brightness_contrast = point_filter(
     "brightness_contrast", _brightness_contrast_curves,
+    category="tone",
     summary="out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated.",
     params=[
         # Defaults: contrast 1.2 pivoting on mid-grey (-0.1 x 255 offsets the gain), as
@@ -234,6 +239,7 @@ def _posterize_curve(levels: int) -> Curve:
 
 posterize = point_filter(
     "posterize", lambda p, full: [_posterize_curve(p["levels"])],
+    category="tone",
     summary="Reduce each channel to a number of evenly spaced levels.",
     params=[Param("levels", "int", 4, min=2, max=256,
                   help="output levels per channel, 0 and full scale included; 2 = black or white")],
@@ -246,6 +252,7 @@ posterize = point_filter(
 
 solarize = point_filter(
     "solarize", lambda p, full: [lambda v: np.where(np.asarray(v, dtype=np.float64) >= p["threshold"], 1.0 - v, v)],
+    category="tone",
     summary="Invert the values at or above a threshold (Sabattier effect).",
     params=[Param("threshold", "float", 0.5, min=0.0, max=1.0, unit="fraction of full scale",
                   help="values at or above it are inverted; 0 inverts everything, 1 only full scale")],
@@ -261,6 +268,7 @@ def _threshold_device(ctx: Context, img: Any, *, value: float, invert: bool) -> 
 threshold = point_filter(
     "threshold",
     lambda p, full: [lambda v: (v <= p["value"]) if p["invert"] else (v > p["value"])],
+    category="tone",
     summary="Binary threshold per channel at a fraction of full scale.",
     params=[
         Param("value", "float", 0.5, min=0.0, max=1.0, unit="fraction of full scale",

@@ -21,7 +21,7 @@ from cvfilters.core.context import ImageSpec
 from cvfilters.core.errors import ParameterError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import cube as cube_module
-from cvfilters.filters import lut_device
+from cvfilters.filters._shared import lut_device
 from cvfilters.filters.color import color_kernel, color_matrix_of, point_op_of
 from cvfilters.registry import catalog as registry
 from cvfilters.registry.params import Param

@@ -153,3 +153,17 @@ def test_hostile_values_rejected(name: str, param: str, bad: Any) -> None:
 def test_unknown_parameter_rejected(name: str) -> None:
     with pytest.raises(ParameterError, match=f"^{name}: no_such_param is not a parameter"):
         cvf.get_filter(name).resolve({**example_params(cvf.get_filter(name)), "no_such_param": 1})
+
+
+def test_category_is_the_family_module_and_the_families_are_the_modules() -> None:
+    from pathlib import Path
+
+    from cvfilters.filters import FAMILIES
+    from cvfilters.registry.manifest import FILTERS
+
+    folder = Path(cvf.__file__).parent / "filters"
+    modules = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+    assert modules == set(FAMILIES), "every module of cvfilters/filters is a family (machinery goes in _shared/)"
+    for name, entry in FILTERS.items():
+        assert entry["category"] == entry["module"], name
+    assert {entry["module"] for entry in FILTERS.values()} == set(FAMILIES)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cvfilters.core.pixels import LUMA_BGR
-from cvfilters.filters.color import Curve
+
+if TYPE_CHECKING:
+    from cvfilters.filters.color import Curve
 
 FILTER = "lut"
 SUFFIXES = (".cube", ".csv", ".txt", ".npy")

@@ -14,7 +14,7 @@ import numpy as np
 
 from cvfilters.core.errors import ParameterError
 from cvfilters.core.files import FileRefused, check_regular, npy_array, read_regular, shown
-from cvfilters.filters.lut_model import (
+from cvfilters.filters._shared.lut_model import (
     _KEYWORDS,
     FILTER,
     MAX_1D,

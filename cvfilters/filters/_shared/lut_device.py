@@ -11,7 +11,7 @@ import numpy as np
 from cvfilters.core.context import Context
 from cvfilters.core.pixels import full_scale
 from cvfilters.core.types import Image
-from cvfilters.filters.lut_model import FILTER, MAX_REMAP_NODES, MAX_REMAP_ROW, Lut1D, LutFile
+from cvfilters.filters._shared.lut_model import FILTER, MAX_REMAP_NODES, MAX_REMAP_ROW, Lut1D, LutFile
 
 
 def _coords(ctx: Context, plane: Image, scale: float, low: float, high: float, nodes: int) -> Any:
