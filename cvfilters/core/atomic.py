@@ -18,23 +18,32 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 StrPath = str | os.PathLike[str]
+_TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?$")
 
 
 def temporary_name(target: Path, *, keep_suffix: bool = False) -> Path:
     """A unique hidden name beside ``target``: ``.NAME.<16 hex>.tmp``, or with ``keep_suffix``
-    ``.STEM.<16 hex>.tmp.EXT`` (for writers that choose the format by extension).
+    ``.STEM.<16 hex>.tmp.EXT`` (for writers that choose the format by extension: videos and
+    their audio remux).
 
-    :mod:`cvfilters.core.leftovers` removes stale files of exactly these patterns.
+    The one temporary-name rule: :func:`is_temporary_name` recognises exactly these names, and
+    :mod:`cvfilters.core.leftovers` removes stale files only of these names.
     """
     if keep_suffix:
         return target.with_name(f".{target.stem[:100]}.{uuid.uuid4().hex[:16]}.tmp{target.suffix}")
     return target.with_name(f".{target.name[:100]}.{uuid.uuid4().hex[:16]}.tmp")
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether ``name`` is one :func:`temporary_name` makes (hidden, 16 lower-case hex digits, ``.tmp``)."""
+    return _TEMPORARY.match(name) is not None
 
 
 def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object, *,

@@ -1,24 +1,22 @@
-"""Temporary files of atomic writes: their names, and removing those a killed run left behind.
+"""Temporary files of atomic writes that a killed run left behind, and removing them.
 
-An atomic write goes to ``.NAME.<16 hex>.tmp`` beside its target (videos:
-``.STEM.<16 hex>.tmp.EXT``, and ``.<16 hex>.mux.EXT`` while the audio is copied) and is
-renamed onto it. A
-writer killed in between cannot clean up; the next run into that folder removes such files
-once they are a minute old and no live process holds them open (read from ``/proc/*/fd`` on
-Linux), or, where open files cannot be listed, once they are an hour old. Only names of
-exactly this pattern are touched.
+An atomic write goes to a temporary file beside its target, named by
+:func:`cvfilters.core.atomic.temporary_name`, and is renamed onto it. A writer killed in
+between cannot clean up; the next run into that folder removes such files once they are a
+minute old and no live process holds them open (read from ``/proc/*/fd`` on Linux), or, where
+open files cannot be listed, once they are an hour old. Only names that
+:func:`~cvfilters.core.atomic.is_temporary_name` recognises are touched.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
 from pathlib import Path
 
-# .NAME.<hex>.tmp (images), .STEM.<hex>.tmp.EXT (videos, whose writer needs the extension), .<hex>.mux.EXT
-PATTERN = re.compile(r"^\.(?:.+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?|[0-9a-f]{16}\.mux\.[A-Za-z0-9]{1,5})$")
+from cvfilters.core.atomic import is_temporary_name
+
 STALE_AGE_SECONDS = 60.0  # younger files may belong to a write between two steps (a video being muxed)
 UNLISTED_AGE_SECONDS = 3600.0
 
@@ -43,7 +41,7 @@ def _open_files() -> set[tuple[int, int]] | None:
 def remove_stale(directory: str | os.PathLike[str]) -> list[Path]:
     """Remove the temporary files of interrupted writes in ``directory``; returns those removed."""
     try:
-        candidates = [p for p in Path(directory).iterdir() if PATTERN.match(p.name) and p.is_file()]
+        candidates = [p for p in Path(directory).iterdir() if is_temporary_name(p.name) and p.is_file()]
     except OSError:
         return []
     if not candidates:

@@ -19,7 +19,6 @@ import contextlib
 import os
 import shutil
 import subprocess
-import uuid
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -325,7 +324,7 @@ def _copy_audio(source: Path, video: Path, offset: float) -> bool:
         warnings.warn(f"{source}: audio track (if any) dropped: install ffmpeg or `pip install \"cvfilters[video]\"`",
                       AudioDroppedWarning, stacklevel=3)
         return False
-    muxed = video.with_name(f".{uuid.uuid4().hex[:16]}.mux{video.suffix}")
+    muxed = atomic.temporary_name(video, keep_suffix=True)
     command = [ffmpeg, "-v", "error", "-y", "-i", str(video), "-ss", f"{offset:.6f}", "-i", str(source),
                "-map", "0:v:0", "-map", "1:a?", "-c:v", "copy", "-c:a", "copy", "-shortest", str(muxed)]
     try:

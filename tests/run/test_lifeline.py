@@ -119,7 +119,7 @@ def test_remove_stale_touches_only_our_unheld_temporaries(tmp_path: Path) -> Non
     theirs = [tmp_path / ".photo.png.tmp", tmp_path / "photo.png.0123456789abcdef.tmp",
               tmp_path / ".photo.png.0123456789ABCDEF.tmp", tmp_path / "photo.png"]
     video = tmp_path / ".clip.0123456789abcdef.tmp.mp4"
-    mux = tmp_path / ".0123456789abcdef.mux.mp4"
+    mux = tmp_path / "..clip.0123456789abcdef.tmp.fedcba9876543210.tmp.mp4"  # the audio remux of a video
     fresh = tmp_path / ".new.png.00000000000000aa.tmp"
     for path in [ours, held, video, mux, fresh, *theirs]:
         path.write_bytes(b"x")
@@ -128,5 +128,5 @@ def test_remove_stale_touches_only_our_unheld_temporaries(tmp_path: Path) -> Non
     with open(held, "rb"):
         assert sorted(leftovers.remove_stale(tmp_path)) == sorted([ours, video, mux])
     assert not ours.exists() and held.exists() and fresh.exists() and all(p.exists() for p in theirs)
-    assert leftovers.PATTERN.match(atomic.temporary_name(tmp_path / "a.png").name)
-    assert leftovers.PATTERN.match(atomic.temporary_name(tmp_path / "a.mkv", keep_suffix=True).name)
+    assert atomic.is_temporary_name(atomic.temporary_name(tmp_path / "a.png").name)
+    assert atomic.is_temporary_name(atomic.temporary_name(tmp_path / "a.mkv", keep_suffix=True).name)
