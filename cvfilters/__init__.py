@@ -59,10 +59,10 @@ if TYPE_CHECKING:  # `import x as x` and assignments: explicit re-exports, as ty
     from cvfilters.core.errors import ImageError as ImageError
     from cvfilters.core.errors import ParameterError as ParameterError
     from cvfilters.core.errors import UsageError as UsageError
+    from cvfilters.engine import tiles as _tiles
     from cvfilters.engine.pipeline import Pipeline as Pipeline
     from cvfilters.engine.pipeline import RunReport as RunReport
     from cvfilters.engine.pipeline import apply as apply
-    from cvfilters.engine.tiles import process as process_tiled
     from cvfilters.filters._shared.histograms import histogram as histogram
     from cvfilters.filters._shared.quantize import quantize_palette as quantize_palette
     from cvfilters.filters.color import color_kernel as color_kernel
@@ -80,6 +80,7 @@ if TYPE_CHECKING:  # `import x as x` and assignments: explicit re-exports, as ty
 
     backend_availability = _backends.availability
     list_filters = _catalog.filters
+    process_tiled = _tiles.process
     get_filter = _catalog.get
 
 def __getattr__(name: str) -> Any:

@@ -2,7 +2,7 @@
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar
 
 from cv2 import UMat
 from cv2.cuda import GpuMat
@@ -18,262 +18,71 @@ _Color = Sequence[float] | str
 _Kernel = Sequence[Sequence[float]] | Sequence[float] | NDArray[Any] | str
 _Path = str | PathLike[str]
 _ImageArg = _Path | NDArray[Any] | Image
+_ImageT = TypeVar("_ImageT", NDArray[Any], Image, UMat, GpuMat)
+"""A filter returns the type it is given (an array-like other than these comes back as an ndarray)."""
 
 
 def __getattr__(name: str) -> Filter: ...
 def __dir__() -> list[str]: ...
 
-@overload
 def adaptive_threshold(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     method: Literal['gaussian', 'mean'] = ...,
     block_size: int = ...,
     c: float = ...,
     invert: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
 
-@overload
-def adaptive_threshold(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    method: Literal['gaussian', 'mean'] = ...,
-    block_size: int = ...,
-    c: float = ...,
-    invert: bool = ...,
-) -> UMat:
-    """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
-
-@overload
-def adaptive_threshold(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    method: Literal['gaussian', 'mean'] = ...,
-    block_size: int = ...,
-    c: float = ...,
-    invert: bool = ...,
-) -> GpuMat:
-    """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
-
-@overload
-def adaptive_threshold(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    method: Literal['gaussian', 'mean'] = ...,
-    block_size: int = ...,
-    c: float = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Local threshold against the mean or Gaussian-weighted mean of each neighbourhood."""
-
-@overload
 def affine(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
 
-@overload
-def affine(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
-
-@overload
-def affine(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
-
-@overload
-def affine(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Affine transform by a 2x3 matrix mapping source to output pixels (cv2.warpAffine)."""
-
-@overload
 def auto_contrast(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     low: float = ...,
     high: float = ...,
-) -> Image:
+) -> _ImageT:
     """Stretch all channels together between low and high percentiles (Auto Contrast)."""
 
-@overload
-def auto_contrast(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-) -> UMat:
-    """Stretch all channels together between low and high percentiles (Auto Contrast)."""
-
-@overload
-def auto_contrast(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-) -> GpuMat:
-    """Stretch all channels together between low and high percentiles (Auto Contrast)."""
-
-@overload
-def auto_contrast(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-) -> NDArray[Any]:
-    """Stretch all channels together between low and high percentiles (Auto Contrast)."""
-
-@overload
 def auto_levels(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     low: float = ...,
     high: float = ...,
     linked: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
 
-@overload
-def auto_levels(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-    linked: bool = ...,
-) -> UMat:
-    """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
-
-@overload
-def auto_levels(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-    linked: bool = ...,
-) -> GpuMat:
-    """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
-
-@overload
-def auto_levels(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    low: float = ...,
-    high: float = ...,
-    linked: bool = ...,
-) -> NDArray[Any]:
-    """Stretch each channel between its low and high percentiles (Photoshop's Auto Levels)."""
-
-@overload
 def bilateral(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     d: int = ...,
     sigma_color: float = ...,
     sigma_space: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
 
-@overload
-def bilateral(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    d: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
-
-@overload
-def bilateral(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    d: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
-
-@overload
-def bilateral(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    d: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Bilateral filter: edge-preserving smoothing by distance and colour difference."""
-
-@overload
 def black_hat(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Image:
+) -> _ImageT:
     """Black hat: closing minus image (dark details smaller than the element)."""
 
-@overload
-def black_hat(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> UMat:
-    """Black hat: closing minus image (dark details smaller than the element)."""
-
-@overload
-def black_hat(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> GpuMat:
-    """Black hat: closing minus image (dark details smaller than the element)."""
-
-@overload
-def black_hat(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Black hat: closing minus image (dark details smaller than the element)."""
-
-@overload
 def blend(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     source: _ImageArg | None = ...,
     color: _Color = ...,
@@ -283,169 +92,36 @@ def blend(
     feather: float = ...,
     feather_method: Literal['gaussian', 'distance'] = ...,
     invert: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
 
-@overload
-def blend(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    source: _ImageArg | None = ...,
-    color: _Color = ...,
-    mode: Literal['normal', 'multiply', 'screen', 'overlay', 'soft_light', 'darken', 'lighten', 'difference', 'add'] = ...,
-    opacity: float = ...,
-    mask: _Path | None = ...,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> UMat:
-    """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
-
-@overload
-def blend(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    source: _ImageArg | None = ...,
-    color: _Color = ...,
-    mode: Literal['normal', 'multiply', 'screen', 'overlay', 'soft_light', 'darken', 'lighten', 'difference', 'add'] = ...,
-    opacity: float = ...,
-    mask: _Path | None = ...,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> GpuMat:
-    """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
-
-@overload
-def blend(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    source: _ImageArg | None = ...,
-    color: _Color = ...,
-    mode: Literal['normal', 'multiply', 'screen', 'overlay', 'soft_light', 'darken', 'lighten', 'difference', 'add'] = ...,
-    opacity: float = ...,
-    mask: _Path | None = ...,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Blend a second image or a colour over the image: 9 modes, opacity, optional feathered mask."""
-
-@overload
 def bloom(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     intensity: float = ...,
     threshold: float = ...,
-) -> Image:
+) -> _ImageT:
     """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
 
-@overload
-def bloom(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    intensity: float = ...,
-    threshold: float = ...,
-) -> UMat:
-    """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
-
-@overload
-def bloom(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    intensity: float = ...,
-    threshold: float = ...,
-) -> GpuMat:
-    """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
-
-@overload
-def bloom(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    intensity: float = ...,
-    threshold: float = ...,
-) -> NDArray[Any]:
-    """Bloom: a soft glow around the bright parts (Core Image's CIBloom, with a highlight threshold)."""
-
-@overload
 def box_blur(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Box blur: the mean over a size x size square."""
 
-@overload
-def box_blur(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Box blur: the mean over a size x size square."""
-
-@overload
-def box_blur(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Box blur: the mean over a size x size square."""
-
-@overload
-def box_blur(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Box blur: the mean over a size x size square."""
-
-@overload
 def brightness_contrast(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     brightness: float = ...,
     contrast: float = ...,
-) -> Image:
+) -> _ImageT:
     """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
 
-@overload
-def brightness_contrast(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    brightness: float = ...,
-    contrast: float = ...,
-) -> UMat:
-    """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
-
-@overload
-def brightness_contrast(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    brightness: float = ...,
-    contrast: float = ...,
-) -> GpuMat:
-    """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
-
-@overload
-def brightness_contrast(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    brightness: float = ...,
-    contrast: float = ...,
-) -> NDArray[Any]:
-    """out = in * contrast + brightness (cv2.convertScaleAbs for uint8), saturated."""
-
-@overload
 def bulge(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -453,51 +129,11 @@ def bulge(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
 
-@overload
-def bulge(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
-
-@overload
-def bulge(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
-
-@overload
-def bulge(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Bulge: magnify (or shrink) a disc as if seen through a lens, GPUImage style."""
-
-@overload
 def cartoon(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     edges: Literal['adaptive', 'laplacian', 'none'] = ...,
     edge_blur: int = ...,
@@ -513,239 +149,48 @@ def cartoon(
     colors: int = ...,
     levels: int = ...,
     seed: int = ...,
-) -> Image:
+) -> _ImageT:
     """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
 
-@overload
-def cartoon(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    edges: Literal['adaptive', 'laplacian', 'none'] = ...,
-    edge_blur: int = ...,
-    block: int = ...,
-    sensitivity: float = ...,
-    thickness: int = ...,
-    passes: int = ...,
-    scale: float = ...,
-    diameter: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    quantize: Literal['kmeans', 'posterize', 'none'] = ...,
-    colors: int = ...,
-    levels: int = ...,
-    seed: int = ...,
-) -> UMat:
-    """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
-
-@overload
-def cartoon(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    edges: Literal['adaptive', 'laplacian', 'none'] = ...,
-    edge_blur: int = ...,
-    block: int = ...,
-    sensitivity: float = ...,
-    thickness: int = ...,
-    passes: int = ...,
-    scale: float = ...,
-    diameter: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    quantize: Literal['kmeans', 'posterize', 'none'] = ...,
-    colors: int = ...,
-    levels: int = ...,
-    seed: int = ...,
-) -> GpuMat:
-    """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
-
-@overload
-def cartoon(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    edges: Literal['adaptive', 'laplacian', 'none'] = ...,
-    edge_blur: int = ...,
-    block: int = ...,
-    sensitivity: float = ...,
-    thickness: int = ...,
-    passes: int = ...,
-    scale: float = ...,
-    diameter: int = ...,
-    sigma_color: float = ...,
-    sigma_space: float = ...,
-    quantize: Literal['kmeans', 'posterize', 'none'] = ...,
-    colors: int = ...,
-    levels: int = ...,
-    seed: int = ...,
-) -> NDArray[Any]:
-    """Cartoon: dark outlines over smoothed, quantized colour (the classic OpenCV recipe)."""
-
-@overload
 def chroma_key(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     color: _Color = ...,
     tolerance: float = ...,
     softness: float = ...,
     spill: float = ...,
     distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
-) -> Image:
+) -> _ImageT:
     """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
 
-@overload
-def chroma_key(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    color: _Color = ...,
-    tolerance: float = ...,
-    softness: float = ...,
-    spill: float = ...,
-    distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
-) -> UMat:
-    """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
-
-@overload
-def chroma_key(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    color: _Color = ...,
-    tolerance: float = ...,
-    softness: float = ...,
-    spill: float = ...,
-    distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
-) -> GpuMat:
-    """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
-
-@overload
-def chroma_key(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    color: _Color = ...,
-    tolerance: float = ...,
-    softness: float = ...,
-    spill: float = ...,
-    distance: Literal['auto', 'lab', 'rgb', 'chroma'] = ...,
-) -> NDArray[Any]:
-    """Chroma key: a key colour becomes transparent (tolerance, soft edge, spill suppression); adds alpha."""
-
-@overload
 def clahe(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     clip_limit: float = ...,
     tiles: int = ...,
     space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> Image:
+) -> _ImageT:
     """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
 
-@overload
-def clahe(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    clip_limit: float = ...,
-    tiles: int = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> UMat:
-    """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
-
-@overload
-def clahe(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    clip_limit: float = ...,
-    tiles: int = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> GpuMat:
-    """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
-
-@overload
-def clahe(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    clip_limit: float = ...,
-    tiles: int = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> NDArray[Any]:
-    """Contrast-limited adaptive histogram equalisation (cv2.createCLAHE), on luminance."""
-
-@overload
 def close(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Image:
+) -> _ImageT:
     """Closing: dilate then erode (fills dark gaps smaller than the element)."""
 
-@overload
-def close(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> UMat:
-    """Closing: dilate then erode (fills dark gaps smaller than the element)."""
-
-@overload
-def close(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> GpuMat:
-    """Closing: dilate then erode (fills dark gaps smaller than the element)."""
-
-@overload
-def close(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Closing: dilate then erode (fills dark gaps smaller than the element)."""
-
-@overload
 def color_matrix(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
     order: Literal['rgb', 'bgr'] = ...,
-) -> Image:
+) -> _ImageT:
     """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
 
-@overload
-def color_matrix(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    order: Literal['rgb', 'bgr'] = ...,
-) -> UMat:
-    """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
-
-@overload
-def color_matrix(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    order: Literal['rgb', 'bgr'] = ...,
-) -> GpuMat:
-    """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
-
-@overload
-def color_matrix(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    order: Literal['rgb', 'bgr'] = ...,
-) -> NDArray[Any]:
-    """Any 3x3 colour matrix, or 3x4 with offsets, applied to every pixel."""
-
-@overload
 def convolve(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     kernel: _Kernel,
     mode: Literal['correlate', 'convolve'] = ...,
@@ -754,290 +199,64 @@ def convolve(
     scale: float = ...,
     absolute: bool = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Correlate or convolve with any 2-D kernel, plus bias and scale."""
 
-@overload
-def convolve(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    kernel: _Kernel,
-    mode: Literal['correlate', 'convolve'] = ...,
-    normalize: bool = ...,
-    bias: float = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Correlate or convolve with any 2-D kernel, plus bias and scale."""
-
-@overload
-def convolve(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    kernel: _Kernel,
-    mode: Literal['correlate', 'convolve'] = ...,
-    normalize: bool = ...,
-    bias: float = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Correlate or convolve with any 2-D kernel, plus bias and scale."""
-
-@overload
-def convolve(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    kernel: _Kernel,
-    mode: Literal['correlate', 'convolve'] = ...,
-    normalize: bool = ...,
-    bias: float = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Correlate or convolve with any 2-D kernel, plus bias and scale."""
-
-@overload
 def crop(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     x: int = ...,
     y: int = ...,
     width: int = ...,
     height: int = ...,
-) -> Image:
+) -> _ImageT:
     """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
 
-@overload
-def crop(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    x: int = ...,
-    y: int = ...,
-    width: int = ...,
-    height: int = ...,
-) -> UMat:
-    """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
-
-@overload
-def crop(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    x: int = ...,
-    y: int = ...,
-    width: int = ...,
-    height: int = ...,
-) -> GpuMat:
-    """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
-
-@overload
-def crop(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    x: int = ...,
-    y: int = ...,
-    width: int = ...,
-    height: int = ...,
-) -> NDArray[Any]:
-    """Keep a rectangle of the image (x, y, width, height in px); changes the size."""
-
-@overload
 def crosshatch(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     spacing: float = ...,
     line_width: float = ...,
-) -> Image:
+) -> _ImageT:
     """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
 
-@overload
-def crosshatch(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spacing: float = ...,
-    line_width: float = ...,
-) -> UMat:
-    """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
-
-@overload
-def crosshatch(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spacing: float = ...,
-    line_width: float = ...,
-) -> GpuMat:
-    """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
-
-@overload
-def crosshatch(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spacing: float = ...,
-    line_width: float = ...,
-) -> NDArray[Any]:
-    """GPUImage crosshatch: up to four families of diagonal lines, more where the image is darker."""
-
-@overload
 def crystallize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     seed: int = ...,
-) -> Image:
+) -> _ImageT:
     """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
 
-@overload
-def crystallize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    seed: int = ...,
-) -> UMat:
-    """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
-
-@overload
-def crystallize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    seed: int = ...,
-) -> GpuMat:
-    """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
-
-@overload
-def crystallize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    seed: int = ...,
-) -> NDArray[Any]:
-    """Crystallize: Voronoi polygons, each the colour at its seeded point (Core Image's CICrystallize)."""
-
-@overload
 def denoise(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     strength: float = ...,
     color_strength: float = ...,
     template: int = ...,
     search: int = ...,
-) -> Image:
+) -> _ImageT:
     """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
 
-@overload
-def denoise(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    strength: float = ...,
-    color_strength: float = ...,
-    template: int = ...,
-    search: int = ...,
-) -> UMat:
-    """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
-
-@overload
-def denoise(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    strength: float = ...,
-    color_strength: float = ...,
-    template: int = ...,
-    search: int = ...,
-) -> GpuMat:
-    """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
-
-@overload
-def denoise(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    strength: float = ...,
-    color_strength: float = ...,
-    template: int = ...,
-    search: int = ...,
-) -> NDArray[Any]:
-    """Non-local means denoising (cv2.fastNlMeansDenoising / Colored), uint8 and uint16."""
-
-@overload
 def detail_enhance(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-) -> Image:
+) -> _ImageT:
     """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
 
-@overload
-def detail_enhance(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> UMat:
-    """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
-
-@overload
-def detail_enhance(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> GpuMat:
-    """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
-
-@overload
-def detail_enhance(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> NDArray[Any]:
-    """Detail enhancement: amplifies fine detail over an edge-aware base (cv2.detailEnhance)."""
-
-@overload
 def dilate(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Image:
+) -> _ImageT:
     """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
 
-@overload
-def dilate(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> UMat:
-    """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
-
-@overload
-def dilate(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> GpuMat:
-    """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
-
-@overload
-def dilate(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Dilate: the maximum over a shaped neighbourhood (grows bright areas)."""
-
-@overload
 def dnn_style(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     model: _Path,
     input_range: Literal['0..255', '0..1', '-1..1'] = ...,
@@ -1046,278 +265,61 @@ def dnn_style(
     size_multiple: int = ...,
     max_side: int = ...,
     overlap: int = ...,
-) -> Image:
+) -> _ImageT:
     """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
 
-@overload
-def dnn_style(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    model: _Path,
-    input_range: Literal['0..255', '0..1', '-1..1'] = ...,
-    tensor_layout: Literal['nchw', 'nhwc'] = ...,
-    model_order: Literal['rgb', 'bgr'] = ...,
-    size_multiple: int = ...,
-    max_side: int = ...,
-    overlap: int = ...,
-) -> UMat:
-    """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
-
-@overload
-def dnn_style(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    model: _Path,
-    input_range: Literal['0..255', '0..1', '-1..1'] = ...,
-    tensor_layout: Literal['nchw', 'nhwc'] = ...,
-    model_order: Literal['rgb', 'bgr'] = ...,
-    size_multiple: int = ...,
-    max_side: int = ...,
-    overlap: int = ...,
-) -> GpuMat:
-    """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
-
-@overload
-def dnn_style(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    model: _Path,
-    input_range: Literal['0..255', '0..1', '-1..1'] = ...,
-    tensor_layout: Literal['nchw', 'nhwc'] = ...,
-    model_order: Literal['rgb', 'bgr'] = ...,
-    size_multiple: int = ...,
-    max_side: int = ...,
-    overlap: int = ...,
-) -> NDArray[Any]:
-    """A learned style: apply a user's image-to-image ONNX model (CartoonGAN, AnimeGAN, ...) via cv2.dnn."""
-
-@overload
 def edge_preserving(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
     flags: Literal['recursive', 'normconv'] = ...,
-) -> Image:
+) -> _ImageT:
     """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
 
-@overload
-def edge_preserving(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    flags: Literal['recursive', 'normconv'] = ...,
-) -> UMat:
-    """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
-
-@overload
-def edge_preserving(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    flags: Literal['recursive', 'normconv'] = ...,
-) -> GpuMat:
-    """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
-
-@overload
-def edge_preserving(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-    flags: Literal['recursive', 'normconv'] = ...,
-) -> NDArray[Any]:
-    """Edge-preserving smoothing by the domain transform (cv2.edgePreservingFilter)."""
-
-@overload
 def edges(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
 
-@overload
-def edges(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
-
-@overload
-def edges(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
-
-@overload
-def edges(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Edges: gradient magnitude per channel, like Core Image's CIEdges."""
-
-@overload
 def emboss(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     intensity: float = ...,
     angle: float = ...,
     color: bool = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
 
-@overload
-def emboss(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    angle: float = ...,
-    color: bool = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
-
-@overload
-def emboss(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    angle: float = ...,
-    color: bool = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
-
-@overload
-def emboss(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    intensity: float = ...,
-    angle: float = ...,
-    color: bool = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Emboss: grey relief lit from a direction (GIMP/Pillow style, any angle); colour on request."""
-
-@overload
 def equalize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> Image:
+) -> _ImageT:
     """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
 
-@overload
-def equalize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> UMat:
-    """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
-
-@overload
-def equalize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> GpuMat:
-    """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
-
-@overload
-def equalize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> NDArray[Any]:
-    """Global histogram equalisation (cv2.equalizeHist), on luminance or per channel."""
-
-@overload
 def erode(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Image:
+) -> _ImageT:
     """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
 
-@overload
-def erode(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> UMat:
-    """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
-
-@overload
-def erode(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> GpuMat:
-    """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
-
-@overload
-def erode(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Erode: the minimum over a shaped neighbourhood (grows dark areas)."""
-
-@overload
 def exposure(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     ev: float = ...,
-) -> Image:
+) -> _ImageT:
     """Exposure in stops: out = in * 2 ^ ev."""
 
-@overload
-def exposure(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ev: float = ...,
-) -> UMat:
-    """Exposure in stops: out = in * 2 ^ ev."""
-
-@overload
-def exposure(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ev: float = ...,
-) -> GpuMat:
-    """Exposure in stops: out = in * 2 ^ ev."""
-
-@overload
-def exposure(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ev: float = ...,
-) -> NDArray[Any]:
-    """Exposure in stops: out = in * 2 ^ ev."""
-
-@overload
 def feather(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mode: Literal['edges', 'radial', 'brighten'] = ...,
     radius: float = ...,
@@ -1329,599 +331,130 @@ def feather(
     fill: Literal['color', 'transparent'] = ...,
     color: _Color = ...,
     size: float = ...,
-) -> Image:
+) -> _ImageT:
     """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
 
-@overload
-def feather(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['edges', 'radial', 'brighten'] = ...,
-    radius: float = ...,
-    shape: Literal['rect', 'ellipse'] = ...,
-    center: _Point = ...,
-    inner: float = ...,
-    outer: float = ...,
-    falloff: Literal['linear', 'smoothstep'] = ...,
-    fill: Literal['color', 'transparent'] = ...,
-    color: _Color = ...,
-    size: float = ...,
-) -> UMat:
-    """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
-
-@overload
-def feather(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['edges', 'radial', 'brighten'] = ...,
-    radius: float = ...,
-    shape: Literal['rect', 'ellipse'] = ...,
-    center: _Point = ...,
-    inner: float = ...,
-    outer: float = ...,
-    falloff: Literal['linear', 'smoothstep'] = ...,
-    fill: Literal['color', 'transparent'] = ...,
-    color: _Color = ...,
-    size: float = ...,
-) -> GpuMat:
-    """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
-
-@overload
-def feather(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['edges', 'radial', 'brighten'] = ...,
-    radius: float = ...,
-    shape: Literal['rect', 'ellipse'] = ...,
-    center: _Point = ...,
-    inner: float = ...,
-    outer: float = ...,
-    falloff: Literal['linear', 'smoothstep'] = ...,
-    fill: Literal['color', 'transparent'] = ...,
-    color: _Color = ...,
-    size: float = ...,
-) -> NDArray[Any]:
-    """Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward."""
-
-@overload
 def feather_mask(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     method: Literal['gaussian', 'distance'] = ...,
-) -> Image:
+) -> _ImageT:
     """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
 
-@overload
-def feather_mask(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    method: Literal['gaussian', 'distance'] = ...,
-) -> UMat:
-    """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
-
-@overload
-def feather_mask(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    method: Literal['gaussian', 'distance'] = ...,
-) -> GpuMat:
-    """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
-
-@overload
-def feather_mask(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    method: Literal['gaussian', 'distance'] = ...,
-) -> NDArray[Any]:
-    """Soften a mask's edges (the image itself, or the alpha of BGRA): Gaussian or distance ramp."""
-
-@overload
 def flip(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     axis: Literal['horizontal', 'vertical', 'both'] = ...,
-) -> Image:
+) -> _ImageT:
     """Mirror the image horizontally, vertically or both."""
 
-@overload
-def flip(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    axis: Literal['horizontal', 'vertical', 'both'] = ...,
-) -> UMat:
-    """Mirror the image horizontally, vertically or both."""
-
-@overload
-def flip(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    axis: Literal['horizontal', 'vertical', 'both'] = ...,
-) -> GpuMat:
-    """Mirror the image horizontally, vertically or both."""
-
-@overload
-def flip(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    axis: Literal['horizontal', 'vertical', 'both'] = ...,
-) -> NDArray[Any]:
-    """Mirror the image horizontally, vertically or both."""
-
-@overload
 def gamma(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     gamma: float = ...,
-) -> Image:
+) -> _ImageT:
     """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
 
-@overload
-def gamma(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    gamma: float = ...,
-) -> UMat:
-    """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
-
-@overload
-def gamma(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    gamma: float = ...,
-) -> GpuMat:
-    """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
-
-@overload
-def gamma(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    gamma: float = ...,
-) -> NDArray[Any]:
-    """Gamma correction: out = in ^ (1 / gamma); gamma above 1 brightens."""
-
-@overload
 def gaussian_blur(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma: float = ...,
     ksize: int = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Gaussian blur with standard deviation sigma (px)."""
 
-@overload
-def gaussian_blur(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma: float = ...,
-    ksize: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Gaussian blur with standard deviation sigma (px)."""
-
-@overload
-def gaussian_blur(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma: float = ...,
-    ksize: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Gaussian blur with standard deviation sigma (px)."""
-
-@overload
-def gaussian_blur(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma: float = ...,
-    ksize: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Gaussian blur with standard deviation sigma (px)."""
-
-@overload
 def grain(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
     size: float = ...,
     monochrome: bool = ...,
     seed: int = ...,
-) -> Image:
+) -> _ImageT:
     """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
 
-@overload
-def grain(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-    size: float = ...,
-    monochrome: bool = ...,
-    seed: int = ...,
-) -> UMat:
-    """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
-
-@overload
-def grain(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-    size: float = ...,
-    monochrome: bool = ...,
-    seed: int = ...,
-) -> GpuMat:
-    """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
-
-@overload
-def grain(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-    size: float = ...,
-    monochrome: bool = ...,
-    seed: int = ...,
-) -> NDArray[Any]:
-    """Film grain: seeded, reproducible Gaussian noise, clumped to a grain size."""
-
-@overload
 def grayscale(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-) -> Image:
+) -> _ImageT:
     """Luma (BT.601) grey, kept in the image's channel count."""
 
-@overload
-def grayscale(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> UMat:
-    """Luma (BT.601) grey, kept in the image's channel count."""
-
-@overload
-def grayscale(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> GpuMat:
-    """Luma (BT.601) grey, kept in the image's channel count."""
-
-@overload
-def grayscale(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> NDArray[Any]:
-    """Luma (BT.601) grey, kept in the image's channel count."""
-
-@overload
 def halftone(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
-) -> Image:
+) -> _ImageT:
     """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
 
-@overload
-def halftone(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> UMat:
-    """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
-
-@overload
-def halftone(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> GpuMat:
-    """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
-
-@overload
-def halftone(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> NDArray[Any]:
-    """GPUImage halftone: black dots on white, dot size from the darkness of each cell."""
-
-@overload
 def hex_pixellate(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: float = ...,
-) -> Image:
+) -> _ImageT:
     """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
 
-@overload
-def hex_pixellate(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: float = ...,
-) -> UMat:
-    """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
-
-@overload
-def hex_pixellate(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: float = ...,
-) -> GpuMat:
-    """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
-
-@overload
-def hex_pixellate(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: float = ...,
-) -> NDArray[Any]:
-    """Hexagonal pixellate: hexagons of the mean colour they cover (Core Image's CIHexagonalPixellate)."""
-
-@overload
 def high_pass(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
 
-@overload
-def high_pass(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
-
-@overload
-def high_pass(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
-
-@overload
-def high_pass(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """High pass: image minus its Gaussian blur, around mid-grey (Photoshop's High Pass)."""
-
-@overload
 def highlights_shadows(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shadows: float = ...,
     highlights: float = ...,
-) -> Image:
+) -> _ImageT:
     """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
 
-@overload
-def highlights_shadows(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shadows: float = ...,
-    highlights: float = ...,
-) -> UMat:
-    """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
-
-@overload
-def highlights_shadows(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shadows: float = ...,
-    highlights: float = ...,
-) -> GpuMat:
-    """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
-
-@overload
-def highlights_shadows(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shadows: float = ...,
-    highlights: float = ...,
-) -> NDArray[Any]:
-    """Lighten the shadows and darken the highlights, keeping the colours (GPUImage's highlight/shadow)."""
-
-@overload
 def histogram_overlay(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     position: _Point = ...,
     size: _Point = ...,
     opacity: float = ...,
     log: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
 
-@overload
-def histogram_overlay(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    position: _Point = ...,
-    size: _Point = ...,
-    opacity: float = ...,
-    log: bool = ...,
-) -> UMat:
-    """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
-
-@overload
-def histogram_overlay(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    position: _Point = ...,
-    size: _Point = ...,
-    opacity: float = ...,
-    log: bool = ...,
-) -> GpuMat:
-    """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
-
-@overload
-def histogram_overlay(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    position: _Point = ...,
-    size: _Point = ...,
-    opacity: float = ...,
-    log: bool = ...,
-) -> NDArray[Any]:
-    """Draw the image's histogram as a translucent panel onto it (camera-style display)."""
-
-@overload
 def hue_shift(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     degrees: float = ...,
-) -> Image:
+) -> _ImageT:
     """Rotate hues around the gray axis, keeping luma."""
 
-@overload
-def hue_shift(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    degrees: float = ...,
-) -> UMat:
-    """Rotate hues around the gray axis, keeping luma."""
-
-@overload
-def hue_shift(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    degrees: float = ...,
-) -> GpuMat:
-    """Rotate hues around the gray axis, keeping luma."""
-
-@overload
-def hue_shift(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    degrees: float = ...,
-) -> NDArray[Any]:
-    """Rotate hues around the gray axis, keeping luma."""
-
-@overload
 def invert(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
-) -> Image:
+) -> _ImageT:
     """Negative: full scale minus each channel."""
 
-@overload
-def invert(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> UMat:
-    """Negative: full scale minus each channel."""
-
-@overload
-def invert(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> GpuMat:
-    """Negative: full scale minus each channel."""
-
-@overload
-def invert(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-) -> NDArray[Any]:
-    """Negative: full scale minus each channel."""
-
-@overload
 def kuwahara(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: int = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
 
-@overload
-def kuwahara(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
-
-@overload
-def kuwahara(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
-
-@overload
-def kuwahara(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Kuwahara: each pixel takes the mean of the least-varying of its four quadrant windows."""
-
-@overload
 def laplacian(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     ksize: int = ...,
     scale: float = ...,
     absolute: bool = ...,
     bias: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Laplacian (sum of second derivatives), absolute or signed."""
 
-@overload
-def laplacian(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ksize: int = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    bias: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Laplacian (sum of second derivatives), absolute or signed."""
-
-@overload
-def laplacian(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ksize: int = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    bias: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Laplacian (sum of second derivatives), absolute or signed."""
-
-@overload
-def laplacian(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    ksize: int = ...,
-    scale: float = ...,
-    absolute: bool = ...,
-    bias: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Laplacian (sum of second derivatives), absolute or signed."""
-
-@overload
 def levels(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     in_black: float = ...,
     in_white: float = ...,
@@ -1929,431 +462,96 @@ def levels(
     out_black: float = ...,
     out_white: float = ...,
     channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> Image:
+) -> _ImageT:
     """Input/output levels with a midtone gamma, on all channels or one."""
 
-@overload
-def levels(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    in_black: float = ...,
-    in_white: float = ...,
-    gamma: float = ...,
-    out_black: float = ...,
-    out_white: float = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> UMat:
-    """Input/output levels with a midtone gamma, on all channels or one."""
-
-@overload
-def levels(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    in_black: float = ...,
-    in_white: float = ...,
-    gamma: float = ...,
-    out_black: float = ...,
-    out_white: float = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> GpuMat:
-    """Input/output levels with a midtone gamma, on all channels or one."""
-
-@overload
-def levels(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    in_black: float = ...,
-    in_white: float = ...,
-    gamma: float = ...,
-    out_black: float = ...,
-    out_white: float = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> NDArray[Any]:
-    """Input/output levels with a midtone gamma, on all channels or one."""
-
-@overload
 def lut(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     file: _Path,
     scale: Literal['auto', '1', '255', '65535'] = ...,
-) -> Image:
+) -> _ImageT:
     """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
 
-@overload
-def lut(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    file: _Path,
-    scale: Literal['auto', '1', '255', '65535'] = ...,
-) -> UMat:
-    """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
-
-@overload
-def lut(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    file: _Path,
-    scale: Literal['auto', '1', '255', '65535'] = ...,
-) -> GpuMat:
-    """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
-
-@overload
-def lut(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    file: _Path,
-    scale: Literal['auto', '1', '255', '65535'] = ...,
-) -> NDArray[Any]:
-    """Apply a LUT file: a .cube colour cube (3-D) or a 1-D table per channel."""
-
-@overload
 def masked(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mask: _Path,
     filter: str,
     feather: float = ...,
     feather_method: Literal['gaussian', 'distance'] = ...,
     invert: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Apply a filter or sub-pipeline only inside a (feathered) mask."""
 
-@overload
-def masked(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mask: _Path,
-    filter: str,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> UMat:
-    """Apply a filter or sub-pipeline only inside a (feathered) mask."""
-
-@overload
-def masked(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mask: _Path,
-    filter: str,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> GpuMat:
-    """Apply a filter or sub-pipeline only inside a (feathered) mask."""
-
-@overload
-def masked(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mask: _Path,
-    filter: str,
-    feather: float = ...,
-    feather_method: Literal['gaussian', 'distance'] = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Apply a filter or sub-pipeline only inside a (feathered) mask."""
-
-@overload
 def match_histogram(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     reference: _ImageArg,
     space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> Image:
+) -> _ImageT:
     """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
 
-@overload
-def match_histogram(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    reference: _ImageArg,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> UMat:
-    """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
-
-@overload
-def match_histogram(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    reference: _ImageArg,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> GpuMat:
-    """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
-
-@overload
-def match_histogram(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    reference: _ImageArg,
-    space: Literal['ycrcb', 'lab', 'hsv', 'per_channel'] = ...,
-) -> NDArray[Any]:
-    """Match the histogram of a reference image or saved histogram (CDF-to-LUT)."""
-
-@overload
 def mean_shift(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     spatial_radius: float = ...,
     color_radius: float = ...,
     max_level: int = ...,
-) -> Image:
+) -> _ImageT:
     """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
 
-@overload
-def mean_shift(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spatial_radius: float = ...,
-    color_radius: float = ...,
-    max_level: int = ...,
-) -> UMat:
-    """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
-
-@overload
-def mean_shift(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spatial_radius: float = ...,
-    color_radius: float = ...,
-    max_level: int = ...,
-) -> GpuMat:
-    """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
-
-@overload
-def mean_shift(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    spatial_radius: float = ...,
-    color_radius: float = ...,
-    max_level: int = ...,
-) -> NDArray[Any]:
-    """Mean-shift filtering: flattens colour regions, keeps their borders (cv2.pyrMeanShiftFiltering)."""
-
-@overload
 def median_blur(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
-) -> Image:
+) -> _ImageT:
     """Median filter: the middle value of each size x size window, per channel."""
 
-@overload
-def median_blur(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> UMat:
-    """Median filter: the middle value of each size x size window, per channel."""
-
-@overload
-def median_blur(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> GpuMat:
-    """Median filter: the middle value of each size x size window, per channel."""
-
-@overload
-def median_blur(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> NDArray[Any]:
-    """Median filter: the middle value of each size x size window, per channel."""
-
-@overload
 def morph_gradient(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Image:
+) -> _ImageT:
     """Morphological gradient: dilation minus erosion (outlines)."""
 
-@overload
-def morph_gradient(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> UMat:
-    """Morphological gradient: dilation minus erosion (outlines)."""
-
-@overload
-def morph_gradient(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> GpuMat:
-    """Morphological gradient: dilation minus erosion (outlines)."""
-
-@overload
-def morph_gradient(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Morphological gradient: dilation minus erosion (outlines)."""
-
-@overload
 def motion_blur(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     length: float = ...,
     angle: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Motion blur: average along a straight line of a given length and angle."""
 
-@overload
-def motion_blur(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    length: float = ...,
-    angle: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Motion blur: average along a straight line of a given length and angle."""
-
-@overload
-def motion_blur(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    length: float = ...,
-    angle: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Motion blur: average along a straight line of a given length and angle."""
-
-@overload
-def motion_blur(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    length: float = ...,
-    angle: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Motion blur: average along a straight line of a given length and angle."""
-
-@overload
 def normalize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     linked: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
 
-@overload
-def normalize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    linked: bool = ...,
-) -> UMat:
-    """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
-
-@overload
-def normalize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    linked: bool = ...,
-) -> GpuMat:
-    """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
-
-@overload
-def normalize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    linked: bool = ...,
-) -> NDArray[Any]:
-    """Min-max normalisation to the full range (cv2.normalize NORM_MINMAX)."""
-
-@overload
 def oil_paint(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
     dyn_ratio: int = ...,
-) -> Image:
+) -> _ImageT:
     """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
 
-@overload
-def oil_paint(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    dyn_ratio: int = ...,
-) -> UMat:
-    """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
-
-@overload
-def oil_paint(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    dyn_ratio: int = ...,
-) -> GpuMat:
-    """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
-
-@overload
-def oil_paint(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-    dyn_ratio: int = ...,
-) -> NDArray[Any]:
-    """Oil painting: each pixel takes the mean colour of the most frequent intensity around it."""
-
-@overload
 def open(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Image:
+) -> _ImageT:
     """Opening: erode then dilate (removes bright specks smaller than the element)."""
 
-@overload
-def open(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> UMat:
-    """Opening: erode then dilate (removes bright specks smaller than the element)."""
-
-@overload
-def open(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> GpuMat:
-    """Opening: erode then dilate (removes bright specks smaller than the element)."""
-
-@overload
-def open(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Opening: erode then dilate (removes bright specks smaller than the element)."""
-
-@overload
 def pad(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     top: int = ...,
     bottom: int = ...,
@@ -2361,95 +559,21 @@ def pad(
     right: int = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
 
-@overload
-def pad(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    top: int = ...,
-    bottom: int = ...,
-    left: int = ...,
-    right: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
-
-@overload
-def pad(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    top: int = ...,
-    bottom: int = ...,
-    left: int = ...,
-    right: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
-
-@overload
-def pad(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    top: int = ...,
-    bottom: int = ...,
-    left: int = ...,
-    right: int = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Add pixels around the image (top, bottom, left, right) with a border rule; changes the size."""
-
-@overload
 def perspective(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     matrix: _Kernel = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
 
-@overload
-def perspective(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
-
-@overload
-def perspective(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
-
-@overload
-def perspective(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    matrix: _Kernel = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Perspective transform by a 3x3 homography mapping source to output pixels (cv2.warpPerspective)."""
-
-@overload
 def pinch(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -2457,571 +581,128 @@ def pinch(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
 
-@overload
-def pinch(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
-
-@overload
-def pinch(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
-
-@overload
-def pinch(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    scale: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Pinch: pull the image in towards a centre (or push it out), GPUImage style."""
-
-@overload
 def pixellate(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     size: int = ...,
-) -> Image:
+) -> _ImageT:
     """Pixellate: each size x size cell takes its average colour."""
 
-@overload
-def pixellate(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> UMat:
-    """Pixellate: each size x size cell takes its average colour."""
-
-@overload
-def pixellate(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> GpuMat:
-    """Pixellate: each size x size cell takes its average colour."""
-
-@overload
-def pixellate(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    size: int = ...,
-) -> NDArray[Any]:
-    """Pixellate: each size x size cell takes its average colour."""
-
-@overload
 def pointillize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     dot: float = ...,
     fill: _Color = ...,
     seed: int = ...,
-) -> Image:
+) -> _ImageT:
     """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
 
-@overload
-def pointillize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    dot: float = ...,
-    fill: _Color = ...,
-    seed: int = ...,
-) -> UMat:
-    """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
-
-@overload
-def pointillize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    dot: float = ...,
-    fill: _Color = ...,
-    seed: int = ...,
-) -> GpuMat:
-    """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
-
-@overload
-def pointillize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    dot: float = ...,
-    fill: _Color = ...,
-    seed: int = ...,
-) -> NDArray[Any]:
-    """Pointillize: round dots of the colour at seeded points on a paper colour (Core Image's CIPointillize)."""
-
-@overload
 def posterize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     levels: int = ...,
-) -> Image:
+) -> _ImageT:
     """Reduce each channel to a number of evenly spaced levels."""
 
-@overload
-def posterize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    levels: int = ...,
-) -> UMat:
-    """Reduce each channel to a number of evenly spaced levels."""
-
-@overload
-def posterize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    levels: int = ...,
-) -> GpuMat:
-    """Reduce each channel to a number of evenly spaced levels."""
-
-@overload
-def posterize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    levels: int = ...,
-) -> NDArray[Any]:
-    """Reduce each channel to a number of evenly spaced levels."""
-
-@overload
 def prewitt(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     direction: Literal['magnitude', 'x', 'y'] = ...,
     scale: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
 
-@overload
-def prewitt(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
-
-@overload
-def prewitt(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
-
-@overload
-def prewitt(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Prewitt derivative: unweighted 3x3 gradient (absolute or magnitude)."""
-
-@overload
 def quantize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     k: int = ...,
     attempts: int = ...,
     seed: int = ...,
     space: Literal['bgr', 'lab'] = ...,
-) -> Image:
+) -> _ImageT:
     """k-means colour quantization to k colours (palette available via quantize_palette)."""
 
-@overload
-def quantize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    k: int = ...,
-    attempts: int = ...,
-    seed: int = ...,
-    space: Literal['bgr', 'lab'] = ...,
-) -> UMat:
-    """k-means colour quantization to k colours (palette available via quantize_palette)."""
-
-@overload
-def quantize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    k: int = ...,
-    attempts: int = ...,
-    seed: int = ...,
-    space: Literal['bgr', 'lab'] = ...,
-) -> GpuMat:
-    """k-means colour quantization to k colours (palette available via quantize_palette)."""
-
-@overload
-def quantize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    k: int = ...,
-    attempts: int = ...,
-    seed: int = ...,
-    space: Literal['bgr', 'lab'] = ...,
-) -> NDArray[Any]:
-    """k-means colour quantization to k colours (palette available via quantize_palette)."""
-
-@overload
 def resize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     width: int = ...,
     height: int = ...,
     scale: float = ...,
     fit: Literal['stretch', 'contain', 'cover'] = ...,
     interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
-) -> Image:
+) -> _ImageT:
     """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
 
-@overload
-def resize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    width: int = ...,
-    height: int = ...,
-    scale: float = ...,
-    fit: Literal['stretch', 'contain', 'cover'] = ...,
-    interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
-) -> UMat:
-    """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
-
-@overload
-def resize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    width: int = ...,
-    height: int = ...,
-    scale: float = ...,
-    fit: Literal['stretch', 'contain', 'cover'] = ...,
-    interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
-) -> GpuMat:
-    """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
-
-@overload
-def resize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    width: int = ...,
-    height: int = ...,
-    scale: float = ...,
-    fit: Literal['stretch', 'contain', 'cover'] = ...,
-    interpolation: Literal['area', 'linear', 'cubic', 'lanczos', 'nearest'] = ...,
-) -> NDArray[Any]:
-    """Resize by a scale or to a width and/or height (stretch, contain or cover); changes the size."""
-
-@overload
 def rotate(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     angle: float = ...,
     expand: bool = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Rotate counter-clockwise by an angle in degrees about the image centre."""
 
-@overload
-def rotate(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    angle: float = ...,
-    expand: bool = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Rotate counter-clockwise by an angle in degrees about the image centre."""
-
-@overload
-def rotate(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    angle: float = ...,
-    expand: bool = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Rotate counter-clockwise by an angle in degrees about the image centre."""
-
-@overload
-def rotate(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    angle: float = ...,
-    expand: bool = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Rotate counter-clockwise by an angle in degrees about the image centre."""
-
-@overload
 def saturation(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
-) -> Image:
+) -> _ImageT:
     """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
 
-@overload
-def saturation(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-) -> UMat:
-    """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
-
-@overload
-def saturation(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-) -> GpuMat:
-    """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
-
-@overload
-def saturation(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-) -> NDArray[Any]:
-    """Scale colourfulness around the pixel's luma; 0 = gray, 1 = unchanged."""
-
-@overload
 def scharr(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     direction: Literal['magnitude', 'x', 'y'] = ...,
     scale: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
 
-@overload
-def scharr(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
-
-@overload
-def scharr(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
-
-@overload
-def scharr(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    direction: Literal['magnitude', 'x', 'y'] = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Scharr derivative: rotation-accurate 3x3 gradient (absolute or magnitude)."""
-
-@overload
 def sepia(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     strength: float = ...,
     intensity: float = ...,
-) -> Image:
+) -> _ImageT:
     """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
 
-@overload
-def sepia(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    strength: float = ...,
-    intensity: float = ...,
-) -> UMat:
-    """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
-
-@overload
-def sepia(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    strength: float = ...,
-    intensity: float = ...,
-) -> GpuMat:
-    """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
-
-@overload
-def sepia(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    strength: float = ...,
-    intensity: float = ...,
-) -> NDArray[Any]:
-    """Sepia tone as ImageMagick's -sepia-tone: brown toning, normalized, contrast raised."""
-
-@overload
 def sharpen(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
 
-@overload
-def sharpen(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
-
-@overload
-def sharpen(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
-
-@overload
-def sharpen(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Sharpen with the 3x3 Laplacian kernel: in - amount * Laplacian(in)."""
-
-@overload
 def sketch(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     mode: Literal['gray', 'color'] = ...,
     blur: float = ...,
     strength: float = ...,
     shading: float = ...,
-) -> Image:
+) -> _ImageT:
     """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
 
-@overload
-def sketch(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['gray', 'color'] = ...,
-    blur: float = ...,
-    strength: float = ...,
-    shading: float = ...,
-) -> UMat:
-    """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
-
-@overload
-def sketch(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['gray', 'color'] = ...,
-    blur: float = ...,
-    strength: float = ...,
-    shading: float = ...,
-) -> GpuMat:
-    """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
-
-@overload
-def sketch(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    mode: Literal['gray', 'color'] = ...,
-    blur: float = ...,
-    strength: float = ...,
-    shading: float = ...,
-) -> NDArray[Any]:
-    """Pencil sketch: graphite (gray) or coloured pencil (color), colour dodge of the blurred negative."""
-
-@overload
 def smooth_toon(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     blur: float = ...,
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
-) -> Image:
+) -> _ImageT:
     """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
 
-@overload
-def smooth_toon(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    blur: float = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-) -> UMat:
-    """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
-
-@overload
-def smooth_toon(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    blur: float = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-) -> GpuMat:
-    """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
-
-@overload
-def smooth_toon(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    blur: float = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-) -> NDArray[Any]:
-    """GPUImage smooth toon: Gaussian blur, then toon (fewer, cleaner outlines)."""
-
-@overload
 def sobel(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     dx: int = ...,
     dy: int = ...,
@@ -3029,83 +710,18 @@ def sobel(
     magnitude: bool = ...,
     scale: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Sobel derivative (absolute value) or gradient magnitude."""
 
-@overload
-def sobel(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    dx: int = ...,
-    dy: int = ...,
-    ksize: int = ...,
-    magnitude: bool = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Sobel derivative (absolute value) or gradient magnitude."""
-
-@overload
-def sobel(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    dx: int = ...,
-    dy: int = ...,
-    ksize: int = ...,
-    magnitude: bool = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Sobel derivative (absolute value) or gradient magnitude."""
-
-@overload
-def sobel(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    dx: int = ...,
-    dy: int = ...,
-    ksize: int = ...,
-    magnitude: bool = ...,
-    scale: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Sobel derivative (absolute value) or gradient magnitude."""
-
-@overload
 def solarize(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     threshold: float = ...,
-) -> Image:
+) -> _ImageT:
     """Invert the values at or above a threshold (Sabattier effect)."""
 
-@overload
-def solarize(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-) -> UMat:
-    """Invert the values at or above a threshold (Sabattier effect)."""
-
-@overload
-def solarize(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-) -> GpuMat:
-    """Invert the values at or above a threshold (Sabattier effect)."""
-
-@overload
-def solarize(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-) -> NDArray[Any]:
-    """Invert the values at or above a threshold (Sabattier effect)."""
-
-@overload
 def sphere(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -3113,135 +729,30 @@ def sphere(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
 
-@overload
-def sphere(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    refractive_index: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
-
-@overload
-def sphere(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    refractive_index: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
-
-@overload
-def sphere(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    refractive_index: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Glass sphere: the whole image refracted, upside down, through a ball, GPUImage style."""
-
-@overload
 def stretch(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     strength: float = ...,
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Stretch: magnify the middle of the image along both axes, GPUImage style."""
 
-@overload
-def stretch(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    strength: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Stretch: magnify the middle of the image along both axes, GPUImage style."""
-
-@overload
-def stretch(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    strength: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Stretch: magnify the middle of the image along both axes, GPUImage style."""
-
-@overload
-def stretch(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    strength: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Stretch: magnify the middle of the image along both axes, GPUImage style."""
-
-@overload
 def stylization(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     sigma_s: float = ...,
     sigma_r: float = ...,
-) -> Image:
+) -> _ImageT:
     """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
 
-@overload
-def stylization(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> UMat:
-    """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
-
-@overload
-def stylization(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> GpuMat:
-    """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
-
-@overload
-def stylization(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    sigma_s: float = ...,
-    sigma_r: float = ...,
-) -> NDArray[Any]:
-    """Painterly stylization: edge-aware smoothing with darkened edges (cv2.stylization)."""
-
-@overload
 def swirl(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
@@ -3250,450 +761,100 @@ def swirl(
     interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
     fill: _Color = ...,
-) -> Image:
+) -> _ImageT:
     """Swirl: turn the image around a centre, most near it, fading out at the radius."""
 
-@overload
-def swirl(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    strength: float = ...,
-    rotation: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> UMat:
-    """Swirl: turn the image around a centre, most near it, fading out at the radius."""
-
-@overload
-def swirl(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    strength: float = ...,
-    rotation: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> GpuMat:
-    """Swirl: turn the image around a centre, most near it, fading out at the radius."""
-
-@overload
-def swirl(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    strength: float = ...,
-    rotation: float = ...,
-    interpolation: Literal['nearest', 'linear', 'cubic', 'lanczos'] = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-    fill: _Color = ...,
-) -> NDArray[Any]:
-    """Swirl: turn the image around a centre, most near it, fading out at the radius."""
-
-@overload
 def temperature_tint(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     temperature: float = ...,
     tint: float = ...,
     target_temperature: float = ...,
     target_tint: float = ...,
-) -> Image:
+) -> _ImageT:
     """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
 
-@overload
-def temperature_tint(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    temperature: float = ...,
-    tint: float = ...,
-    target_temperature: float = ...,
-    target_tint: float = ...,
-) -> UMat:
-    """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
-
-@overload
-def temperature_tint(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    temperature: float = ...,
-    tint: float = ...,
-    target_temperature: float = ...,
-    target_tint: float = ...,
-) -> GpuMat:
-    """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
-
-@overload
-def temperature_tint(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    temperature: float = ...,
-    tint: float = ...,
-    target_temperature: float = ...,
-    target_tint: float = ...,
-) -> NDArray[Any]:
-    """Temperature and tint: adapt the white of a scene to another white (Core Image's CITemperatureAndTint)."""
-
-@overload
 def threshold(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     value: float = ...,
     invert: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Binary threshold per channel at a fraction of full scale."""
 
-@overload
-def threshold(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    value: float = ...,
-    invert: bool = ...,
-) -> UMat:
-    """Binary threshold per channel at a fraction of full scale."""
-
-@overload
-def threshold(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    value: float = ...,
-    invert: bool = ...,
-) -> GpuMat:
-    """Binary threshold per channel at a fraction of full scale."""
-
-@overload
-def threshold(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    value: float = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Binary threshold per channel at a fraction of full scale."""
-
-@overload
 def threshold_otsu(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     invert: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Black and white at Otsu's automatic threshold of the luminance."""
 
-@overload
-def threshold_otsu(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    invert: bool = ...,
-) -> UMat:
-    """Black and white at Otsu's automatic threshold of the luminance."""
-
-@overload
-def threshold_otsu(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    invert: bool = ...,
-) -> GpuMat:
-    """Black and white at Otsu's automatic threshold of the luminance."""
-
-@overload
-def threshold_otsu(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    invert: bool = ...,
-) -> NDArray[Any]:
-    """Black and white at Otsu's automatic threshold of the luminance."""
-
-@overload
 def tilt_shift(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: float = ...,
     band: float = ...,
     falloff: float = ...,
     sigma: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
 
-@overload
-def tilt_shift(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: float = ...,
-    band: float = ...,
-    falloff: float = ...,
-    sigma: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
-
-@overload
-def tilt_shift(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: float = ...,
-    band: float = ...,
-    falloff: float = ...,
-    sigma: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
-
-@overload
-def tilt_shift(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: float = ...,
-    band: float = ...,
-    falloff: float = ...,
-    sigma: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below."""
-
-@overload
 def tone_curve(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     points: _Kernel = ...,
     channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> Image:
+) -> _ImageT:
     """Tone curve through control points (monotone cubic), on all channels or one."""
 
-@overload
-def tone_curve(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    points: _Kernel = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> UMat:
-    """Tone curve through control points (monotone cubic), on all channels or one."""
-
-@overload
-def tone_curve(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    points: _Kernel = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> GpuMat:
-    """Tone curve through control points (monotone cubic), on all channels or one."""
-
-@overload
-def tone_curve(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    points: _Kernel = ...,
-    channel: Literal['all', 'b', 'g', 'r'] = ...,
-) -> NDArray[Any]:
-    """Tone curve through control points (monotone cubic), on all channels or one."""
-
-@overload
 def toon(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     threshold: float = ...,
     levels: int = ...,
     source: Literal['luminance', 'red'] = ...,
     smoothing: float = ...,
-) -> Image:
+) -> _ImageT:
     """GPUImage toon: black Sobel outlines over posterized colour."""
 
-@overload
-def toon(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-    smoothing: float = ...,
-) -> UMat:
-    """GPUImage toon: black Sobel outlines over posterized colour."""
-
-@overload
-def toon(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-    smoothing: float = ...,
-) -> GpuMat:
-    """GPUImage toon: black Sobel outlines over posterized colour."""
-
-@overload
-def toon(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    threshold: float = ...,
-    levels: int = ...,
-    source: Literal['luminance', 'red'] = ...,
-    smoothing: float = ...,
-) -> NDArray[Any]:
-    """GPUImage toon: black Sobel outlines over posterized colour."""
-
-@overload
 def top_hat(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     shape: Literal['ellipse', 'rect', 'cross'] = ...,
     size: int = ...,
     iterations: int = ...,
-) -> Image:
+) -> _ImageT:
     """Top hat: image minus its opening (bright details smaller than the element)."""
 
-@overload
-def top_hat(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> UMat:
-    """Top hat: image minus its opening (bright details smaller than the element)."""
-
-@overload
-def top_hat(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> GpuMat:
-    """Top hat: image minus its opening (bright details smaller than the element)."""
-
-@overload
-def top_hat(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    shape: Literal['ellipse', 'rect', 'cross'] = ...,
-    size: int = ...,
-    iterations: int = ...,
-) -> NDArray[Any]:
-    """Top hat: image minus its opening (bright details smaller than the element)."""
-
-@overload
 def unsharp_mask(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     radius: float = ...,
     amount: float = ...,
     threshold: float = ...,
     border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> Image:
+) -> _ImageT:
     """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
 
-@overload
-def unsharp_mask(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    amount: float = ...,
-    threshold: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> UMat:
-    """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
-
-@overload
-def unsharp_mask(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    amount: float = ...,
-    threshold: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> GpuMat:
-    """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
-
-@overload
-def unsharp_mask(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    radius: float = ...,
-    amount: float = ...,
-    threshold: float = ...,
-    border: Literal['reflect101', 'replicate', 'reflect', 'wrap', 'constant'] = ...,
-) -> NDArray[Any]:
-    """Unsharp mask: add back amount x (image - Gaussian blur) where it exceeds a threshold."""
-
-@overload
 def vibrance(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     amount: float = ...,
-) -> Image:
+) -> _ImageT:
     """Vibrance: raise the saturation of muted colours more than of vivid ones."""
 
-@overload
-def vibrance(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-) -> UMat:
-    """Vibrance: raise the saturation of muted colours more than of vivid ones."""
-
-@overload
-def vibrance(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-) -> GpuMat:
-    """Vibrance: raise the saturation of muted colours more than of vivid ones."""
-
-@overload
-def vibrance(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    amount: float = ...,
-) -> NDArray[Any]:
-    """Vibrance: raise the saturation of muted colours more than of vivid ones."""
-
-@overload
 def vignette(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     radius: float = ...,
     intensity: float = ...,
-) -> Image:
+) -> _ImageT:
     """Darken towards the corners with a radial falloff."""
 
-@overload
-def vignette(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    intensity: float = ...,
-) -> UMat:
-    """Darken towards the corners with a radial falloff."""
-
-@overload
-def vignette(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    intensity: float = ...,
-) -> GpuMat:
-    """Darken towards the corners with a radial falloff."""
-
-@overload
-def vignette(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    intensity: float = ...,
-) -> NDArray[Any]:
-    """Darken towards the corners with a radial falloff."""
-
-@overload
 def vignette_effect(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     style: Literal['core_image', 'gpuimage'] = ...,
     center: _Point = ...,
@@ -3704,129 +865,22 @@ def vignette_effect(
     start: float = ...,
     end: float = ...,
     aspect_correct: bool = ...,
-) -> Image:
+) -> _ImageT:
     """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
 
-@overload
-def vignette_effect(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    style: Literal['core_image', 'gpuimage'] = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    falloff: float = ...,
-    intensity: float = ...,
-    color: _Color = ...,
-    start: float = ...,
-    end: float = ...,
-    aspect_correct: bool = ...,
-) -> UMat:
-    """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
-
-@overload
-def vignette_effect(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    style: Literal['core_image', 'gpuimage'] = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    falloff: float = ...,
-    intensity: float = ...,
-    color: _Color = ...,
-    start: float = ...,
-    end: float = ...,
-    aspect_correct: bool = ...,
-) -> GpuMat:
-    """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
-
-@overload
-def vignette_effect(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    style: Literal['core_image', 'gpuimage'] = ...,
-    center: _Point = ...,
-    radius: float = ...,
-    falloff: float = ...,
-    intensity: float = ...,
-    color: _Color = ...,
-    start: float = ...,
-    end: float = ...,
-    aspect_correct: bool = ...,
-) -> NDArray[Any]:
-    """Vignette towards a colour: Core Image's CIVignetteEffect or GPUImage's smoothstep vignette."""
-
-@overload
 def white_balance(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     method: Literal['simple', 'grayworld', 'learning'] = ...,
     saturation: float | None = ...,
     percent: float = ...,
-) -> Image:
+) -> _ImageT:
     """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
 
-@overload
-def white_balance(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    method: Literal['simple', 'grayworld', 'learning'] = ...,
-    saturation: float | None = ...,
-    percent: float = ...,
-) -> UMat:
-    """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
-
-@overload
-def white_balance(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    method: Literal['simple', 'grayworld', 'learning'] = ...,
-    saturation: float | None = ...,
-    percent: float = ...,
-) -> GpuMat:
-    """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
-
-@overload
-def white_balance(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    method: Literal['simple', 'grayworld', 'learning'] = ...,
-    saturation: float | None = ...,
-    percent: float = ...,
-) -> NDArray[Any]:
-    """Automatic white balance: gray world, simple stretch or learning-based (OpenCV xphoto)."""
-
-@overload
 def zoom_blur(
-    image: Image, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
+    image: _ImageT | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
     layout: Layout = ...,
     center: _Point = ...,
     amount: float = ...,
-) -> Image:
-    """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""
-
-@overload
-def zoom_blur(
-    image: UMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    amount: float = ...,
-) -> UMat:
-    """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""
-
-@overload
-def zoom_blur(
-    image: GpuMat, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    amount: float = ...,
-) -> GpuMat:
-    """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""
-
-@overload
-def zoom_blur(
-    image: NDArray[Any] | ArrayLike, /, *, backend: str = ..., channel_order: ChannelOrder | None = ...,
-    layout: Layout = ...,
-    center: _Point = ...,
-    amount: float = ...,
-) -> NDArray[Any]:
+) -> _ImageT:
     """Zoom blur: radial streaks towards a centre, like Core Image's CIZoomBlur."""

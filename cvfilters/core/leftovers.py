@@ -71,7 +71,7 @@ def remove_orphans_of(target: str | os.PathLike[str]) -> list[Path]:
     target = Path(target)
     try:
         candidates = [p for p in target.parent.iterdir()
-                      if PATTERN.match(p.name) and p.name.startswith(f".{target.stem}.") and p.is_file()]
+                      if is_temporary_name(p.name) and p.name.startswith(f".{target.stem}.") and p.is_file()]
     except OSError:
         return []
     held = _open_files() if candidates else None
