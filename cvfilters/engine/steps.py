@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 from cvfilters.registry.catalog import Filter
 
@@ -34,8 +34,8 @@ class Step(NamedTuple):
         return f"{self.filter.name}:{','.join(parts)}"
 
 
-def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool = False) -> tuple[Image, ImageSpec]:
-    """Run ``steps`` in order on a native image of ``ctx.be``.
+def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool = False) -> tuple[Image, ImageInfo]:
+    """Run ``steps`` in order on a native image of ``ctx.backend``.
 
     Parameters
     ----------
@@ -45,14 +45,14 @@ def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool =
 
     Returns
     -------
-    (image, ImageSpec)
+    (image, ImageInfo)
         The result and its spec (steps may change size, channels or dtype).
     """
-    spec = ctx.spec
+    spec = ctx.info
     for step in steps:
-        here = Context(ctx.be, spec)
+        here = Context(ctx.backend, spec)
         image = step.filter.fn(here, image, **step.params) if bare else step.filter.run(here, image, step.params)
-        spec = step.filter.result_spec(step.params, spec)
+        spec = step.filter.output_info(step.params, spec)
     return image, spec
 
 

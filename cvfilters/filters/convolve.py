@@ -241,9 +241,9 @@ def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: boo
     def relief(spec_ctx: Context, image: Any) -> Any:
         return respond(spec_ctx, image, (emboss_kernel(angle),), border, output="clip", scale=intensity, bias=0.5)
 
-    if color or ctx.spec.channels == 1:
+    if color or ctx.info.channels == 1:
         return relief(ctx, img)
-    be, gray_ctx = ctx.be, ctx.with_spec(channels=1)
+    be, gray_ctx = ctx.backend, ctx.with_info(channels=1)
     planes = be.split(img)
     grey = relief(gray_ctx, be.cvt_color(be.merge(planes[:3]), cv2.COLOR_BGR2GRAY))
     return be.merge([grey] * 3 + [relief(gray_ctx, plane) for plane in planes[3:]])
@@ -287,14 +287,14 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     GIMP and Photoshop), run through the generic kernel path as two 1-D passes;
     ``threshold`` is a fraction of full scale, compared per channel.
     """
-    be = ctx.be
+    be = ctx.backend
     image32 = to_float32_same_units(ctx, img)
     blurred = gaussian_blurred(ctx, image32, radius, border)
     if threshold == 0.0:
-        return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.spec.dtype)
+        return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.info.dtype)
     detail = be.add_weighted(image32, 1.0, blurred, -1.0)
-    mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.spec.max_value, 1.0, cv2.THRESH_BINARY)
-    return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.spec.dtype)
+    mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.info.max_value, 1.0, cv2.THRESH_BINARY)
+    return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.info.dtype)
 
 
 @register(
@@ -313,4 +313,4 @@ def high_pass(ctx: Context, img: Any, *, radius: float, border: str) -> Any:
     """
     image32 = to_float32_same_units(ctx, img)
     blurred = gaussian_blurred(ctx, image32, radius, border)
-    return ctx.be.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.spec.max_value, dtype=ctx.spec.dtype)
+    return ctx.backend.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.info.max_value, dtype=ctx.info.dtype)

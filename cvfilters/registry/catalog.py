@@ -1,7 +1,7 @@
 """The filter registry: one declaration per filter drives everything else.
 
 A filter is a function ``fn(ctx, image, **params)`` written against backend
-primitives (``ctx.be``), registered with its name, category, one-line summary, typed
+primitives (``ctx.backend``), registered with its name, category, one-line summary, typed
 :class:`~cvfilters.registry.params.Param` declarations and an alpha policy. Validation, the
 CLI parser, ``cvfilters list/info``, pipeline files and the filter table in docs/filters.md all read
 the same declaration.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.errors import ParameterError, UnknownFilterError, UsageError
 from cvfilters.core.types import AlphaPolicy, Category, Image
 from cvfilters.registry.params import Param
@@ -42,6 +42,11 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 FAMILY_PACKAGE = "cvfilters.filters"
 
 
+def same_info(params: Mapping[str, Any], info: ImageInfo) -> ImageInfo:
+    """The ``output_info`` of a filter that keeps the size, channels and dtype of its input."""
+    return info
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Filter:
     """A registered filter: declaration plus implementation (built by :func:`register`).
@@ -51,10 +56,11 @@ class Filter:
     ``__signature__`` and ``__doc__`` (its parameters with type, default and range),
     so ``help()``, ``inspect.signature`` and IDEs show what it takes.
 
-    ``output_spec`` is set by filters whose output size, channels or dtype differ from
-    the input's. Colour kernels expose their lookup ``table``, colour-matrix filters
+    ``output_info(params, info)`` is the :class:`ImageInfo` of the output for an input of
+    ``info``: the input's own (:func:`same_info`) unless the filter changes the size, channels
+    or dtype. Colour kernels expose their lookup ``table``, colour-matrix filters
     their 3 x 4 ``matrix`` (B, G, R order, on values normalised to 0..1) and warp
-    kernels their source-coordinate ``maps`` (for the image spec and parameters), so
+    kernels their source-coordinate ``maps`` (for the image info and parameters), so
     pipelines can compose them instead of running them one by one (:mod:`cvfilters.engine.fusion`).
 
     ``identity`` says why a filter leaves an image unchanged at its defaults, for the
@@ -72,10 +78,10 @@ class Filter:
     alpha: AlphaPolicy = "passthrough"
     description: str = ""
     check: Callable[[dict[str, Any]], str | None] | None = None
-    output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None
-    table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None
-    maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
-    matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
+    output_info: Callable[[Mapping[str, Any], ImageInfo], ImageInfo] = same_info
+    table: Callable[[Mapping[str, Any], ImageInfo], np.ndarray | None] | None = None
+    maps: Callable[[Mapping[str, Any], ImageInfo], tuple[np.ndarray, np.ndarray]] | None = None
+    matrix: Callable[[Mapping[str, Any], ImageInfo | None], np.ndarray] | None = None
     identity: str = ""
 
     def __post_init__(self) -> None:
@@ -130,12 +136,8 @@ class Filter:
         return resolved
 
     def run(self, ctx: Context, image: Image, params: Mapping[str, Any]) -> Image:
-        """Run on a native image of ``ctx.be`` with resolved parameters, under the alpha policy."""
+        """Run on a native image of ``ctx.backend`` with resolved parameters, under the alpha policy."""
         return apply_alpha_policy(self.alpha, self.fn, ctx, image, params)
-
-    def result_spec(self, params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
-        """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
-        return spec if self.output_spec is None else self.output_spec(params, spec)
 
     def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
                  layout: Layout = "hwc", **params: Any) -> Any:
@@ -143,8 +145,8 @@ class Filter:
 
         resolved = self.resolve(params)
 
-        def body(ctx: Context, native: Image) -> tuple[Image, ImageSpec]:
-            return self.run(ctx, native, resolved), self.result_spec(resolved, ctx.spec)
+        def body(ctx: Context, native: Image) -> tuple[Image, ImageInfo]:
+            return self.run(ctx, native, resolved), self.output_info(resolved, ctx.info)
 
         return run_image(image, backend, body, channel_order=channel_order, layout=layout)[0]
 
@@ -163,10 +165,10 @@ CALL_KEYWORDS = ("backend", "channel_order", "layout")
 
 def register(name: str | None = None, *, category: Category, summary: str, params: Iterable[Param] = (),
              alpha: AlphaPolicy = "passthrough", check: Callable[[dict[str, Any]], str | None] | None = None,
-             output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None,
-             table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None,
-             maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
-             matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
+             output_info: Callable[[Mapping[str, Any], ImageInfo], ImageInfo] | None = None,
+             table: Callable[[Mapping[str, Any], ImageInfo], np.ndarray | None] | None = None,
+             maps: Callable[[Mapping[str, Any], ImageInfo], tuple[np.ndarray, np.ndarray]] | None = None,
+             matrix: Callable[[Mapping[str, Any], ImageInfo | None], np.ndarray] | None = None,
              description: str | None = None, identity: str = "", replace: bool = False,
              listed: bool = True) -> Callable[[FilterFn], Filter]:
     """Make a filter from a function: the one way every filter is built.
@@ -193,8 +195,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         four channels as they are (exact geometric operations).
     check : callable, optional
         Cross-parameter validation: returns a problem description or None.
-    output_spec : callable, optional
-        ``output_spec(params, spec) -> ImageSpec`` for filters that change the size,
+    output_info : callable, optional
+        ``output_info(params, spec) -> ImageInfo`` for filters that change the size,
         channel count or dtype of the image.
     table : callable, optional
         For per-channel point operations: ``table(params, spec)`` returns the lookup
@@ -233,8 +235,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
     --------
     >>> @register(category="color", summary="Swap blue and red.")
     ... def swap_rb(ctx, img):
-    ...     b, g, r = ctx.be.split(img)
-    ...     return ctx.be.merge([r, g, b])
+    ...     b, g, r = ctx.backend.split(img)
+    ...     return ctx.backend.merge([r, g, b])
     """
     declared = tuple(params)
 
@@ -248,8 +250,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         check_keywords(filter_name, fn, declared)
         doc = inspect.cleandoc(description or fn.__doc__ or summary)
         flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,
-                     description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix,
-                     identity=identity)
+                     description=doc, check=check, output_info=output_info or same_info, table=table, maps=maps,
+                     matrix=matrix, identity=identity)
         if listed:
             _REGISTRY[filter_name] = flt
         return flt

@@ -8,7 +8,7 @@ from typing import Any
 import cv2
 
 from cvfilters.backends import BORDER_HELP, BORDERS
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 from cvfilters.registry.params import Param
 
@@ -34,10 +34,10 @@ def with_border(ctx: Context, image: Image, reach: tuple[int, int], border: str,
     if border != "wrap":
         return run(image, BORDERS[border])
     rx, ry = reach
-    padded = ctx.be.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
-    return ctx.be.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.spec.width, ctx.spec.height)
+    padded = ctx.backend.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
+    return ctx.backend.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.info.width, ctx.info.height)
 
 
-def color_channels(spec: ImageSpec) -> int:
+def color_channels(spec: ImageInfo) -> int:
     """Colour channels of an image: 3 for BGR and BGRA, 1 for gray."""
     return 3 if spec.channels == 4 else spec.channels
