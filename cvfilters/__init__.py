@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 # Every public name, once: public name -> (module, attribute); ``__all__`` is derived from it.
 _EXPORTS: dict[str, tuple[str, str]] = {
     "backend_availability": ("backends", "availability"),
-    "Context": ("core.context", "Context"), "ImageSpec": ("core.context", "ImageSpec"),
+    "Context": ("core.context", "Context"), "ImageInfo": ("core.context", "ImageInfo"),
     "ChannelOrder": ("core.defaults", "ChannelOrder"), "get_defaults": ("core.defaults", "get_defaults"),
     "set_defaults": ("core.defaults", "set_defaults"), "fx": ("fx", ""),
     "CvfError": ("core.errors", "CvfError"), "ImageError": ("core.errors", "ImageError"),
@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # `import x as x` and assignments: explicit re-exports, as ty
     from cvfilters import backends as _backends
     from cvfilters import fx as fx
     from cvfilters.core.context import Context as Context
-    from cvfilters.core.context import ImageSpec as ImageSpec
+    from cvfilters.core.context import ImageInfo as ImageInfo
     from cvfilters.core.defaults import ChannelOrder as ChannelOrder
     from cvfilters.core.defaults import get_defaults as get_defaults
     from cvfilters.core.defaults import set_defaults as set_defaults

@@ -1,6 +1,6 @@
 """The Backend protocol: where images live and the primitives filters are written with.
 
-Filters never call ``cv2`` directly; they call primitives on ``ctx.be``. A backend
+Filters never call ``cv2`` directly; they call primitives on ``ctx.backend``. A backend
 implements every primitive for its own image type (numpy array, ``cv2.UMat`` or
 ``cv2.cuda.GpuMat``). A primitive a device backend cannot run on its device falls back
 explicitly (:class:`~cvfilters.backends.device.DeviceBackend`: download, run on the

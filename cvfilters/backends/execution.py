@@ -15,7 +15,7 @@ import numpy as np
 
 from cvfilters.backends import Backend, Counters, availability, get_backend, native_backend, select
 from cvfilters.core import boundary
-from cvfilters.core.context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageSpec
+from cvfilters.core.context import SUPPORTED_CHANNELS, SUPPORTED_DTYPES, Context, ImageInfo
 from cvfilters.core.defaults import resolve_channel_order, running_in
 from cvfilters.core.errors import InvalidImageError
 from cvfilters.core.types import Image, ImageT
@@ -23,7 +23,7 @@ from cvfilters.core.types import Image, ImageT
 _CV_DTYPE: dict[int, np.dtype[Any]] = {
     cv2.CV_8U: np.dtype(np.uint8), cv2.CV_16U: np.dtype(np.uint16), cv2.CV_32F: np.dtype(np.float32)}
 
-Body = Callable[[Context, Image], tuple[Image, ImageSpec]]
+Body = Callable[[Context, Image], tuple[Image, ImageInfo]]
 """``body(ctx, native) -> (native result, its spec)``: the work run on the chosen backend."""
 
 
@@ -58,14 +58,14 @@ def run_image(image: Any, backend: str, body: Body, *, channel_order: str | None
     return boundary.leave(out, entry), be, be.counters.since(before)
 
 
-def spec_of(image: Image) -> ImageSpec:
-    """The :class:`ImageSpec` of an image, validating what cvfilters processes."""
+def spec_of(image: Image) -> ImageInfo:
+    """The :class:`ImageInfo` of an image, validating what cvfilters processes."""
     if isinstance(image, np.ndarray):
-        spec = ImageSpec(image.shape[0], image.shape[1], 1 if image.ndim == 2 else image.shape[-1],
+        spec = ImageInfo(image.shape[0], image.shape[1], 1 if image.ndim == 2 else image.shape[-1],
                          image.dtype) if image.ndim in (2, 3) else None
     elif isinstance(image, cv2.cuda.GpuMat):
         width, height = image.size()
-        spec = ImageSpec(height, width, image.channels(), _CV_DTYPE.get(image.depth(), np.dtype(np.int8)))
+        spec = ImageInfo(height, width, image.channels(), _CV_DTYPE.get(image.depth(), np.dtype(np.int8)))
     elif isinstance(image, cv2.UMat):
         return spec_of(image.get())  # a UMat does not expose its shape: read it once
     else:

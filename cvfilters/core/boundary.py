@@ -37,6 +37,7 @@ from cvfilters.core.arrays import LAYOUTS, PIL_MODES, as_array, is_device, is_pi
 from cvfilters.core.context import SUPPORTED_DTYPES
 from cvfilters.core.depths import float32_to_int16, int16_to_float32
 from cvfilters.core.errors import InvalidImageError
+from cvfilters.core.pixels import is_gray
 
 DTYPE_NOTE = ("Python: float64 runs as float32 and returns float64; int16 runs as float32 f = (v + 32768) / 65535 "
               "and returns int16; PIL images (L, LA, RGB, RGBA, I;16, F) return PIL images")
@@ -87,7 +88,7 @@ def leave(result: Any, entry: Entry) -> Any:
         return result
     out = result
     if entry.gray_alpha and out.ndim == 3 and out.shape[2] == 4:
-        out = np.dstack([_gray_of(out[..., :3], entry.order), out[..., 3]])
+        out = np.dstack([_gray_plane(out[..., :3], entry.order), out[..., 3]])
     if entry.dtype is not None and out.dtype == _F32:
         out = _from_float32(out, entry.dtype)
     if entry.chw and out.ndim == 3:
@@ -123,9 +124,9 @@ def _from_float32(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return out.astype(dtype)
 
 
-def _gray_of(color: np.ndarray, order: str) -> np.ndarray:
+def _gray_plane(color: np.ndarray, order: str) -> np.ndarray:
     """The gray plane of (H, W, 3) colour: channel 0 where B, G and R are equal, else BT.601 luma."""
-    if np.array_equal(color[..., 0], color[..., 1]) and np.array_equal(color[..., 1], color[..., 2]):
+    if is_gray(color):
         return color[..., 0]
     code = cv2.COLOR_RGB2GRAY if order == "rgb" else cv2.COLOR_BGR2GRAY
     return cv2.cvtColor(np.ascontiguousarray(color), code)

@@ -1,7 +1,7 @@
 """What a filter knows while it runs: the backend and the image's geometry and type.
 
 A ``cv2.UMat`` does not expose its shape, so the pipeline carries an
-:class:`ImageSpec` beside the device image and hands both to every filter.
+:class:`ImageInfo` (size, channels, dtype) beside the device image and hands both to every filter.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ SUPPORTED_CHANNELS = (1, 3, 4)
 
 
 @dataclass(frozen=True)
-class ImageSpec:
+class ImageInfo:
     """Height, width, channel count and dtype of an image."""
 
     height: int
@@ -30,8 +30,8 @@ class ImageSpec:
     dtype: np.dtype
 
     @classmethod
-    def of(cls, array: np.ndarray) -> ImageSpec:
-        """The spec of a numpy image (2-D gray or H x W x C)."""
+    def of(cls, array: np.ndarray) -> ImageInfo:
+        """The info of a numpy image (2-D gray or H x W x C)."""
         channels = 1 if array.ndim == 2 else array.shape[2]
         return cls(array.shape[0], array.shape[1], channels, array.dtype)
 
@@ -49,21 +49,16 @@ class ImageSpec:
         """The value of full intensity: 255, 65535, or 1.0 for float32."""
         return full_scale(self.dtype)
 
-    def with_(self, **changes: Any) -> ImageSpec:
+    def with_(self, **changes: Any) -> ImageInfo:
         return replace(self, **changes)
 
 
 @dataclass(frozen=True)
 class Context:
-    """The backend a filter runs on and the spec of the image it receives."""
+    """The backend a filter runs on and the :class:`ImageInfo` of the image it receives."""
 
     backend: Backend
-    spec: ImageSpec
+    info: ImageInfo
 
-    @property
-    def be(self) -> Backend:
-        """Short alias used inside filter bodies: ``ctx.be.gaussian(...)``."""
-        return self.backend
-
-    def with_spec(self, **changes: Any) -> Context:
-        return Context(self.backend, self.spec.with_(**changes))
+    def with_info(self, **changes: Any) -> Context:
+        return Context(self.backend, self.info.with_(**changes))

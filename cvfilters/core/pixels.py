@@ -30,8 +30,8 @@ ALPHA_EPSILON = 1e-12
 """Added to alpha before un-premultiplying, so fully transparent pixels divide to 0, not NaN."""
 
 
-class SpecLike(Protocol):
-    """What these helpers read of an :class:`~cvfilters.core.context.ImageSpec` (which sits above this module)."""
+class InfoLike(Protocol):
+    """What these helpers read of an :class:`~cvfilters.core.context.ImageInfo` (which sits above this module)."""
 
     @property
     def dtype(self) -> np.dtype[Any]: ...
@@ -44,10 +44,16 @@ class ContextLike(Protocol):
     """What these helpers read of a :class:`~cvfilters.core.context.Context`."""
 
     @property
-    def be(self) -> Backend: ...
+    def backend(self) -> Backend: ...
 
     @property
-    def spec(self) -> SpecLike: ...
+    def info(self) -> InfoLike: ...
+
+
+def is_gray(image: np.ndarray) -> bool:
+    """Whether a host image with 3 or 4 channels has B = G = R everywhere (a gray picture stored as colour)."""
+    return image.ndim == 3 and image.shape[2] in (3, 4) and bool(
+        np.array_equal(image[..., 0], image[..., 1]) and np.array_equal(image[..., 1], image[..., 2]))
 
 
 def full_scale(dtype: np.dtype[Any] | type) -> float:
@@ -78,13 +84,13 @@ def split_color(color: tuple[float, ...], channels: int, *, bgra: bool) -> tuple
     return bgr, alpha
 
 
-def premultiply(be: Backend, image: Image, spec: SpecLike) -> tuple[Image, Image]:
+def premultiply(be: Backend, image: Image, spec: InfoLike) -> tuple[Image, Image]:
     """``(colour * alpha, alpha)`` of a 4-channel native image of ``be``, float32 0..1."""
     *color, alpha = be.split(be.convert(image, np.float32, 1.0 / spec.max_value))
     return be.multiply(be.merge(color), be.merge([alpha] * 3)), alpha
 
 
-def unpremultiply(be: Backend, color: Image, alpha: Image, spec: SpecLike) -> Image:
+def unpremultiply(be: Backend, color: Image, alpha: Image, spec: InfoLike) -> Image:
     """The ``spec`` image of premultiplied float32 colour and alpha (both clipped to 0..1)."""
     alpha = be.clip(alpha, 0.0, 1.0)
     divisor = be.convert(be.merge([alpha] * 3), np.float32, 1.0, ALPHA_EPSILON)
@@ -94,14 +100,14 @@ def unpremultiply(be: Backend, color: Image, alpha: Image, spec: SpecLike) -> Im
 
 def to_unit_float(ctx: ContextLike, img: Image) -> Image:
     """The image as float32 in 0..1 of full scale (a copy for float32 input)."""
-    return ctx.be.convert(img, np.float32, 1.0 / ctx.spec.max_value)
+    return ctx.backend.convert(img, np.float32, 1.0 / ctx.info.max_value)
 
 
 def from_unit_float(ctx: ContextLike, img: Image) -> Image:
-    """A float32 0..1 image back in ``ctx.spec.dtype`` (rounded and saturated for integers)."""
-    return ctx.be.convert(img, ctx.spec.dtype, ctx.spec.max_value)
+    """A float32 0..1 image back in ``ctx.info.dtype`` (rounded and saturated for integers)."""
+    return ctx.backend.convert(img, ctx.info.dtype, ctx.info.max_value)
 
 
 def to_float32_same_units(ctx: ContextLike, img: Image) -> Image:
     """The image as float32 in its own units, 0..255 stays 0..255 (a no-op for float32 images)."""
-    return img if ctx.spec.dtype == np.float32 else ctx.be.convert(img, np.float32)
+    return img if ctx.info.dtype == np.float32 else ctx.backend.convert(img, np.float32)

@@ -26,7 +26,7 @@ import cv2
 import numpy as np
 
 from cvfilters.backends import BORDERS
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 from cvfilters.engine.sampling import INTERPOLATIONS, OUTSIDE, reached, remap, remapped
 from cvfilters.engine.steps import Step, run_steps
@@ -116,15 +116,15 @@ def compose_tables(tables: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _table_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
-    cache: dict[ImageSpec, np.ndarray] = {}
+    cache: dict[ImageInfo, np.ndarray] = {}
 
     def run(ctx: Context, img: Image) -> Image:
-        if ctx.spec.dtype not in _INTEGER:
+        if ctx.info.dtype not in _INTEGER:
             return _one_by_one(steps, ctx, img)
-        if ctx.spec not in cache:
-            cache[ctx.spec] = np.ascontiguousarray(
-                compose_tables([_given(_given(step.filter.table)(step.params, ctx.spec)) for step in steps]))
-        return ctx.be.lut(img, cache[ctx.spec])
+        if ctx.info not in cache:
+            cache[ctx.info] = np.ascontiguousarray(
+                compose_tables([_given(_given(step.filter.table)(step.params, ctx.info)) for step in steps]))
+        return ctx.backend.lut(img, cache[ctx.info])
 
     return run
 
@@ -143,12 +143,12 @@ def _matrix_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     matrix = compose_matrices([_given(step.filter.matrix)(step.params, None) for step in steps])
 
     def run(ctx: Context, img: Image) -> Image:
-        if ctx.spec.channels != 3:
+        if ctx.info.channels != 3:
             return _one_by_one(steps, ctx, img)
-        full = ctx.spec.max_value
+        full = ctx.info.max_value
         scaled = np.hstack([matrix[:, :3], matrix[:, 3:] * full])
-        out = ctx.be.transform(img, scaled)
-        return ctx.be.clip(out, 0.0, 1.0) if ctx.spec.dtype == np.float32 else out
+        out = ctx.backend.transform(img, scaled)
+        return ctx.backend.clip(out, 0.0, 1.0) if ctx.info.dtype == np.float32 else out
 
     return run
 
@@ -174,16 +174,16 @@ def _warp_borders_compose(steps: Sequence[Step]) -> bool:
     return True
 
 
-def _chained_spec(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], ImageSpec], ImageSpec]:
-    def output_spec(_: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+def _chained_info(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], ImageInfo], ImageInfo]:
+    def output_info(_: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
         for step in steps:
-            spec = step.filter.result_spec(step.params, spec)
+            spec = step.filter.output_info(step.params, spec)
         return spec
 
-    return output_spec
+    return output_info
 
 
-def compose_maps(steps: Sequence[Step], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+def compose_maps(steps: Sequence[Step], spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
     """Source coordinates of every output pixel of the warps in ``steps``, composed.
 
     Output pixel ``x`` of warp 2 samples warp 1's output at ``m2(x)``, which came from
@@ -192,13 +192,13 @@ def compose_maps(steps: Sequence[Step], spec: ImageSpec) -> tuple[np.ndarray, np
     """
     first = steps[0]
     map_x, map_y = _given(first.filter.maps)(first.params, spec)
-    current = first.filter.result_spec(first.params, spec)
+    current = first.filter.output_info(first.params, spec)
     for step in steps[1:]:
         outer_x, outer_y = _given(step.filter.maps)(step.params, current)
         border = BORDERS[step.params.get("border", "replicate")]
         map_x, map_y = (cv2.remap(np.ascontiguousarray(m, np.float32), outer_x, outer_y, cv2.INTER_LINEAR,
                                   borderMode=border, borderValue=(OUTSIDE,) * 4) for m in (map_x, map_y))
-        current = step.filter.result_spec(step.params, current)
+        current = step.filter.output_info(step.params, current)
     return map_x, map_y
 
 
@@ -265,15 +265,15 @@ def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     best, sampling, premultiplied = _sampling(steps)
     composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}
 
-    def maps(spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+    def maps(spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
         if spec not in composed:
             composed[spec] = compose_maps(steps, spec)
         return composed[spec]
 
     def run(ctx: Context, img: Image) -> Image:
-        key = ("fused-warp", tuple(step.to_spec() for step in steps), ctx.spec)
-        map_x = ctx.be.cached((*key, "x"), lambda: maps(ctx.spec)[0])
-        map_y = ctx.be.cached((*key, "y"), lambda: maps(ctx.spec)[1])
+        key = ("fused-warp", tuple(step.to_spec() for step in steps), ctx.info)
+        map_x = ctx.backend.cached((*key, "x"), lambda: maps(ctx.info)[0])
+        map_y = ctx.backend.cached((*key, "y"), lambda: maps(ctx.info)[1])
         return remap(ctx, img, map_x, map_y, best, sampling["border"], sampling["fill"], premultiplied=premultiplied)
 
     return run

@@ -7,7 +7,7 @@ Two coordinate conventions, with names that say which:
 
 - :func:`index_grid` (warps, OpenCV's ``remap``): pixel centres at integer
   coordinates, the image spans ``[-0.5, width - 0.5]``.
-- :func:`centre_coords` (masks and the feather family): the image covers
+- :func:`center_coords` (masks and the feather family): the image covers
   ``[0, width]``, pixel ``i`` has its centre at ``i + 0.5``.
 """
 
@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from cvfilters.backends import BORDER_HELP, BORDERS
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.pixels import split_color
 from cvfilters.core.types import BorderName, Image, InterpolationName
 from cvfilters.registry.footprints import Geometric, Rect, aligned
@@ -51,7 +51,7 @@ def index_grid(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     return np.broadcast_to(x[None, :], (height, width)).copy(), np.broadcast_to(y[:, None], (height, width)).copy()
 
 
-def centre_coords(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
+def center_coords(width: int, height: int) -> tuple[np.ndarray, np.ndarray]:
     """Pixel-centre coordinates ``x + 0.5`` (1, W) and ``y + 0.5`` (H, 1), float64 (masks, feathers)."""
     return (np.arange(width, dtype=np.float64)[None, :] + 0.5, np.arange(height, dtype=np.float64)[:, None] + 0.5)
 
@@ -74,7 +74,7 @@ def fill_param(default: tuple[float, ...] = (0.0,)) -> Param:
                       "alpha included: [0] is transparent black on images with alpha")
 
 
-def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -> tuple[float, ...]:
+def fill_values(fill: tuple[float, ...], spec: ImageInfo, premultiplied: bool) -> tuple[float, ...]:
     """Per-channel border values, in the scale of an image of ``spec``.
 
     One number fills every channel; two are gray and alpha; three are RGB with opaque
@@ -99,14 +99,14 @@ def fill_values(fill: tuple[float, ...], spec: ImageSpec, premultiplied: bool) -
 
 def remap(ctx: Context, image: Image, map_x: Image, map_y: Image, interpolation: InterpolationName, border: BorderName,
           fill: tuple[float, ...], *, premultiplied: bool = True) -> Image:
-    """``ctx.be.remap`` with named interpolation and border, and a per-channel constant colour.
+    """``ctx.backend.remap`` with named interpolation and border, and a per-channel constant colour.
 
     The backend primitive takes one border value for all channels; a fill whose
     channels differ runs one remap per plane (split, remap, merge).
     """
-    be = ctx.be
+    be = ctx.backend
     code, mode = INTERPOLATIONS[interpolation], BORDERS[border]
-    values = fill_values(fill, ctx.spec, premultiplied) if border == "constant" else (0.0,)
+    values = fill_values(fill, ctx.info, premultiplied) if border == "constant" else (0.0,)
     if len(set(values)) == 1:
         return be.remap(image, map_x, map_y, code, mode, values[0])
     planes = be.split(image)

@@ -53,16 +53,16 @@ def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool =
 
     Returns
     -------
-    (image, ImageSpec)
+    (image, ImageInfo)
         The result and its spec (steps may change size, channels or dtype).
     """
     if transfer is not None:
         return _run_in_light(ctx, image, steps, bare, transfer)
     spec = ctx.spec
     for step in steps:
-        here = Context(ctx.be, spec)
+        here = Context(ctx.backend, spec)
         image = step.filter.fn(here, image, **step.params) if bare else step.filter.run(here, image, step.params)
-        spec = step.filter.result_spec(step.params, spec)
+        spec = step.filter.output_info(step.params, spec)
     return image, spec
 
 

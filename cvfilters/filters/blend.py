@@ -1,6 +1,6 @@
 """Region-limited filtering and blends: ``masked`` and ``blend`` (the feather family).
 
-Masks are image files or shape specs (:mod:`cvfilters.filters.masks`), softened by a feather
+Masks are image files or shape texts (:mod:`cvfilters.filters.masks`), softened by a feather
 radius in pixels; weights and constant planes are built once per size and parameters
 and kept on the device, and the mix runs as device arithmetic in premultiplied alpha.
 Conventions of positions and colours: see :mod:`.feather`.
@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 
 from cvfilters.core.arrays import ImageValue
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.pixels import full_scale, split_color, unpremultiply
 from cvfilters.core.types import FeatherMethod, Image
 from cvfilters.filters import masks
@@ -47,11 +47,11 @@ def _mask_params(required: bool) -> list[Param]:
     ]
 
 
-def _weight_key(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageSpec) -> Hashable:
+def _weight_key(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageInfo) -> Hashable:
     return ("mask", None if mask is None else masks.source_key(mask), feather, method, invert, spec.size)
 
 
-def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageSpec) -> np.ndarray:
+def _weight(mask: str | None, feather: float, method: FeatherMethod, invert: bool, spec: ImageInfo) -> np.ndarray:
     if mask is None:
         ones = np.ones((spec.height, spec.width), np.float32)
         return (1.0 - ones) if invert else ones
@@ -91,7 +91,7 @@ def masked(ctx: Context, img: Image, *, mask: str, filter: str, feather: float, 
     per size and parameters and kept on the device; see :mod:`cvfilters.filters.masks` for mask
     files, shapes and the two feather methods. In Python: ``cvfilters.apply_masked``.
     """
-    spec = ctx.spec
+    spec = ctx.info
     key = _weight_key(mask, feather, feather_method, invert, spec)
     return masks.masked_composite(ctx, img, masks.parse_steps(filter), key,
                                   lambda: _weight(mask, feather, feather_method, invert, spec))
@@ -99,7 +99,7 @@ def masked(ctx: Context, img: Image, *, mask: str, filter: str, feather: float, 
 
 # ---------------------------------------------------------------------------- blend
 def _source(image: str | ImageValue | None, color: tuple[float, ...],
-            spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+            spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
     """Host ``(colour (H, W, C), alpha (H, W))`` of the blend source, float32 0..1, straight colour.
 
     A source image of another size is resized premultiplied (no dark fringe at soft edges).
@@ -237,7 +237,7 @@ def blend(ctx: Context, img: Image, *, source: str | ImageValue | None, color: t
     ``as`` and ``1 - as`` are built once per size and parameters and kept on the device;
     the blend itself is device arithmetic (multiply, add_weighted, divide, threshold).
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     colors = color_channels(spec)
     stamp = source.key() if isinstance(source, ImageValue) else None if source is None else masks.file_stamp(source)
     src_key = ("blend-src", stamp, None if source is not None else color,

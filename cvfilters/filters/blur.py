@@ -68,9 +68,9 @@ def gaussian_blur(ctx: Context, img: Image, *, sigma: float, ksize: int, border:
 
 
 def _gaussian(ctx: Context, img: Image, sigma: float, ksize: int, border: str) -> Image:
-    size = ksize or auto_gaussian_ksize(sigma, ctx.spec.dtype)
+    size = ksize or auto_gaussian_ksize(sigma, ctx.info.dtype)
     return with_border(ctx, img, (size // 2, size // 2), border,
-                       lambda im, b: ctx.be.gaussian(im, (size, size), sigma, b))
+                       lambda im, b: ctx.backend.gaussian(im, (size, size), sigma, b))
 
 
 @register(
@@ -89,7 +89,7 @@ def box_blur(ctx: Context, img: Image, *, size: int, border: str) -> Image:
 
     For an even ``size`` the anchor is ``size // 2`` (one more pixel before it than after).
     """
-    return with_border(ctx, img, (size, size), border, lambda im, b: ctx.be.box(im, (size, size), b))
+    return with_border(ctx, img, (size, size), border, lambda im, b: ctx.backend.box(im, (size, size), b))
 
 
 # ----------------------------------------------------------------------------- median
@@ -127,9 +127,9 @@ def median_blur(ctx: Context, img: Image, *, size: int) -> Image:
 
       Sizes above 51 need ``--allow-large``: the selection grows with ``size^2``.
     """
-    if ctx.spec.dtype == np.uint8 or size <= OPENCV_MEDIAN_MAX:
-        return ctx.be.median(img, size)
-    return ctx.be.on_host(img, lambda host: median_filter(host, size), "median")
+    if ctx.info.dtype == np.uint8 or size <= OPENCV_MEDIAN_MAX:
+        return ctx.backend.median(img, size)
+    return ctx.backend.on_host(img, lambda host: median_filter(host, size), "median")
 
 
 def median_filter(image: np.ndarray, size: int) -> np.ndarray:
@@ -223,7 +223,7 @@ def bilateral(ctx: Context, img: Image, *, d: int, sigma_color: float, sigma_spa
     round trip) and are rounded back; with alpha the premultiplied colour is filtered as
     one 3-channel image and alpha on its own.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     reach = d // 2 if d > 0 else round(1.5 * sigma_space)
 
     def run(image: Image) -> Image:
@@ -291,7 +291,7 @@ def zoom_blur(ctx: Context, img: Image, *, center: tuple[float, float], amount: 
     ``I <- (I + zoom(I, q^(2^k))) / 2``, each one bilinear ``remap`` on the device,
     computed in float32.
     """
-    spec, be = ctx.spec, ctx.be
+    spec, be = ctx.info, ctx.backend
     cx, cy = center[0] * spec.width - 0.5, center[1] * spec.height - 0.5
     reach = max(math.hypot(x - cx, y - cy) for x in (0, spec.width - 1) for y in (0, spec.height - 1))
     if amount == 0.0 or reach == 0.0:
@@ -308,8 +308,8 @@ def zoom_blur(ctx: Context, img: Image, *, center: tuple[float, float], amount: 
 
 def _zoom_map_cached(ctx: Context, cx: float, cy: float, scale: float, axis: int) -> Any:
     """The device copy of a :func:`_zoom_map`, built once per size, centre, scale and axis."""
-    spec = ctx.spec
-    return ctx.be.cached(("zoom_blur", spec.size, cx, cy, scale, axis),
+    spec = ctx.info
+    return ctx.backend.cached(("zoom_blur", spec.size, cx, cy, scale, axis),
                          lambda: _zoom_map(spec.width, spec.height, cx, cy, scale, axis))
 
 
@@ -356,7 +356,7 @@ def tilt_shift(ctx: Context, img: Image, *, center: float, band: float, falloff:
     mask is built once per size and kept on the device; the blend is ``multiply`` and
     ``add_weighted`` there.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
 
     def mask() -> np.ndarray:
         column = tilt_shift_mask(spec.height, center, band, falloff)[:, None]

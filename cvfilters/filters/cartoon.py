@@ -60,13 +60,13 @@ def quantize(ctx: Context, img: Any, *, k: int, attempts: int, seed: int, space:
     backends) and works on uint8, uint16 and float32 directly. Alpha passes through.
     ``cvfilters.quantize_palette`` returns the palette as well.
     """
-    spec = ctx.spec
+    spec = ctx.info
 
     def compute(host: np.ndarray) -> np.ndarray:
         planes = host.reshape(spec.height, spec.width, spec.channels)
         return quantize_palette(planes, k, attempts=attempts, seed=seed, space=space)[0]
 
-    return ctx.be.on_host(img, compute, "quantize (k-means on host)")
+    return ctx.backend.on_host(img, compute, "quantize (k-means on host)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def smooth_toon(ctx: Context, img: Any, *, blur: float, threshold: float, levels
     passes through.
     """
     size = int(round(blur * 4)) * 2 + 1
-    blurred = ctx.be.gaussian(to_unit_float(ctx, img), (size, size), blur, cv2.BORDER_REPLICATE)
+    blurred = ctx.backend.gaussian(to_unit_float(ctx, img), (size, size), blur, cv2.BORDER_REPLICATE)
     return from_unit_float(ctx, _toon(ctx, blurred, threshold=threshold, levels=levels, source=source))
 
 
@@ -174,7 +174,7 @@ def cartoon_edges(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: 
     Every value compared is a whole number (8-bit levels, exact sums of them) and every
     threshold sits half-way between whole numbers, so the mask is the same on every backend.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     gray = be.convert(img, np.uint8, 255.0 / spec.max_value)
     if spec.channels == 3:
         gray = be.cvt_color(gray, cv2.COLOR_BGR2GRAY)
@@ -207,7 +207,7 @@ def smooth_colour(ctx: Context, colour: Any, *, passes: int, scale: float, diame
     ``colour`` is float32 0..1 (``full=1``) or uint8 (``full=255``); ``sigma_color`` is
     in 8-bit levels either way.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     if passes == 0:
         return colour
     small_size = (max(1, round(spec.width * scale)), max(1, round(spec.height * scale)))
@@ -282,7 +282,7 @@ def cartoon(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: int, s
     do not move with 8-bit rounding (which differs by a level between backends'
     resizes). The result has the input dtype. Alpha passes through.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     if spec.dtype == np.uint8 and quantize == "none":
         return _cartoon_8bit(ctx, img, edges=edges, edge_blur=edge_blur, block=block, sensitivity=sensitivity,
                              thickness=thickness, passes=passes, scale=scale, diameter=diameter,
@@ -311,7 +311,7 @@ def _cartoon_8bit(ctx: Context, img: Any, *, edges: str, edge_blur: int, block: 
                   thickness: int, passes: int, scale: float, diameter: int, sigma_color: float,
                   sigma_space: float) -> Any:
     """:func:`cartoon` on a uint8 image without quantizing (the classic recipe), every colour step in uint8."""
-    be = ctx.be
+    be = ctx.backend
     colour = smooth_colour(ctx, img, passes=passes, scale=scale, diameter=diameter, sigma_color=sigma_color,
                            sigma_space=sigma_space, full=255.0)
     if edges != "none":
@@ -408,7 +408,7 @@ def halftone(ctx: Context, img: Any, *, size: int) -> Any:
     image's channel count and dtype; alpha passes through. Device primitives
     (area resize, nearest resize, threshold) and one cached distance map.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     grid_w, grid_h = -(-spec.width // size), -(-spec.height // size)
     gray = luma(ctx, to_unit_float(ctx, img))
     padded = be.pad(gray, 0, grid_h * size - spec.height, 0, grid_w * size - spec.width, cv2.BORDER_REPLICATE)
@@ -466,7 +466,7 @@ def crosshatch(ctx: Context, img: Any, *, spacing: float, line_width: float) -> 
     image's channel count and dtype; alpha passes through. Device primitives with four
     cached line masks.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     gray = luma(ctx, to_unit_float(ctx, img))
     hatched: Any = None  # a native image once the first family is drawn
     for family, (limit, _, _) in enumerate(CROSSHATCH_FAMILIES):

@@ -13,7 +13,7 @@ Per-channel curves (colour kernels)
     ``brightness_contrast``, ``posterize``, ``solarize``, ``threshold``) and the 1-D
     files of ``lut`` (:mod:`.cube`).
 Colour matrices
-    ``out = M @ [b, g, r, 1]``, run by ``ctx.be.transform`` (``cv2.transform``).
+    ``out = M @ [b, g, r, 1]``, run by ``ctx.backend.transform`` (``cv2.transform``).
     ``Filter.matrix(params, spec)`` (and :func:`color_matrix_of`, which resolves the
     parameters first) returns the 3 x 4 matrix of ``saturation``, ``hue_shift``,
     ``color_matrix`` and ``grayscale``. ``sepia`` is ImageMagick's ``-sepia-tone``
@@ -49,7 +49,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.pixels import LUMA_BGR, full_scale
 from cvfilters.core.types import Category
 from cvfilters.registry import catalog as registry
@@ -111,7 +111,7 @@ class PointOp:
         self._tables = lru_cache(maxsize=TABLE_CACHE)(self._build)
 
     # ------------------------------------------------------------ tables
-    def table(self, params: Mapping[str, Any], spec: ImageSpec) -> np.ndarray | None:
+    def table(self, params: Mapping[str, Any], spec: ImageInfo) -> np.ndarray | None:
         """The lookup table for ``spec``: (N,) or (N, 3) in B, G, R columns, the image's dtype.
 
         N is 256 for uint8 and 65536 for uint16; row ``i`` holds the output for input
@@ -186,15 +186,15 @@ class PointOp:
 
     # ------------------------------------------------------------ running
     def run(self, ctx: Context, img: Any, params: Mapping[str, Any]) -> Any:
-        """Apply to a native image of ``ctx.be`` (1 or 3 channels: alpha is handled by the policy)."""
+        """Apply to a native image of ``ctx.backend`` (1 or 3 channels: alpha is handled by the policy)."""
         if self.native is not None:
             return self.native(ctx, img, **params)
-        table = self.table(params, ctx.spec)
+        table = self.table(params, ctx.info)
         if table is not None:
-            return ctx.be.lut(img, lut_layout(table))
+            return ctx.backend.lut(img, lut_layout(table))
         if self.float_device is not None:
             return self.float_device(ctx, img, **params)
-        return ctx.be.on_host(img, lambda host: self.evaluate(host, params), f"{self.name} (float32 on host)")
+        return ctx.backend.on_host(img, lambda host: self.evaluate(host, params), f"{self.name} (float32 on host)")
 
 
 def lut_layout(table: np.ndarray) -> np.ndarray:
@@ -223,7 +223,7 @@ def point_filter(name: str, curves: CurvesFn, *, summary: str, params: Iterable[
                  replace: bool = False) -> Filter:
     """Register a filter made of per-channel curves (the machinery under :func:`color_kernel`).
 
-    The filter runs as ``ctx.be.lut`` for uint8/uint16 and exposes ``Filter.table``;
+    The filter runs as ``ctx.backend.lut`` for uint8/uint16 and exposes ``Filter.table``;
     float32 runs ``float_device`` when given, else the curves on the host; ``native``
     replaces the table for every dtype (see :class:`PointOp`). The alpha policy is
     "passthrough".
@@ -291,7 +291,7 @@ def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: st
     Examples
     --------
     >>> square = color_kernel(lambda v: v ** 2, "square", summary="Square every channel value.")
-    >>> square.table({}, ImageSpec(1, 1, 3, np.dtype(np.uint8)))[128]
+    >>> square.table({}, ImageInfo(1, 1, 3, np.dtype(np.uint8)))[128]
     np.uint8(64)
     """
     filter_name = str(name or getattr(fn, "__name__", ""))
@@ -345,19 +345,19 @@ def color_matrix_of(flt: str | Filter, params: Mapping[str, Any] | None = None) 
 
 
 def run_matrix(ctx: Context, img: Any, matrix: np.ndarray) -> Any:
-    """Apply a normalised 3 x 4 BGR colour matrix with ``ctx.be.transform``.
+    """Apply a normalised 3 x 4 BGR colour matrix with ``ctx.backend.transform``.
 
     Gray images go through it as (v, v, v) and back to one channel by BT.601 luma
     (``cvtColor``); a matrix that keeps every gray (rows summing to 1, no offsets)
     leaves them unchanged without running.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     if spec.channels == 1:
         keeps_gray = np.allclose(matrix[:, :3].sum(axis=1), 1.0, rtol=0, atol=1e-12) and np.allclose(
             matrix[:, 3], 0.0, rtol=0, atol=1e-12)
         if keeps_gray:
             return img
-        colour = run_matrix(ctx.with_spec(channels=3), be.merge([img, img, img]), matrix)
+        colour = run_matrix(ctx.with_info(channels=3), be.merge([img, img, img]), matrix)
         return be.cvt_color(colour, cv2.COLOR_BGR2GRAY)
     scaled = np.array(matrix, dtype=np.float64)
     scaled[:, -1] *= spec.max_value
@@ -378,7 +378,7 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
     The filter exposes it as ``Filter.matrix(params, spec)`` (the spec is not needed).
     ``gray`` says what a 1-channel image becomes: ``luma`` (the luma of the colour
     result, one channel), ``color`` (the 3-channel BGR colour result: a tint such as
-    sepia turns gray into colour; declared by ``output_spec``) or ``unchanged`` (the
+    sepia turns gray into colour; declared by ``output_info``) or ``unchanged`` (the
     matrix keeps every gray, as saturation and hue do: returned as is, with a warning
     once per process that the filter has no effect on gray). ``identity`` as in
     :func:`~cvfilters.registry.catalog.register`.
@@ -387,15 +387,15 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
         raise ValueError(f"matrix_filter {name!r}: gray must be one of {GRAY_POLICIES}, not {gray!r}")
 
     def run(ctx: Context, img: Any, **values: Any) -> Any:
-        if ctx.spec.channels == 1 and gray == "color":
-            return run_matrix(ctx.with_spec(channels=3), ctx.be.merge([img, img, img]), matrix(values))
-        if ctx.spec.channels == 1 and gray == "unchanged" and name not in _WARNED:
+        if ctx.info.channels == 1 and gray == "color":
+            return run_matrix(ctx.with_info(channels=3), ctx.backend.merge([img, img, img]), matrix(values))
+        if ctx.info.channels == 1 and gray == "unchanged" and name not in _WARNED:
             _WARNED.add(name)
             warnings.warn(f"{name}: a gray (1-channel) image has no colour to change; it is returned unchanged",
                           stacklevel=2)
         return run_matrix(ctx, img, matrix(values))
 
-    def to_color(values: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+    def to_color(values: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
         return spec.with_(channels=3) if spec.channels == 1 else spec
 
     return register(name, category="color", summary=summary, params=params, check=check, footprint=POINT,
@@ -439,8 +439,8 @@ def user_matrix(matrix: Sequence[Sequence[float]], order: str) -> np.ndarray:
 invert = point_filter(
     "invert", lambda p, full: [lambda v: 1.0 - v],
     summary="Negative: full scale minus each channel.",
-    native=lambda ctx, img: (ctx.be.convert(img, np.float32, -1.0, 1.0) if ctx.spec.dtype == np.float32
-                             else ctx.be.bitwise_not(img)),
+    native=lambda ctx, img: (ctx.backend.convert(img, np.float32, -1.0, 1.0) if ctx.info.dtype == np.float32
+                             else ctx.backend.bitwise_not(img)),
     description="""``out = max - in`` per channel (255, 65535 or 1.0); alpha is kept.
 
     Runs as ``bitwise_not`` on integers and ``1 - in`` on float32 (exact, on the device
@@ -461,9 +461,9 @@ def grayscale(ctx: Context, img: Any) -> Any:
 
     The channel count is kept so the result fits any pipeline; alpha is kept.
     """
-    if ctx.spec.channels == 1:
+    if ctx.info.channels == 1:
         return img
-    return ctx.be.cvt_color(ctx.be.cvt_color(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+    return ctx.backend.cvt_color(ctx.backend.cvt_color(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
 
 
 

@@ -254,9 +254,9 @@ def emboss(ctx: Context, img: Any, *, intensity: float, angle: float, color: boo
     def relief(spec_ctx: Context, image: Any) -> Any:
         return respond(spec_ctx, image, (emboss_kernel(angle),), border, output="clip", scale=intensity, bias=0.5)
 
-    if color or ctx.spec.channels == 1:
+    if color or ctx.info.channels == 1:
         return relief(ctx, img)
-    be, gray_ctx = ctx.be, ctx.with_spec(channels=1)
+    be, gray_ctx = ctx.backend, ctx.with_info(channels=1)
     planes = be.split(img)
     grey = relief(gray_ctx, be.cvt_color(be.merge(planes[:3]), cv2.COLOR_BGR2GRAY))
     return be.merge([grey] * 3 + [relief(gray_ctx, plane) for plane in planes[3:]])

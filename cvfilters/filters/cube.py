@@ -52,15 +52,15 @@ from cvfilters.registry.params import Param
 def _lut_float(ctx: Context, img: Image, *, file: str, scale: str, stamp: Any = None) -> Image:
     """Float32 with a 1-D file, or a gray image with a cube: on the device with remap."""
     lut = load_lut(file, scale)
-    be = ctx.be
+    be = ctx.backend
     if lut.cube is not None:  # gray image: (v, v, v) through the cube, then luma
-        colour = apply_cube(ctx.with_spec(channels=3), be.merge([img, img, img]), lut)
+        colour = apply_cube(ctx.with_info(channels=3), be.merge([img, img, img]), lut)
         return be.clip(be.transform(colour, LUMA_BGR[None, :]), 0.0, 1.0)
     table = lut.table
     if table is None:
         raise ValueError(f"{file}: has neither a 1-D table nor a cube")
     single = len(table.curves()) == 1
-    gray = ctx.spec.channels == 1
+    gray = ctx.info.channels == 1
     if single:
         planes, columns = ([img] if gray else be.split(img)), [0] * (1 if gray else 3)
     else:
@@ -111,7 +111,7 @@ def _check(params: dict[str, Any]) -> str | None:
 
 def _run(ctx: Context, img: Image, *, file: str, scale: str) -> Image:
     lut = load_lut(file, scale)
-    if lut.cube is None or ctx.spec.channels == 1:
+    if lut.cube is None or ctx.info.channels == 1:
         return _OP.run(ctx, img, _op_params({"file": file, "scale": scale}, lut))
     return apply_cube(ctx, img, lut)
 

@@ -13,10 +13,10 @@ Conventions of the family
   (alpha included on BGRA images, as the warp ``fill``), ``[gray, alpha]``, ``[B,G,R]``
   (opaque) or ``[B,G,R,A]``; a gray image uses the BT.601 luma of a BGR colour. On
   images without alpha, an explicit colour alpha is an opacity.
-- Masks (``mask=``) are image files or shape specs, see :mod:`cvfilters.filters.masks`.
+- Masks (``mask=``) are image files or shape texts, see :mod:`cvfilters.filters.masks`.
 
 Every mask, weight and constant colour plane is built on the host once per image size
-and parameters and kept on the device (``ctx.be.cached``); per image, only device
+and parameters and kept on the device (``ctx.backend.cached``); per image, only device
 arithmetic runs (multiply, add_weighted, divide, threshold, and the sub-pipeline).
 """
 
@@ -29,10 +29,10 @@ from typing import Any
 import cv2
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.pixels import premultiply, split_color, unpremultiply
 from cvfilters.core.types import FeatherMethod, Image
-from cvfilters.engine.sampling import centre_coords
+from cvfilters.engine.sampling import center_coords
 from cvfilters.filters import masks
 from cvfilters.filters._shared.common import center_param
 from cvfilters.filters.masks import FEATHER_METHODS, feather_param, once, replicate
@@ -64,10 +64,10 @@ def falloff_curve(t: np.ndarray, falloff: str) -> np.ndarray:
 def _scaled_mix(ctx: Context, img: Image, key: Hashable, planes: Callable[[], tuple[np.ndarray, np.ndarray]]) -> Image:
     """``img * keep + add * full_scale`` on the device, ``(keep, add) = planes()`` built once per key.
 
-    ``img`` has the colour channels of ``ctx.spec`` (1 or 3); ``keep`` is (H, W) and ``add``
+    ``img`` has the colour channels of ``ctx.info`` (1 or 3); ``keep`` is (H, W) and ``add``
     (H, W, C), both in 0..1; ``planes`` only runs when the device copies are not cached.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     c = spec.channels
     shape = (spec.height, spec.width) if c == 1 else (spec.height, spec.width, c)
     keep_dev = be.cached((key, "keep", c), lambda: replicate(planes()[0].astype(np.float32), c))
@@ -79,7 +79,7 @@ def _scaled_mix(ctx: Context, img: Image, key: Hashable, planes: Callable[[], tu
 def _toward_color(ctx: Context, img: Image, key: Hashable, amount: Callable[[], np.ndarray],
                   color: tuple[float, ...]) -> Image:
     """``img + a * (colour - img)`` with ``a = amount() * colour alpha`` for 1- or 3-channel images."""
-    values, alpha = split_color(color, ctx.spec.channels, bgra=False)
+    values, alpha = split_color(color, ctx.info.channels, bgra=False)
 
     @once
     def planes() -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +92,7 @@ def _toward_color(ctx: Context, img: Image, key: Hashable, amount: Callable[[], 
 def _lerp_color_premultiplied(ctx: Context, img: Image, key: Hashable, weight: Callable[[], np.ndarray],
                               color: tuple[float, ...]) -> Image:
     """4 channels: premultiplied ``w * img + (1 - w) * colour``, colour alpha included."""
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     values, alpha = split_color(color, 3, bgra=True)
     key = (key, color)
     w3 = be.cached((key, "w3"), lambda: replicate(weight().astype(np.float32), 3))
@@ -109,7 +109,7 @@ def _lerp_color_premultiplied(ctx: Context, img: Image, key: Hashable, weight: C
 
 def _fade_to_transparent(ctx: Context, img: Image, key: Hashable, weight: Callable[[], np.ndarray]) -> Image:
     """Multiply alpha by ``w``; images without alpha get ``w`` as their alpha (BGRA out)."""
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     if spec.channels == 4:
         *color, alpha = be.split(img)
         w1 = be.cached((key, "w1"), lambda: weight().astype(np.float32))
@@ -126,11 +126,11 @@ def _fade_to_transparent(ctx: Context, img: Image, key: Hashable, weight: Callab
 
 def _with_colors(ctx: Context, img: Image, run: Any) -> Image:
     """Run ``run(ctx, colour)`` on the colour channels and put alpha back (4 channels)."""
-    if ctx.spec.channels != 4:
+    if ctx.info.channels != 4:
         return run(ctx, img)
-    *color, alpha = ctx.be.split(img)
-    out = run(ctx.with_spec(channels=3), ctx.be.merge(color))
-    return ctx.be.merge([*ctx.be.split(out), alpha])
+    *color, alpha = ctx.backend.split(img)
+    out = run(ctx.with_info(channels=3), ctx.backend.merge(color))
+    return ctx.backend.merge([*ctx.backend.split(out), alpha])
 
 
 # ---------------------------------------------------------------------------- vignette (kept)
@@ -181,14 +181,14 @@ def vignette(ctx: Context, img: Image, *, center: tuple[float, float], radius: f
     the whole frame visibly (the mean factor is ``1 - intensity / 3`` until black clips).
     The factor is built once per size and parameters and kept on the device; alpha is kept.
     """
-    spec = ctx.spec
+    spec = ctx.info
     key = ("vignette", spec.size, spec.channels, center, radius, intensity)
 
     def mask() -> np.ndarray:
         factor = vignette_factor(spec.width, spec.height, center, radius, intensity)
         return factor if spec.channels == 1 else np.repeat(factor[:, :, None], spec.channels, axis=2)
 
-    return ctx.be.multiply(img, ctx.be.cached(key, mask), dtype=spec.dtype)
+    return ctx.backend.multiply(img, ctx.backend.cached(key, mask), dtype=spec.dtype)
 
 
 # ---------------------------------------------------------------------------- feather
@@ -200,7 +200,7 @@ def edge_weight(width: int, height: int, radius: float, shape: str = "rect", fal
     measured along the ray from the image centre, ``d = |v| (1 - rho) / rho`` with
     ``rho = sqrt((vx / (W/2))^2 + (vy / (H/2))^2)``. ``w = falloff(clip(d / radius, 0, 1))``.
     """
-    x, y = centre_coords(width, height)
+    x, y = center_coords(width, height)
     if shape == "rect":
         d = np.minimum(np.minimum(x, width - x), np.minimum(y, height - y))
     else:
@@ -221,7 +221,7 @@ def radial_weight(width: int, height: int, center: tuple[float, float], inner: f
 
     ``d`` is the distance from ``center`` over the half-diagonal; ``outer <= inner`` is a hard edge at ``inner``.
     """
-    x, y = centre_coords(width, height)
+    x, y = center_coords(width, height)
     d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
     t = np.clip((d - inner) / (outer - inner), 0.0, 1.0) if outer > inner else (d > inner).astype(np.float64)
     return (1.0 - falloff_curve(t, falloff)).astype(np.float32)
@@ -234,7 +234,7 @@ def brighten_amount(width: int, height: int, center: tuple[float, float], size: 
     scaled by ``min(W, H) / max(W, H)`` and ``s2 = (W/2)^2 + (H/2)^2`` (the squared
     distance from the centre to a corner).
     """
-    x, y = centre_coords(width, height)
+    x, y = center_coords(width, height)
     dx, dy = x - center[0] * width, y - center[1] * height
     ratio = min(width, height) / max(width, height)
     if width > height:
@@ -245,7 +245,7 @@ def brighten_amount(width: int, height: int, center: tuple[float, float], size: 
     return ((dx**2 + dy**2) / (s2 * size)).astype(np.float32)
 
 
-def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+def _feather_info(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     if params["mode"] != "brighten" and params["fill"] == "transparent" and spec.channels != 4:
         return spec.with_(channels=4)
     return spec
@@ -257,7 +257,7 @@ def _feather_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
     category="feather",
     summary="Feather the image: fade its edges or a radial zone to a colour or transparency, or brighten outward.",
     alpha="all",
-    output_spec=_feather_spec,
+    output_info=_feather_info,
     params=[
         Param("mode", "choice", "edges", choices=("edges", "radial", "brighten"),
               help="edges: fade the border inward; radial: fade outside a circle around center; "
@@ -310,17 +310,17 @@ def feather(ctx: Context, img: Image, *, mode: str, radius: float, shape: str, c
 
     Weights are built once per size and parameters and kept on the device.
     """
-    spec = ctx.spec
+    spec = ctx.info
     key: tuple[Any, ...]
     if mode == "brighten":
         key = ("feather-brighten", spec.size, center, size, spec.max_value)
 
         def add(c: Context, colour: Image) -> Image:
-            chans = c.spec.channels
-            plane = c.be.cached((key, chans), lambda: replicate(
+            chans = c.info.channels
+            plane = c.backend.cached((key, chans), lambda: replicate(
                 brighten_amount(spec.width, spec.height, center, size) * np.float32(spec.max_value), chans))
-            out = c.be.add_weighted(colour, 1.0, plane, 1.0, dtype=spec.dtype)  # integers saturate
-            return c.be.threshold(out, 1.0, 1.0, cv2.THRESH_TRUNC) if spec.dtype == _F32 else out
+            out = c.backend.add_weighted(colour, 1.0, plane, 1.0, dtype=spec.dtype)  # integers saturate
+            return c.backend.threshold(out, 1.0, 1.0, cv2.THRESH_TRUNC) if spec.dtype == _F32 else out
 
         return _with_colors(ctx, img, add)
     if mode == "edges":
@@ -363,7 +363,7 @@ def feather_mask(ctx: Context, img: Image, *, radius: float, method: FeatherMeth
 
     Values are taken as fractions of full scale; the result has the image's dtype.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     full = spec.max_value
 
     def soften(plane: Image) -> Image:
@@ -382,7 +382,7 @@ def vignette_effect_amount(width: int, height: int, *, style: str, center: tuple
                            falloff: float, intensity: float, start: float, end: float,
                            aspect_correct: bool) -> np.ndarray:
     """The (H, W) amount ``a`` of :func:`vignette_effect` (``out = in + a * (colour - in)``)."""
-    x, y = centre_coords(width, height)
+    x, y = center_coords(width, height)
     if style == "core_image":
         d = np.hypot(x - center[0] * width, y - center[1] * height) / (0.5 * math.hypot(width, height))
         ramp = smoothstep(radius, radius + falloff, d)
@@ -441,7 +441,7 @@ def vignette_effect(ctx: Context, img: Image, *, style: str, center: tuple[float
     The colour's alpha is an opacity (multiplies ``a``). Parameters of the other style
     are ignored. The factor planes are built once per size and kept on the device.
     """
-    spec = ctx.spec
+    spec = ctx.info
     key = ("vignette_effect", spec.size, style, center, radius, falloff, intensity, start, end, aspect_correct)
     return _toward_color(ctx, img, key, lambda: vignette_effect_amount(
         spec.width, spec.height, style=style, center=center, radius=radius, falloff=falloff, intensity=intensity,

@@ -1,6 +1,6 @@
 """Geometry for pipelines: resize, crop and pad, each declaring the size it outputs.
 
-These change the canvas, so each declares ``output_spec`` (like ``rotate:expand=true``)
+These change the canvas, so each declares ``output_info`` (like ``rotate:expand=true``)
 and a pipeline carries the new size to the steps after it. ``crop`` and ``pad`` move
 whole pixels (every channel, alpha included: alpha policy "all"); ``resize``
 interpolates on premultiplied colour. All three run with backend primitives
@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from cvfilters.backends import BORDER_HELP, BORDERS
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.errors import ParameterError
 from cvfilters.engine.sampling import fill_param, fill_values
 from cvfilters.registry.catalog import register
@@ -75,7 +75,7 @@ def resize_plan(params: Mapping[str, Any], width: int, height: int) -> Plan:
     return scaled, (0, 0, *scaled)
 
 
-def _resize_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+def _resize_info(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     _, (_, _, out_w, out_h) = resize_plan(params, spec.width, spec.height)
     return spec.with_(width=out_w, height=out_h)
 
@@ -108,7 +108,7 @@ def _check_resize_size(scaled: tuple[int, int]) -> None:
                    "lanczos (Lanczos-4, 8x8), nearest (the pixel whose centre is nearest)"),
     ],
     alpha="premultiply",
-    output_spec=_resize_spec,
+    output_info=_resize_info,
 )
 def resize(ctx: Context, img: Any, *, width: int, height: int, scale: float, fit: str, interpolation: str) -> Any:
     """``cv2.resize`` to the size :func:`resize_plan` works out, then the centred crop of ``fit=cover``.
@@ -119,14 +119,14 @@ def resize(ctx: Context, img: Any, *, width: int, height: int, scale: float, fit
     Colour is resized premultiplied by alpha.
     """
     params = {"width": width, "height": height, "scale": scale, "fit": fit}
-    scaled, (x, y, out_w, out_h) = resize_plan(params, ctx.spec.width, ctx.spec.height)
+    scaled, (x, y, out_w, out_h) = resize_plan(params, ctx.info.width, ctx.info.height)
     _check_resize_size(scaled)
-    out = img if scaled == ctx.spec.size else ctx.be.resize(img, scaled, RESIZE_INTERPOLATIONS[interpolation])
-    return out if (out_w, out_h) == scaled else ctx.be.crop(out, x, y, out_w, out_h)
+    out = img if scaled == ctx.info.size else ctx.backend.resize(img, scaled, RESIZE_INTERPOLATIONS[interpolation])
+    return out if (out_w, out_h) == scaled else ctx.backend.crop(out, x, y, out_w, out_h)
 
 
 # ------------------------------------------------------------------ crop
-def crop_box(params: Mapping[str, Any], spec: ImageSpec) -> tuple[int, int, int, int]:
+def crop_box(params: Mapping[str, Any], spec: ImageInfo) -> tuple[int, int, int, int]:
     """``(x, y, width, height)`` of the region ``crop`` keeps: the request clipped to the image.
 
     Raises
@@ -143,7 +143,7 @@ def crop_box(params: Mapping[str, Any], spec: ImageSpec) -> tuple[int, int, int,
     return x, y, width, height
 
 
-def _crop_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+def _crop_info(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     _, _, width, height = crop_box(params, spec)
     return spec.with_(width=width, height=height)
 
@@ -167,7 +167,7 @@ def _crop_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
               help="height of the region; 0 = to the bottom edge (a region past the edge is cut there)"),
     ],
     alpha="all",
-    output_spec=_crop_spec,
+    output_info=_crop_info,
     identity="with no region given (x=0, y=0, width=0, height=0) the whole image is kept",
 )
 def crop(ctx: Context, img: Any, *, x: int, y: int, width: int, height: int) -> Any:
@@ -177,16 +177,16 @@ def crop(ctx: Context, img: Any, *, x: int, y: int, width: int, height: int) -> 
     region that starts outside the image is an error naming ``x`` or ``y``. The result
     is a copy, so the border rules of later steps see its own edges.
     """
-    box = crop_box({"x": x, "y": y, "width": width, "height": height}, ctx.spec)
-    if box == (0, 0, *ctx.spec.size):
+    box = crop_box({"x": x, "y": y, "width": width, "height": height}, ctx.info)
+    if box == (0, 0, *ctx.info.size):
         return img
     # A device region (UMat, GpuMat) shares its parent: later border rules would read the parent's
     # pixels beyond the region. A same-type convert copies it into an image of its own.
-    return ctx.be.convert(ctx.be.crop(img, *box), ctx.spec.dtype)
+    return ctx.backend.convert(ctx.backend.crop(img, *box), ctx.info.dtype)
 
 
 # ------------------------------------------------------------------ pad
-def _pad_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+def _pad_info(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     return spec.with_(width=spec.width + params["left"] + params["right"],
                       height=spec.height + params["top"] + params["bottom"])
 
@@ -224,7 +224,7 @@ def _pad_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
         fill_param(),
     ],
     alpha="all",
-    output_spec=_pad_spec,
+    output_info=_pad_info,
     identity="with every side 0 nothing is added",
 )
 def pad(ctx: Context, img: Any, *, top: int, bottom: int, left: int, right: int, border: str,
@@ -239,11 +239,11 @@ def pad(ctx: Context, img: Any, *, top: int, bottom: int, left: int, right: int,
     if not any(sides):
         return img
     mode = BORDERS[border]
-    values = fill_values(fill, ctx.spec, premultiplied=False) if border == "constant" else (0.0,)
+    values = fill_values(fill, ctx.info, premultiplied=False) if border == "constant" else (0.0,)
     if len(set(values)) == 1:
-        return ctx.be.pad(img, *sides, mode, values[0])
-    planes = ctx.be.split(img)
-    return ctx.be.merge([ctx.be.pad(p, *sides, mode, v) for p, v in zip(planes, values, strict=True)])
+        return ctx.backend.pad(img, *sides, mode, values[0])
+    planes = ctx.backend.split(img)
+    return ctx.backend.merge([ctx.backend.pad(p, *sides, mode, v) for p, v in zip(planes, values, strict=True)])
 
 
 __all__ = ["crop", "crop_box", "pad", "resize", "resize_plan"]

@@ -86,7 +86,7 @@ def otsu_threshold(image: Image) -> float:
     array = host_array(image)
     ctx = host_context(array)
     gray = _luma_plane(ctx, array)
-    return _otsu_value(ctx.with_spec(channels=1), gray)
+    return _otsu_value(ctx.with_info(channels=1), gray)
 
 
 
@@ -221,7 +221,7 @@ def clahe(ctx: Context, img: Image, *, clip_limit: float, tiles: int, space: str
     processed like uint16, with 16-bit precision. Runs through the backend's ``clahe``
     primitive (OpenCL has an 8-bit kernel; other cases are counted host fallbacks).
     """
-    be = ctx.be
+    be = ctx.backend
     view = level_view(ctx, img, space)
     planes = [view.image] if view.channels == 1 else be.split(view.image)
     out = [be.clahe(plane, clip_limit, (tiles, tiles)) for plane in planes]
@@ -263,7 +263,7 @@ def match_histogram(ctx: Context, img: Image, *, reference: str | ImageValue, sp
 def _matched(ctx: Context, img: Image, counts: np.ndarray, *, reference: str | ImageValue, space: str) -> Image:
     view = level_view(ctx, img, space)
     try:
-        ref = _reference_counts_cached(_file_key(reference), ctx.spec.channels, space)
+        ref = _reference_counts_cached(_file_key(reference), ctx.info.channels, space)
     except (OSError, ValueError, CvfError) as exc:
         raise ParameterError("match_histogram", "reference", f"={reference} cannot be used ({exc})") from None
     if len(ref) == 1 and len(counts) > 1:
@@ -400,7 +400,7 @@ def _normalized(ctx: Context, img: Image, ranges: list[tuple[float, float]], *, 
 
 
 def _luma_plane(ctx: Context, img: Image) -> Image:
-    return img if ctx.spec.channels == 1 else ctx.be.cvt_color(img, cv2.COLOR_BGR2GRAY)
+    return img if ctx.info.channels == 1 else ctx.backend.cvt_color(img, cv2.COLOR_BGR2GRAY)
 
 
 def _otsu_value(ctx: Context, gray: Any) -> float:
@@ -443,7 +443,7 @@ def _thresholded(ctx: Context, img: Image, counts: np.ndarray, *, invert: bool) 
     value = _otsu_of(counts, ctx.spec.dtype) / ctx.spec.max_value
     fixed = registry.get("threshold")
     binary = fixed.run(gray_ctx, gray, fixed.resolve({"value": min(value, 1.0), "invert": invert}))
-    return binary if ctx.spec.channels == 1 else ctx.be.cvt_color(binary, cv2.COLOR_GRAY2BGR)
+    return binary if ctx.info.channels == 1 else ctx.backend.cvt_color(binary, cv2.COLOR_GRAY2BGR)
 
 
 @register(
@@ -473,7 +473,7 @@ def adaptive_threshold(ctx: Context, img: Image, *, method: str, block_size: int
     BT.601 luma for colour images, whose result is copied into B, G and R. Runs on the
     device (box or Gaussian, a difference, a threshold); no host statistics.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     gray = _luma_plane(ctx, img)
     values = gray if spec.dtype == _F32 else be.convert(gray, np.float32)
     size = (block_size, block_size)
@@ -489,8 +489,8 @@ def adaptive_threshold(ctx: Context, img: Image, *, method: str, block_size: int
 
 def _paste(ctx: Context, img: Image, patch: Any, x: int, y: int, width: int, height: int) -> Image:
     """``img`` with the ``width`` x ``height`` region at (x, y) replaced by ``patch`` (crop and concat)."""
-    be = ctx.be
-    full_w, full_h = ctx.spec.size
+    be = ctx.backend
+    full_w, full_h = ctx.info.size
     middle = [part for part in (be.crop(img, 0, y, x, height) if x else None, patch,
                                 be.crop(img, x + width, y, full_w - x - width, height) if x + width < full_w else None)
               if part is not None]
@@ -527,13 +527,13 @@ def histogram_overlay(ctx: Context, img: Image, *, position: tuple[float, float]
     space))``. One histogram (host statistics); the panel is drawn on the host,
     uploaded, and blended on the device.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     width = min(spec.width, max(1, round(size[0] * spec.width)))
     height = min(spec.height, max(1, round(size[1] * spec.height)))
     x = round(position[0] * (spec.width - width))
     y = round(position[1] * (spec.height - height))
     levels = img if spec.dtype != _F32 else be.convert(img, np.uint16, FLOAT_LEVELS - 1.0)
-    host = ctx.be.host_copy(levels, "calc_hist")
+    host = ctx.backend.host_copy(levels, "calc_hist")
     counts = histogram(host, bins=max(2, min(256, width)))
     counts = counts if counts.ndim == 2 else counts[None, :]
     panel = histogram_panel(counts, width, height, log=log) * spec.max_value

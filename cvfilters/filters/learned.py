@@ -260,8 +260,8 @@ def dnn_style(ctx: Context, img: Any, *, model: str, input_range: str, tensor_la
     modification time); cv2.dnn is asked for its CUDA target on the cuda backend and
     OpenCL on the opencl backend (OpenCV 5.1's engine runs on the CPU regardless).
     """
-    spec = ctx.spec
-    loaded = load_net(model, dnn_target(ctx.be.name))
+    spec = ctx.info
+    loaded = load_net(model, dnn_target(ctx.backend.name))
     codec = Codec(input_range, tensor_layout, model_order)
 
     def compute(host: np.ndarray) -> np.ndarray:
@@ -274,7 +274,7 @@ def dnn_style(ctx: Context, img: Any, *, model: str, input_range: str, tensor_la
             return out.astype(np.float32)
         return np.rint(out * spec.max_value).astype(spec.dtype)
 
-    return ctx.be.on_host(img, compute, "dnn_style (cv2.dnn, pixels via host)")
+    return ctx.backend.on_host(img, compute, "dnn_style (cv2.dnn, pixels via host)")
 
 
 __all__ = ["Codec", "check_output", "dnn_style", "dnn_target", "load_net", "output_growth", "run_model", "run_tiled",

@@ -21,7 +21,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.pixels import from_unit_float, split_color, to_unit_float
 from cvfilters.engine.sampling import OUTSIDE, fill_param, remap
 from cvfilters.registry.catalog import register
@@ -56,7 +56,7 @@ def bloom(ctx: Context, img: Any, *, radius: float, intensity: float, threshold:
     ``screen(a, b) = a + b - a b`` brightens without passing full scale. Device
     primitives in float32; alpha passes through.
     """
-    be = ctx.be
+    be = ctx.backend
     x = to_unit_float(ctx, img)
     bright = be.clip(be.convert(x, np.float32, 1.0 / (1.0 - threshold), -threshold / (1.0 - threshold)), 0.0, 1.0)
     size = 2 * round(3 * radius) + 1
@@ -108,7 +108,7 @@ def grain(ctx: Context, img: Any, *, amount: float, size: float, monochrome: boo
     different one). It is built on the host once and kept on the device; the sum runs
     with device primitives. Alpha passes through.
     """
-    spec, be = ctx.spec, ctx.be
+    spec, be = ctx.info, ctx.backend
     key = ("grain", spec.size, spec.channels, size, seed, monochrome)
     noise = be.cached(key, lambda: grain_field(spec.height, spec.width, spec.channels, size, seed, monochrome))
     return from_unit_float(ctx, be.clip(be.add_weighted(to_unit_float(ctx, img), 1.0, noise, amount), 0.0, 1.0))
@@ -182,7 +182,7 @@ def key_out(bgr: np.ndarray, key: tuple[float, ...], tolerance: float, softness:
     return np.clip(bgr, 0.0, 1.0), alpha
 
 
-def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+def _key_info(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     return spec.with_(channels=4)
 
 
@@ -207,7 +207,7 @@ def _key_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
                    "coloured key, lab for a neutral one (white, black, grey backgrounds)"),
     ],
     alpha="all",
-    output_spec=_key_spec,
+    output_info=_key_info,
 )
 def chroma_key(ctx: Context, img: Any, *, color: tuple[float, ...], tolerance: float, softness: float,
                spill: float, distance: str) -> Any:
@@ -225,7 +225,7 @@ def chroma_key(ctx: Context, img: Any, *, color: tuple[float, ...], tolerance: f
     ``Y`` (green fringes turn neutral); a neutral key has no spill direction. Gray images
     are keyed as (v, v, v). Host only: counted off the cpu.
     """
-    spec = ctx.spec
+    spec = ctx.info
     key, _ = split_color(color, 3, bgra=False)
 
     def compute(host: np.ndarray) -> np.ndarray:
@@ -239,7 +239,7 @@ def chroma_key(ctx: Context, img: Any, *, color: tuple[float, ...], tolerance: f
             return out.astype(np.float32)
         return np.rint(out * spec.max_value).astype(spec.dtype)
 
-    return ctx.be.on_host(img, compute, "chroma_key (on host)")
+    return ctx.backend.on_host(img, compute, "chroma_key (on host)")
 
 
 # ------------------------------------------------------------------ Voronoi cells
@@ -303,7 +303,7 @@ def cell_maps(width: int, height: int, spacing: float, seed: int, dot: float | N
 
 def _run_cells(ctx: Context, img: Any, name: str, spacing: float, seed: int, dot: float | None,
                fill: tuple[float, ...]) -> Any:
-    spec = ctx.spec
+    spec = ctx.info
     key = (name, spec.size, spacing, seed, dot)
     built: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -312,8 +312,8 @@ def _run_cells(ctx: Context, img: Any, name: str, spacing: float, seed: int, dot
             built.append(cell_maps(spec.width, spec.height, spacing, seed, dot))
         return built[0]
 
-    map_x = ctx.be.cached((*key, "x"), lambda: maps()[0])
-    map_y = ctx.be.cached((*key, "y"), lambda: maps()[1])
+    map_x = ctx.backend.cached((*key, "x"), lambda: maps()[0])
+    map_y = ctx.backend.cached((*key, "y"), lambda: maps()[1])
     # Whole-pixel source coordinates: linear interpolation copies them exactly on every backend.
     return remap(ctx, img, map_x, map_y, "linear", "constant", fill, premultiplied=False)
 
@@ -411,7 +411,7 @@ def hex_pixellate(ctx: Context, img: Any, *, size: float) -> Any:
     premultiplied by alpha. Host only (no primitive averages labelled regions):
     counted off the cpu.
     """
-    spec = ctx.spec
+    spec = ctx.info
 
     def compute(host: np.ndarray) -> np.ndarray:
         labels = hex_labels(spec.width, spec.height, size).ravel()
@@ -423,7 +423,7 @@ def hex_pixellate(ctx: Context, img: Any, *, size: float) -> Any:
             out = np.rint(out)
         return out.astype(spec.dtype)
 
-    return ctx.be.on_host(img, compute, "hex_pixellate (on host)")
+    return ctx.backend.on_host(img, compute, "hex_pixellate (on host)")
 
 
 __all__ = ["bloom", "cell_points", "chroma_key", "crystallize", "grain", "grain_field", "hex_labels",

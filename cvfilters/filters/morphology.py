@@ -1,7 +1,7 @@
 """Morphology: dilate, erode and the operators built from them, with a shaped structuring element.
 
 Every operator is one row of :data:`OPERATIONS` (OpenCV operation, summary, formula,
-default size) run through one function, :func:`morph`, on ``ctx.be.morphology``.
+default size) run through one function, :func:`morph`, on ``ctx.backend.morphology``.
 
 Border: pixels outside the image never win. OpenCV's default for morphology is
 ``BORDER_CONSTANT`` with the neutral value (the lowest value for dilation, the highest for
@@ -55,7 +55,7 @@ def structuring_element(shape: str, size: int) -> np.ndarray:
 
 def morph(ctx: Context, img: Image, op: int, shape: str, size: int, iterations: int) -> Image:
     """``cv2.morphologyEx(op)`` with the neutral constant border, on the backend."""
-    return ctx.be.morphology(img, op, structuring_element(shape, size), iterations, cv2.BORDER_CONSTANT)
+    return ctx.backend.morphology(img, op, structuring_element(shape, size), iterations, cv2.BORDER_CONSTANT)
 
 
 def _params(default_size: int) -> list[Param]:

@@ -26,13 +26,13 @@ from cvfilters.registry.params import Param
 
 def _host(ctx: Context, img: Any, compute: Callable[[np.ndarray], np.ndarray], label: str) -> Any:
     """``compute`` on a host copy shaped (H, W) or (H, W, C), the result in the input's dtype."""
-    spec = ctx.spec
+    spec = ctx.info
 
     def run(host: np.ndarray) -> np.ndarray:
         shape = (spec.height, spec.width) if spec.channels == 1 else (spec.height, spec.width, spec.channels)
         return np.ascontiguousarray(compute(np.ascontiguousarray(host.reshape(shape))))  # xphoto needs contiguous
 
-    return ctx.be.on_host(img, run, label)
+    return ctx.backend.on_host(img, run, label)
 
 
 def to_unit(array: np.ndarray) -> np.ndarray:
@@ -109,7 +109,7 @@ def white_balance(ctx: Context, img: Any, *, method: str, saturation: float | No
     uint16 (1/65535 steps). Gray (1-channel) images have no colour cast and are
     returned unchanged. Host only (no backend primitive): counted off the cpu.
     """
-    if ctx.spec.channels == 1:
+    if ctx.info.channels == 1:
         return img
     return _host(ctx, img, lambda bgr: _balance(bgr, method, saturation, percent), "white_balance (xphoto on host)")
 
@@ -256,7 +256,7 @@ def vibrance(ctx: Context, img: Any, *, amount: float) -> Any:
     Photoshop's vibrance). Grays are unchanged; gray (1-channel) images are returned as
     they are. Host only: counted off the cpu.
     """
-    if ctx.spec.channels == 1:
+    if ctx.info.channels == 1:
         return img
 
     def compute(host: np.ndarray) -> np.ndarray:

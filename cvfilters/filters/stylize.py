@@ -38,8 +38,8 @@ def pixellate(ctx: Context, img: Any, *, size: int) -> Any:
     means come from ``INTER_AREA`` downscaling by whole factors (exact block means,
     rounded for integer types) and are spread back by nearest-neighbour upscaling.
     """
-    be = ctx.be
-    width, height = ctx.spec.size
+    be = ctx.backend
+    width, height = ctx.info.size
     full_w, full_h = width - width % size, height - height % size
     col_bands = [(x, w, n) for x, w, n in ((0, full_w, width // size), (full_w, width - full_w, 1)) if w]
     row_bands = [(y, h, n) for y, h, n in ((0, full_h, height // size), (full_h, height - full_h, 1)) if h]
@@ -78,14 +78,14 @@ def with_note(note: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 def luma(ctx: Context, img_float: Any) -> Any:
     """One float32 plane of Rec. 709 luminance of a float32 image (the plane itself for gray)."""
-    if ctx.spec.channels == 1:
+    if ctx.info.channels == 1:
         return img_float
-    return ctx.be.transform(img_float, LUMA_709_BGR)
+    return ctx.backend.transform(img_float, LUMA_709_BGR)
 
 
 def to_channels(ctx: Context, plane: Any) -> Any:
     """One plane copied into every channel of the image (1 or 3)."""
-    return plane if ctx.spec.channels == 1 else ctx.be.merge([plane] * ctx.spec.channels)
+    return plane if ctx.info.channels == 1 else ctx.backend.merge([plane] * ctx.info.channels)
 
 
 def host_to_8bit(array: np.ndarray) -> np.ndarray:
@@ -113,7 +113,7 @@ def on_host_8bit_bgr(ctx: Context, img: Any, run: Callable[[np.ndarray], np.ndar
     backends), converted to 8-bit and from gray to BGR; ``run`` maps that to an 8-bit
     BGR result, which goes back to the input's channel count and dtype.
     """
-    spec = ctx.spec
+    spec = ctx.info
 
     def compute(host: np.ndarray) -> np.ndarray:
         bgr = host_to_8bit(host).reshape(spec.height, spec.width, spec.channels)
@@ -124,7 +124,7 @@ def on_host_8bit_bgr(ctx: Context, img: Any, run: Callable[[np.ndarray], np.ndar
             out = cv2.cvtColor(out, cv2.COLOR_BGR2GRAY)
         return host_from_8bit(out, spec.dtype)
 
-    return ctx.be.on_host(img, compute, label)
+    return ctx.backend.on_host(img, compute, label)
 
 
 # ---------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ def kuwahara(ctx: Context, img: Any, *, radius: int, border: str) -> Any:
     clamps: replicate). The mean is rounded to the input dtype; images with alpha are
     filtered as premultiplied colour (float32).
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     n = radius + 1
     area = float(n * n)
     levels = KUWAHARA_LEVELS[np.dtype(spec.dtype)]
@@ -325,7 +325,7 @@ def mean_shift(ctx: Context, img: Any, *, spatial_radius: float, color_radius: f
     ``color_radius`` levels until it settles (5 iterations or a shift below 1), and
     takes the colour it settles at. Alpha passes through.
     """
-    smallest = min(ctx.spec.width, ctx.spec.height)
+    smallest = min(ctx.info.width, ctx.info.height)
     levels = min(max_level, max(0, int(np.log2(smallest)) - 1))
     return on_host_8bit_bgr(
         ctx, img, lambda bgr: cv2.pyrMeanShiftFiltering(bgr, spatial_radius, color_radius, maxLevel=levels),

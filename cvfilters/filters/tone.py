@@ -88,7 +88,7 @@ def _end_slope(h0: float, h1: float, m0: float, m1: float) -> float:
 
 # ---------------------------------------------------------------- float32 device forms
 def _float_scale(ctx: Context, img: Any, alpha: float, beta: float) -> Any:
-    return ctx.be.clip(ctx.be.convert(img, np.float32, alpha, beta), 0.0, 1.0)
+    return ctx.backend.clip(ctx.backend.convert(img, np.float32, alpha, beta), 0.0, 1.0)
 
 
 # ---------------------------------------------------------------- filters
@@ -262,7 +262,7 @@ solarize = point_filter(
 
 
 def _threshold_device(ctx: Context, img: Any, *, value: float, invert: bool) -> Any:
-    return ctx.be.threshold(img, value, 1.0, cv2.THRESH_BINARY_INV if invert else cv2.THRESH_BINARY)
+    return ctx.backend.threshold(img, value, 1.0, cv2.THRESH_BINARY_INV if invert else cv2.THRESH_BINARY)
 
 
 threshold = point_filter(

@@ -3,7 +3,7 @@
 A warp kernel is a Python function that maps OUTPUT pixel coordinates to SOURCE
 coordinates. :func:`warp_kernel` turns one into a registered filter: its float32 remap
 maps are built once per image size and parameters, kept on the device
-(``ctx.be.cached``), and every run is one ``ctx.be.remap`` on whatever backend runs it.
+(``ctx.backend.cached``), and every run is one ``ctx.backend.remap`` on whatever backend runs it.
 The built-in warps (rotate, affine, perspective here; swirl, bulge, pinch, stretch and
 sphere in :mod:`cvfilters.filters.distort`) are warp kernels too: one code path.
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import AlphaPolicy, Category, Image
 from cvfilters.engine.sampling import (
     OUTSIDE,
@@ -194,32 +194,32 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
     def geometry(values: Mapping[str, Any]) -> dict[str, Any]:
         return {**defaults, **{k: v for k, v in values.items() if k not in SAMPLING_PARAMS}}
 
-    def out_size(values: Mapping[str, Any], spec: ImageSpec) -> tuple[int, int]:
+    def out_size(values: Mapping[str, Any], spec: ImageInfo) -> tuple[int, int]:
         if output_size is None:
             return spec.size
         width, height = output_size(values, spec.width, spec.height)
         return max(1, int(width)), max(1, int(height))
 
-    def maps(values: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+    def maps(values: Mapping[str, Any], spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
         geom = geometry(values)
         return evaluate_maps(fn, geom, spec.width, spec.height, out_size(geom, spec), filter_name)
 
     def run(ctx: Context, img: Image, **values: Any) -> Image:
         geom = geometry(values)
-        key = ("warp_kernel", filter_name, fn, ctx.spec.size, tuple(sorted(geom.items())))
+        key = ("warp_kernel", filter_name, fn, ctx.info.size, tuple(sorted(geom.items())))
         built: list[tuple[np.ndarray, np.ndarray]] = []
 
         def both() -> tuple[np.ndarray, np.ndarray]:
             if not built:
-                built.append(maps(geom, ctx.spec))
+                built.append(maps(geom, ctx.info))
             return built[0]
 
-        map_x = ctx.be.cached((*key, "x"), lambda: both()[0])
-        map_y = ctx.be.cached((*key, "y"), lambda: both()[1])
+        map_x = ctx.backend.cached((*key, "x"), lambda: both()[0])
+        map_y = ctx.backend.cached((*key, "y"), lambda: both()[1])
         return remap(ctx, img, map_x, map_y, values["interpolation"], values["border"], values["fill"],
                      premultiplied=alpha == "premultiply")
 
-    def result_spec(values: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+    def output_info(values: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
         width, height = out_size(geometry(values), spec)
         return spec.with_(width=width, height=height)
 
@@ -247,7 +247,7 @@ def flip_coords(x: np.ndarray, y: np.ndarray, *, width: int, height: int, axis: 
     return src_x, src_y
 
 
-def _flip_maps(params: Mapping[str, Any], spec: ImageSpec) -> tuple[np.ndarray, np.ndarray]:
+def _flip_maps(params: Mapping[str, Any], spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
     return evaluate_maps(flip_coords, {"axis": params.get("axis", "horizontal")}, spec.width, spec.height,
                          name="flip")
 
@@ -282,7 +282,7 @@ def flip(ctx: Context, img: Image, *, axis: str) -> Image:
     coordinates so pipelines can compose the flip with other warps, while running it
     alone copies pixels without interpolation.
     """
-    return ctx.be.flip(img, _FLIP_CODES[axis])
+    return ctx.backend.flip(img, _FLIP_CODES[axis])
 
 
 # ------------------------------------------------------------------ rotate

@@ -21,6 +21,8 @@ import numpy as np
 if TYPE_CHECKING:  # Pillow is imported where it is used: most writes never need it
     from PIL import Image
 
+from cvfilters.core.pixels import is_gray
+
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _EXIF_HEADER = b"Exif\0\0"
 
@@ -34,17 +36,11 @@ def beyond_opencv(ext: str, image: np.ndarray, *, exif: bytes | None, icc: bytes
     the image (the caller warns where they do not).
     """
     if ext == ".png" and grey and image.dtype in (np.uint8, np.uint16) and image.ndim == 3 \
-            and image.shape[2] == 4 and is_grey(image):
+            and image.shape[2] == 4 and is_gray(image):
         return grey_alpha_png(image, exif=exif, icc=icc, xmp=xmp, compression=compression)
     if ext in (".tif", ".tiff") and (exif or icc):
         return tiff_with_metadata(image, exif=exif, icc=icc, grey=grey)
     return None
-
-
-def is_grey(image: np.ndarray) -> bool:
-    """Whether a BGR(A) image has B = G = R everywhere."""
-    return image.ndim == 3 and image.shape[2] in (3, 4) and bool(
-        np.array_equal(image[..., 0], image[..., 1]) and np.array_equal(image[..., 1], image[..., 2]))
 
 
 def _chunk(kind: bytes, payload: bytes) -> bytes:
@@ -93,7 +89,7 @@ def _pillow_image(image: np.ndarray, grey: bool) -> Image.Image | None:
         return None
     if image.shape[2] == 3:
         return Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGR2RGB))
-    if grey and is_grey(image):
+    if grey and is_gray(image):
         return Image.fromarray(np.ascontiguousarray(image[..., [0, 3]]))  # LA
     return Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGRA2RGBA))
 

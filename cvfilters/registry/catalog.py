@@ -1,7 +1,7 @@
 """The filter registry: one declaration per filter drives everything else.
 
 A filter is a function ``fn(ctx, image, **params)`` written against backend
-primitives (``ctx.be``), registered with its name, category, one-line summary, typed
+primitives (``ctx.backend``), registered with its name, category, one-line summary, typed
 :class:`~cvfilters.registry.params.Param` declarations and an alpha policy. Validation, the
 CLI parser, ``cvfilters list/info``, pipeline files and the filter table in docs/filters.md all read
 the same declaration.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.errors import ParameterError, UnknownFilterError, UsageError
 from cvfilters.core.transfer import Transfer, resolve_linear
 from cvfilters.core.types import AlphaPolicy, Category, Image
@@ -45,6 +45,11 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 FAMILY_PACKAGE = "cvfilters.filters"
 
 
+def same_info(params: Mapping[str, Any], info: ImageInfo) -> ImageInfo:
+    """The ``output_info`` of a filter that keeps the size, channels and dtype of its input."""
+    return info
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class Filter:
     """A registered filter: declaration plus implementation (built by :func:`register`).
@@ -54,10 +59,11 @@ class Filter:
     ``__signature__`` and ``__doc__`` (its parameters with type, default and range),
     so ``help()``, ``inspect.signature`` and IDEs show what it takes.
 
-    ``output_spec`` is set by filters whose output size, channels or dtype differ from
-    the input's. Colour kernels expose their lookup ``table``, colour-matrix filters
+    ``output_info(params, info)`` is the :class:`ImageInfo` of the output for an input of
+    ``info``: the input's own (:func:`same_info`) unless the filter changes the size, channels
+    or dtype. Colour kernels expose their lookup ``table``, colour-matrix filters
     their 3 x 4 ``matrix`` (B, G, R order, on values normalised to 0..1) and warp
-    kernels their source-coordinate ``maps`` (for the image spec and parameters), so
+    kernels their source-coordinate ``maps`` (for the image info and parameters), so
     pipelines can compose them instead of running them one by one (:mod:`cvfilters.engine.fusion`).
 
     ``identity`` says why a filter leaves an image unchanged at its defaults, for the
@@ -75,10 +81,10 @@ class Filter:
     alpha: AlphaPolicy = "passthrough"
     description: str = ""
     check: Callable[[dict[str, Any]], str | None] | None = None
-    output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None
-    table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None
-    maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None
-    matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None
+    output_info: Callable[[Mapping[str, Any], ImageInfo], ImageInfo] = same_info
+    table: Callable[[Mapping[str, Any], ImageInfo], np.ndarray | None] | None = None
+    maps: Callable[[Mapping[str, Any], ImageInfo], tuple[np.ndarray, np.ndarray]] | None = None
+    matrix: Callable[[Mapping[str, Any], ImageInfo | None], np.ndarray] | None = None
     identity: str = ""
     footprint: FootprintRule = UNDECLARED
     linear: bool = False
@@ -145,10 +151,6 @@ class Filter:
         if not self.unbounded and ctx.spec.dtype == np.float32:
             image = ctx.be.clip(image, 0.0, 1.0)
         return apply_alpha_policy(self.alpha, self.fn, ctx, image, params)
-
-    def result_spec(self, params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
-        """The spec of the output for an input of ``spec`` (the same unless ``output_spec`` says otherwise)."""
-        return spec if self.output_spec is None else self.output_spec(params, spec)
 
     def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
                  layout: Layout = "hwc", linear: bool | Transfer | None = None, **params: Any) -> Any:
@@ -239,8 +241,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         four channels as they are (exact geometric operations).
     check : callable, optional
         Cross-parameter validation: returns a problem description or None.
-    output_spec : callable, optional
-        ``output_spec(params, spec) -> ImageSpec`` for filters that change the size,
+    output_info : callable, optional
+        ``output_info(params, spec) -> ImageInfo`` for filters that change the size,
         channel count or dtype of the image.
     table : callable, optional
         For per-channel point operations: ``table(params, spec)`` returns the lookup
@@ -293,8 +295,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
     --------
     >>> @register(category="color", summary="Swap blue and red.")
     ... def swap_rb(ctx, img):
-    ...     b, g, r = ctx.be.split(img)
-    ...     return ctx.be.merge([r, g, b])
+    ...     b, g, r = ctx.backend.split(img)
+    ...     return ctx.backend.merge([r, g, b])
     """
     declared = tuple(params)
 

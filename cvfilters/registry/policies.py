@@ -27,14 +27,14 @@ ALPHA_POLICIES: tuple[str, ...] = get_args(AlphaPolicy)
 def apply_alpha_policy(policy: str, fn: Callable[..., Any], ctx: Any, image: Image,
                        params: Mapping[str, Any]) -> Image:
     """Run ``fn(ctx, image, **params)`` under an alpha policy."""
-    if ctx.spec.channels != 4 or policy == "all":
+    if ctx.info.channels != 4 or policy == "all":
         return fn(ctx, image, **params)
-    be = ctx.be
+    be = ctx.backend
     if policy == "passthrough":
         *color, alpha = be.split(image)
-        out = fn(ctx.with_spec(channels=3), be.merge(color), **params)
+        out = fn(ctx.with_info(channels=3), be.merge(color), **params)
         return be.merge([*be.split(out), alpha])
-    color, alpha = premultiply(be, image, ctx.spec)
-    out = fn(ctx.with_spec(dtype=np.dtype(np.float32)), be.merge([*be.split(color), alpha]), **params)
+    color, alpha = premultiply(be, image, ctx.info)
+    out = fn(ctx.with_info(dtype=np.dtype(np.float32)), be.merge([*be.split(color), alpha]), **params)
     *color_planes, alpha = be.split(be.clip(out, 0.0, 1.0))
-    return unpremultiply(be, be.merge(color_planes), alpha, ctx.spec)
+    return unpremultiply(be, be.merge(color_planes), alpha, ctx.info)

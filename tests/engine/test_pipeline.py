@@ -168,8 +168,8 @@ def test_user_registered_filter_works_everywhere(swap_rb_name: str) -> None:
     @cvf.register("test_swap_rb", category="color", summary="Swap blue and red.",
                   params=[Param("keep_green", "bool", True, help="keep green")], replace=True)
     def swap_rb(ctx, img, *, keep_green):
-        b, g, r = ctx.be.split(img)
-        return ctx.be.merge([r, g if keep_green else ctx.be.convert(g, ctx.spec.dtype, 0.0), b])
+        b, g, r = ctx.backend.split(img)
+        return ctx.backend.merge([r, g if keep_green else ctx.backend.convert(g, ctx.info.dtype, 0.0), b])
 
     image = photo(8, 8, 3, np.uint8)
     np.testing.assert_array_equal(cvf.apply(image, "test_swap_rb"), image[..., ::-1])

@@ -175,10 +175,10 @@ def test_masked_errors_name_the_parameter(tmp_path: Path) -> None:
         cvf.apply(photo(8, 8), "masked", mask=np.ones((8, 8)), filter="invert")
 
     @register(category="feather", summary="Test: doubles the width.", alpha="all",
-              output_spec=lambda params, spec: spec.with_(width=spec.width * 2))
+              output_info=lambda params, spec: spec.with_(width=spec.width * 2))
     def widen_for_test(ctx, img):
         """Doubles the width."""
-        return ctx.be.concat([img, img], axis=1)
+        return ctx.backend.concat([img, img], axis=1)
 
     try:
         with pytest.raises(ParameterError, match="must keep size"):

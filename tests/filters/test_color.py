@@ -17,7 +17,7 @@ import pytest
 from scipy.interpolate import PchipInterpolator
 
 import cvfilters as cvf
-from cvfilters.core.context import ImageSpec
+from cvfilters.core.context import ImageInfo
 from cvfilters.core.errors import ParameterError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import cube as cube_module
@@ -185,7 +185,7 @@ def test_tone_curve_passes_through_points_and_is_monotone(backend: str) -> None:
     for (x0, y0), (x1, y1) in itertools.pairwise(POINTS):
         between = curve[(ramp >= x0) & (ramp <= x1)]
         assert between.min() >= min(y0, y1) - 1e-6 and between.max() <= max(y0, y1) + 1e-6  # no overshoot
-    table = cvf.get_filter("tone_curve").table({"points": POINTS, "channel": "all"}, ImageSpec(1, 1, 3, np.uint8))
+    table = cvf.get_filter("tone_curve").table({"points": POINTS, "channel": "all"}, ImageInfo(1, 1, 3, np.uint8))
     assert np.all(np.diff(table.astype(int)) >= 0)
     assert table[0] == 0 and table[255] == 255
 
@@ -233,11 +233,11 @@ def test_color_kernel_runs_everywhere_a_filter_does(square_kernel) -> None:
     np.testing.assert_array_equal(Pipeline([(square_kernel, {})])(image, backend="cpu"), expected)
     np.testing.assert_array_equal(Pipeline.parse("test_square_kernel")(image, backend="cpu"), expected)
     np.testing.assert_array_equal(square_kernel(image, backend="cpu"), expected)
-    table = square_kernel.table({}, ImageSpec(20, 24, 3, np.dtype(np.uint8)))
+    table = square_kernel.table({}, ImageInfo(20, 24, 3, np.dtype(np.uint8)))
     np.testing.assert_array_equal(table, np.rint((np.arange(256) / 255) ** 2 * 255))
     assert table.dtype == np.uint8 and not table.flags.writeable
-    assert square_kernel.table({}, ImageSpec(1, 1, 1, np.dtype(np.uint16))).shape == (65536,)
-    assert square_kernel.table({}, ImageSpec(1, 1, 3, np.dtype(np.float32))) is None
+    assert square_kernel.table({}, ImageInfo(1, 1, 1, np.dtype(np.uint16))).shape == (65536,)
+    assert square_kernel.table({}, ImageInfo(1, 1, 3, np.dtype(np.float32))) is None
     assert point_op_of("test_square_kernel") is not None
     assert cvf.get_filter("test_square_kernel").description == "Square each channel value."
 
@@ -254,8 +254,8 @@ def test_color_kernel_with_params_and_docstring() -> None:
         image = photo(16, 16, 3, np.uint16)
         out = Pipeline.parse("lift:amount=0.25")(image, backend="cpu")
         assert_close(out, expect(image, lambda v: v + 0.25 * (1 - v)))
-        assert flt.table({"amount": 0.25}, ImageSpec(1, 1, 3, np.dtype(np.uint16))) is flt.table(
-            {"amount": 0.25}, ImageSpec(1, 1, 3, np.dtype(np.uint16)))  # built once, cached
+        assert flt.table({"amount": 0.25}, ImageInfo(1, 1, 3, np.dtype(np.uint16))) is flt.table(
+            {"amount": 0.25}, ImageInfo(1, 1, 3, np.dtype(np.uint16)))  # built once, cached
     finally:
         registry.unregister("lift")
 
@@ -282,7 +282,7 @@ def test_float32_curve_host_fallback_is_counted(device_backend: str) -> None:
 
 # ---------------------------------------------------------------- tables as hooks
 def test_tables_compose_like_running_the_steps() -> None:
-    spec = ImageSpec(1, 1, 3, np.dtype(np.uint8))
+    spec = ImageInfo(1, 1, 3, np.dtype(np.uint8))
     steps = [("gamma", {"gamma": 1.4}), ("levels", {"in_black": 0.1, "channel": "r"}), ("posterize", {"levels": 8})]
     composed = np.arange(256, dtype=np.uint8)[:, None].repeat(3, axis=1)
     for name, params in steps:
@@ -298,13 +298,13 @@ def test_tables_compose_like_running_the_steps() -> None:
 def test_table_shapes() -> None:
     levels = cvf.get_filter("levels")
     one = levels.resolve({"channel": "g", "gamma": 2.0})
-    assert levels.table(one, ImageSpec(1, 1, 3, np.dtype(np.uint8))).shape == (256, 3)
-    assert levels.table(one, ImageSpec(1, 1, 4, np.dtype(np.uint16))).shape == (65536, 3)
-    assert levels.table(one, ImageSpec(1, 1, 1, np.dtype(np.uint8))).shape == (256,)
-    table = levels.table(one, ImageSpec(1, 1, 3, np.dtype(np.uint8)))
+    assert levels.table(one, ImageInfo(1, 1, 3, np.dtype(np.uint8))).shape == (256, 3)
+    assert levels.table(one, ImageInfo(1, 1, 4, np.dtype(np.uint16))).shape == (65536, 3)
+    assert levels.table(one, ImageInfo(1, 1, 1, np.dtype(np.uint8))).shape == (256,)
+    table = levels.table(one, ImageInfo(1, 1, 3, np.dtype(np.uint8)))
     np.testing.assert_array_equal(table[:, [0, 2]], np.arange(256)[:, None].repeat(2, axis=1))
     invert = cvf.get_filter("invert")
-    np.testing.assert_array_equal(invert.table({}, ImageSpec(1, 1, 3, np.dtype(np.uint16))),
+    np.testing.assert_array_equal(invert.table({}, ImageInfo(1, 1, 3, np.dtype(np.uint16))),
                                   65535 - np.arange(65536))
 
 
@@ -568,11 +568,11 @@ def test_1d_lut_table_hook(tmp_path) -> None:
     (tmp_path / "half.csv").write_text("0\n0.5\n")
     lut = cvf.get_filter("lut")
     params = lut.resolve({"file": str(tmp_path / "half.csv")})
-    np.testing.assert_array_equal(cube_module.lut_table(params, ImageSpec(1, 1, 3, np.dtype(np.uint8))),
+    np.testing.assert_array_equal(cube_module.lut_table(params, ImageInfo(1, 1, 3, np.dtype(np.uint8))),
                                   np.rint(np.arange(256) * 0.5))
     cube = lut.resolve({"file": str(FIXTURES / "warm.cube")})
-    assert cube_module.lut_table(cube, ImageSpec(1, 1, 3, np.dtype(np.uint8))) is None  # not per-channel
-    assert cube_module.lut_table(cube, ImageSpec(1, 1, 1, np.dtype(np.uint8))).shape == (256,)
+    assert cube_module.lut_table(cube, ImageInfo(1, 1, 3, np.dtype(np.uint8))) is None  # not per-channel
+    assert cube_module.lut_table(cube, ImageInfo(1, 1, 1, np.dtype(np.uint8))).shape == (256,)
     assert cube_module.lut_file_of(cube).cube.size == 7
 
 

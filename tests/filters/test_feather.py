@@ -149,9 +149,9 @@ def test_edges_to_transparent_adds_alpha(backend: str) -> None:
     np.testing.assert_allclose(faded[15, 0, 3], bgra[15, 0, 3] * 0.05, atol=1e-6)
     np.testing.assert_array_equal(faded[..., :3], bgra[..., :3])
     flt = cvf.get_filter("feather")
-    spec = cvf.ImageSpec(30, 40, 3, np.dtype(np.uint8))
-    assert flt.result_spec(flt.resolve({"fill": "transparent"}), spec).channels == 4
-    assert flt.result_spec(flt.resolve({"fill": "transparent", "mode": "brighten"}), spec) == spec
+    spec = cvf.ImageInfo(30, 40, 3, np.dtype(np.uint8))
+    assert flt.output_info(flt.resolve({"fill": "transparent"}), spec).channels == 4
+    assert flt.output_info(flt.resolve({"fill": "transparent", "mode": "brighten"}), spec) == spec
 
 
 def brighten_reference(width: int, height: int, x: int, y: int, center, size: float) -> float:
@@ -269,8 +269,8 @@ def test_bad_shapes_are_usage_errors(bad: str) -> None:
 
 def test_shape_spec_canonical_round_trip() -> None:
     shape = masks.parse_shape(" ellipse: 0.50, .4 ,20px, 3.0E1PX")
-    assert shape.to_spec() == "ellipse:0.5,0.4,20px,30px"
-    assert masks.parse_shape(shape.to_spec()) == shape
+    assert shape.to_text() == "ellipse:0.5,0.4,20px,30px"
+    assert masks.parse_shape(shape.to_text()) == shape
 
 
 def test_masks_from_files(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from skimage import transform as sk
 
 import cvfilters as cvf
 from cvfilters.backends import get_backend
-from cvfilters.core.context import ImageSpec
+from cvfilters.core.context import ImageInfo
 from cvfilters.core.errors import ParameterError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters.warp import OUTSIDE, warp_kernel
@@ -205,7 +205,7 @@ def test_rotate_expand_in_a_pipeline_updates_the_size(backend: str) -> None:
     pipe = Pipeline.parse("rotate:angle=90,expand=true,interpolation=nearest | flip:axis=vertical")
     out = pipe(image, backend=backend)
     np.testing.assert_array_equal(out, np.flipud(np.rot90(image)))
-    assert cvf.get_filter("rotate").result_spec(pipe.steps[0].params, ImageSpec.of(image)).size == (30, 44)
+    assert cvf.get_filter("rotate").output_info(pipe.steps[0].params, ImageInfo.of(image)).size == (30, 44)
 
 
 def test_rotate_fills_uncovered_pixels() -> None:
@@ -247,7 +247,7 @@ def test_swirl_matches_skimage(backend: str, center: tuple[float, float], radius
                         order=1, mode="reflect", preserve_range=True)
     inside = _interior(*cvf.get_filter("swirl").maps(
         cvf.get_filter("swirl").resolve({"center": center, "radius": radius, "strength": strength,
-                                         "rotation": rotation}), ImageSpec.of(image)), width, height)
+                                         "rotation": rotation}), ImageInfo.of(image)), width, height)
     assert inside.mean() > 0.5
     np.testing.assert_allclose(out[inside], expected[inside], atol=FLOAT_TOLERANCE)
     # the border (reflect101 = scikit-image's "reflect") agrees too, a little less tightly
@@ -317,7 +317,7 @@ def _check_maps_against(name: str, params: dict, gpu, shape: tuple[int, int]) ->
     """Compare Filter.maps with ``gpu(texture_coordinate)`` at sample pixels; returns how many were inside."""
     height, width = shape
     flt = cvf.get_filter(name)
-    map_x, map_y = flt.maps(flt.resolve(params), ImageSpec(height, width, 3, np.dtype(np.uint8)))
+    map_x, map_y = flt.maps(flt.resolve(params), ImageInfo(height, width, 3, np.dtype(np.uint8)))
     assert map_x.dtype == np.float32 and map_x.shape == (height, width)
     moved = 0
     for px, py in _sample_points(width, height):
@@ -414,7 +414,7 @@ def test_flip_is_exact_and_its_maps_describe_it(backend: str, axis: str) -> None
     out = cvf.apply(image, "flip", axis=axis, backend=backend)
     np.testing.assert_array_equal(out, cv2.flip(image, code))
     flt = cvf.get_filter("flip")
-    map_x, map_y = flt.maps(flt.resolve({"axis": axis}), ImageSpec.of(image))
+    map_x, map_y = flt.maps(flt.resolve({"axis": axis}), ImageInfo.of(image))
     np.testing.assert_array_equal(cv2.remap(image, map_x, map_y, cv2.INTER_NEAREST), out)
     np.testing.assert_array_equal(cv2.remap(image, map_x, map_y, cv2.INTER_LINEAR), out)
 
@@ -442,7 +442,7 @@ def test_custom_warp_kernel_is_a_shift(backend: str, shift_filter: cvf.Filter) -
     np.testing.assert_array_equal(by_name, by_object)
     rolled = Pipeline.parse("test_warp_shift:dx=-5,border=wrap")(image, backend=backend)
     np.testing.assert_array_equal(rolled, np.roll(image, -5, axis=1))
-    map_x, map_y = shift_filter.maps(shift_filter.resolve({"dx": 3}), ImageSpec.of(image))
+    map_x, map_y = shift_filter.maps(shift_filter.resolve({"dx": 3}), ImageInfo.of(image))
     np.testing.assert_array_equal(map_x, np.tile(np.arange(30, dtype=np.float32) - 3, (21, 1)))
     np.testing.assert_array_equal(map_y, np.repeat(np.arange(21, dtype=np.float32)[:, None], 30, axis=1))
     assert registry.get("test_warp_shift") is shift_filter

@@ -360,7 +360,7 @@ def test_filter_on_random_images(name: str, data: st.DataObject) -> None:
     except ParameterError as exc:  # a region that does not fit this image (crop:x=..): refused, naming it
         assume("is outside the image" not in str(exc))
         raise
-    want = flt.result_spec(flt.resolve(params), spec_of(image))  # the size changes with rotate:expand=true
+    want = flt.output_info(flt.resolve(params), spec_of(image))  # the size changes with rotate:expand=true
     assert out.shape == ((want.height, want.width) if want.channels == 1 else (want.height, want.width, want.channels))
     assert out.dtype == want.dtype == image.dtype
     if out.dtype.kind == "f":

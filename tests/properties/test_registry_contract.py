@@ -93,9 +93,9 @@ def test_tiny_images(name: str, size: tuple[int, int], channels: int) -> None:
 
 def assert_spec(out: np.ndarray, flt: cvf.Filter, params: dict[str, Any], image: np.ndarray) -> None:
     """The output has the spec the filter declares (the input's, unless it declares a change)."""
-    declared = flt.result_spec(flt.resolve(params), cvf.ImageSpec.of(image))
-    assert cvf.ImageSpec.of(out) == declared
-    if declared == cvf.ImageSpec.of(image):
+    declared = flt.output_info(flt.resolve(params), cvf.ImageInfo.of(image))
+    assert cvf.ImageInfo.of(out) == declared
+    if declared == cvf.ImageInfo.of(image):
         assert out.shape == image.shape
 
 

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from cvfilters.backends import BORDER_HELP, BORDERS
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 from cvfilters.registry.params import Param
 
@@ -38,8 +38,8 @@ def with_border(ctx: Context, image: Image, reach: tuple[int, int], border: str,
     if border != "wrap":
         return run(image, BORDERS[border])
     rx, ry = reach
-    padded = ctx.be.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
-    return ctx.be.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.spec.width, ctx.spec.height)
+    padded = ctx.backend.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
+    return ctx.backend.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.info.width, ctx.info.height)
 
 
 # Rows per stripe of :func:`in_stripes`: a 24 MP float32 intermediate (288 MB) runs at memory

@@ -80,10 +80,10 @@ def correlate(ctx: Context, img: Image, matrix: np.ndarray, border: str, *, delt
     full, factors = _plan(matrix.shape, np.ascontiguousarray(matrix).tobytes())
     rows, cols = full.shape
     if factors is None:
-        run = lambda im, b: ctx.be.filter2d(im, full, b, delta, ddepth)  # noqa: E731
+        run = lambda im, b: ctx.backend.filter2d(im, full, b, delta, ddepth)  # noqa: E731
     else:
         kx, ky = factors
-        run = lambda im, b: ctx.be.sep_filter2d(im, kx, ky, b, delta, ddepth)  # noqa: E731
+        run = lambda im, b: ctx.backend.sep_filter2d(im, kx, ky, b, delta, ddepth)  # noqa: E731
     return with_border(ctx, img, (cols // 2, rows // 2), border, run)
 
 
@@ -104,7 +104,7 @@ def respond(ctx: Context, img: Image, kernels: tuple[np.ndarray, ...], border: s
 
     ``bias`` is a fraction of full scale; ``saturate`` rounds and clamps integer results.
     """
-    be, dtype, delta = ctx.be, ctx.spec.dtype, bias * ctx.spec.max_value
+    be, dtype, delta = ctx.backend, ctx.info.dtype, bias * ctx.info.max_value
     if output == "clip":
         (matrix,) = kernels
         return correlate(ctx, img, prepare_kernel(matrix, scale=scale), border, delta=delta)
@@ -129,6 +129,6 @@ def gaussian_blurred(ctx: Context, image32: Image, sigma: float, border: str) ->
     The kernel spans OpenCV's automatic size for the image's dtype (6 sigma + 1 for
     uint8, 8 sigma + 1 otherwise), the same as ``gaussian_blur``'s.
     """
-    return correlate(ctx, image32, gaussian_kernel(sigma, auto_gaussian_ksize(sigma, ctx.spec.dtype)), border)
+    return correlate(ctx, image32, gaussian_kernel(sigma, auto_gaussian_ksize(sigma, ctx.info.dtype)), border)
 
 

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from cvfilters.backends import get_backend
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 
 _U8, _U16, _F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32)
@@ -49,7 +49,7 @@ SPACE_HELP = ("colour images: the channel processed: ycrcb (Y, BT.601 luma; defa
 
 # ---------------------------------------------------------------- statistics on the host
 def host_context(image: np.ndarray) -> Context:
-    return Context(get_backend("cpu"), ImageSpec.of(image))
+    return Context(get_backend("cpu"), ImageInfo.of(image))
 
 
 # ---------------------------------------------------------------- integer level views
@@ -68,7 +68,7 @@ class LevelView:
 
 
 def level_view(ctx: Context, img: Image, space: str) -> LevelView:
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     integer = spec.dtype in (_U8, _U16)
     if spec.channels == 1 or space == "per_channel":
         if integer:
@@ -96,7 +96,7 @@ def level_view(ctx: Context, img: Image, space: str) -> LevelView:
 
 
 def view_counts(ctx: Context, view: LevelView) -> np.ndarray:
-    return ctx.be.calc_hist(view.image, view.channels, view.levels)
+    return ctx.backend.calc_hist(view.image, view.channels, view.levels)
 
 
 def apply_tables(ctx: Context, img: Image, view: LevelView, tables: Sequence[np.ndarray],
@@ -110,4 +110,4 @@ def apply_tables(ctx: Context, img: Image, view: LevelView, tables: Sequence[np.
         return img
     dtype = np.uint8 if view.levels == 256 else np.uint16
     table = np.asarray(tables[0] if len(tables) == 1 else np.stack(tables, axis=-1)[:, None, :], dtype=dtype)
-    return view.restore(ctx.be.lut(view.image, np.ascontiguousarray(table)))
+    return view.restore(ctx.backend.lut(view.image, np.ascontiguousarray(table)))

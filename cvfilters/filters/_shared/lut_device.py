@@ -17,7 +17,7 @@ from cvfilters.filters._shared.lut_model import FILTER, MAX_REMAP_NODES, MAX_REM
 def _coords(ctx: Context, plane: Image, scale: float, low: float, high: float, nodes: int) -> Any:
     """``(plane / scale - low) / (high - low) * (nodes - 1)`` as float32 (node coordinates)."""
     gain = (nodes - 1) / (high - low)
-    return ctx.be.convert(plane, np.float32, gain / scale, -low * gain)
+    return ctx.backend.convert(plane, np.float32, gain / scale, -low * gain)
 
 
 def _interp_rows(ctx: Context, lut: LutFile, table: Lut1D, planes: list[Any], columns: list[int],
@@ -28,7 +28,7 @@ def _interp_rows(ctx: Context, lut: LutFile, table: Lut1D, planes: list[Any], co
     Returns float32 planes on the 0..1 scale (unclipped).
     """
     table = table.refined()
-    be = ctx.be
+    be = ctx.backend
     out = []
     for plane, c in zip(planes, columns, strict=True):
         x = _coords(ctx, plane, scale, table.low[c], table.high[c], table.size)
@@ -41,13 +41,13 @@ def _interp_rows(ctx: Context, lut: LutFile, table: Lut1D, planes: list[Any], co
 
 def apply_cube(ctx: Context, img: Image, lut: LutFile) -> Image:
     """A 3-D LUT (with its shaper) on a 3-channel native image: ``remap`` trilinear, or numpy for big cubes."""
-    spec, be = ctx.spec, ctx.be
+    spec, be = ctx.info, ctx.backend
     full = spec.max_value
     if lut.cube is None:
         raise ValueError(f"{lut.path}: has no 3-D cube")
     cube = lut.cube.refined()
     if cube.size > MAX_REMAP_NODES or (lut.table is not None and lut.table.size > MAX_REMAP_ROW):
-        return ctx.be.on_host(img, lambda host: _host_apply(lut, host), f"{FILTER} (3-D cube on host)")
+        return ctx.backend.on_host(img, lambda host: _host_apply(lut, host), f"{FILTER} (3-D cube on host)")
     n = cube.size
     uniform = bool(np.all(cube.low == cube.low[0]) and np.all(cube.high == cube.high[0]))
     if lut.table is not None:

@@ -8,7 +8,7 @@ A mask is a single-channel weight in 0..1 at the image's size: 1 where an effect
 - an **image file** (``mask=@face.png`` in a spec; a path in Python): a grayscale file, or
   the alpha of an RGBA file (its luma when that alpha is opaque everywhere); a file of
   another size is stretched to the image's size;
-- a **shape spec**, a string ``kind:numbers``::
+- a **shape text**, a string ``kind:numbers``::
 
       rect:x,y,w,h                 top-left corner, width and height
       ellipse:cx,cy,rx,ry          centre and semi-axes
@@ -50,13 +50,13 @@ from cvfilters.filters.masks.feathering import (
     weight_map,
 )
 from cvfilters.filters.masks.params import MAX_NESTING, feather_param, parse_steps
-from cvfilters.filters.masks.shapes import SHAPE_ARITY, Shape, is_shape_spec, parse_shape
+from cvfilters.filters.masks.shapes import SHAPE_ARITY, Shape, is_shape_text, parse_shape
 from cvfilters.filters.masks.sources import MaskSource, file_stamp, load_mask, make_mask, mask_from_array, source_key
 
 __all__ = [
     "FEATHER_METHODS", "LARGE_FEATHER", "MAX_FEATHER", "MAX_NESTING", "RADIUS_TO_SIGMA", "SHAPE_ARITY",
     "MaskSource", "Shape", "apply_masked", "feather_mask", "feather_param",
-    "feather_plane", "file_stamp", "gaussian_ksize", "gaussian_sigma", "is_shape_spec", "load_mask", "make_mask",
+    "feather_plane", "file_stamp", "gaussian_ksize", "gaussian_sigma", "is_shape_text", "load_mask", "make_mask",
     "mask_from_array", "masked_composite", "mix", "once", "parse_shape", "parse_steps", "replicate",
     "run_keeping_spec", "source_key", "weight_map",
 ]

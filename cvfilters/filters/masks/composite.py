@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.defaults import ChannelOrder
 from cvfilters.core.errors import ParameterError
 from cvfilters.core.pixels import premultiply, unpremultiply
@@ -16,7 +16,7 @@ from cvfilters.engine.pipeline import Pipeline
 from cvfilters.engine.steps import Step, run_steps
 from cvfilters.filters.masks.feathering import FEATHER_METHODS, weight_map
 from cvfilters.filters.masks.params import feather_param
-from cvfilters.filters.masks.shapes import is_shape_spec, parse_shape
+from cvfilters.filters.masks.shapes import is_shape_text, parse_shape
 from cvfilters.filters.masks.sources import MaskSource, source_key
 from cvfilters.registry.catalog import register
 from cvfilters.registry.footprints import whole
@@ -48,7 +48,7 @@ def mix(ctx: Context, inside: Image, outside: Image, key: Hashable, weight: Call
     transparent and an opaque result has no dark fringe. ``w`` and ``1 - w`` are built
     by ``weight()`` once per ``key`` and kept on the device.
     """
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     colors = 3 if spec.channels == 4 else spec.channels
     w = be.cached((key, "w", colors), lambda: replicate(weight(), colors))
     wc = be.cached((key, "1-w", colors), lambda: replicate((1.0 - weight()).astype(np.float32), colors))
@@ -67,13 +67,13 @@ def mix(ctx: Context, inside: Image, outside: Image, key: Hashable, weight: Call
 def run_keeping_spec(ctx: Context, image: Image, steps: Sequence[Step], owner: str = "masked") -> Image:
     """Run pipeline steps on a native image; they must keep size, channels and dtype."""
     image, current = run_steps(ctx, image, steps)
-    if current != ctx.spec:
-        raise ParameterError(owner, "filter", f"changes the image from {_describe(ctx.spec)} to "
+    if current != ctx.info:
+        raise ParameterError(owner, "filter", f"changes the image from {_describe(ctx.info)} to "
                              f"{_describe(current)}; a masked pipeline must keep size, channels and dtype")
     return image
 
 
-def _describe(spec: ImageSpec) -> str:
+def _describe(spec: ImageInfo) -> str:
     return f"{spec.width}x{spec.height}x{spec.channels} {spec.dtype}"
 
 
@@ -99,7 +99,7 @@ def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: flo
     pipeline : Pipeline, str or sequence
         A :class:`~cvfilters.engine.pipeline.Pipeline`, a spec string (``"gaussian_blur:sigma=8 |
         pixellate"``) or anything ``Pipeline(...)`` takes. It must keep size, channels, dtype.
-    mask : array, path or shape spec
+    mask : array, path or shape text
         See the module docstring: an array, an image file, or ``"ellipse:0.5,0.4,0.2,0.3"``.
     feather : float
         Feather radius in pixels (0: the mask's own edge).
@@ -129,7 +129,7 @@ def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: flo
         pipe = Pipeline.parse(pipeline)
     else:
         pipe = Pipeline(pipeline)
-    if is_shape_spec(mask):
+    if is_shape_text(mask):
         try:
             mask = parse_shape(str(mask))
         except ValueError as exc:
@@ -137,7 +137,7 @@ def apply_masked(image: ImageT, pipeline: Any, mask: MaskSource, *, feather: flo
     key = ("apply_masked", source_key(mask), float(feather), feather_method, bool(invert))
 
     def run(ctx: Context, img: Image) -> Image:
-        spec = ctx.spec
+        spec = ctx.info
         return masked_composite(ctx, img, pipe.compile(), (key, spec.size),
                                 lambda: weight_map(mask, spec.width, spec.height, feather=feather,
                                                    method=feather_method, invert=invert))

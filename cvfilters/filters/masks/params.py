@@ -17,7 +17,7 @@ import numpy as np
 from cvfilters.core.errors import ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters.masks.feathering import LARGE_FEATHER, MAX_FEATHER
-from cvfilters.filters.masks.shapes import is_shape_spec, parse_shape
+from cvfilters.filters.masks.shapes import is_shape_text, parse_shape
 from cvfilters.filters.masks.sources import file_stamp
 from cvfilters.registry.params import PATH, STR, Param, Source, add_kind
 
@@ -45,9 +45,9 @@ def _existing_file(param: Param, value: Any, source: Source, shapes: bool = Fals
 
 
 def _mask(param: Param, value: Any, source: Source) -> Any:
-    if isinstance(value, str) and is_shape_spec(value):
+    if isinstance(value, str) and is_shape_text(value):
         try:
-            return parse_shape(value).to_spec()
+            return parse_shape(value).to_text()
         except ValueError as exc:
             raise ParameterError(source.filter_name, param.name, f"={value!r}: {exc}") from None
     return _existing_file(param, value, source, shapes=True)
@@ -99,7 +99,7 @@ def _pipeline(param: Param, value: Any, source: Source) -> Any:
 # relative to the pipeline file's folder, like every ``@file`` (and, from a pipeline file, must
 # stay inside it); a missing file is a usage error before anything runs.
 add_kind(replace(PATH, name="file", coerce=_existing_file))
-# "mask": a shape spec (kept in canonical form) or an existing image file.
+# "mask": a shape text (kept in canonical form) or an existing image file.
 add_kind(replace(PATH, name="mask", coerce=_mask))
 # "pipeline": a sub-pipeline given as a spec string, a Pipeline, or @steps.yaml. It is parsed when
 # the parameter is resolved, so a bad nested step is a usage error before anything runs. A spec

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from cvfilters.engine.sampling import centre_coords
+from cvfilters.engine.sampling import center_coords
 
 SHAPE_ARITY: dict[str, int | None] = {"rect": 4, "ellipse": 4, "circle": 3, "polygon": None}
 _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(px)?\s*$", re.IGNORECASE)
@@ -20,12 +20,12 @@ _NUMBER = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(px)?\s
 
 @dataclass(frozen=True)
 class Shape:
-    """A parsed shape spec: ``kind`` and ``(number, in_pixels)`` values."""
+    """A parsed shape text: ``kind`` and ``(number, in_pixels)`` values."""
 
     kind: str
     values: tuple[tuple[float, bool], ...]
 
-    def to_spec(self) -> str:
+    def to_text(self) -> str:
         """The canonical spec string (parsed back to an equal Shape)."""
         return f"{self.kind}:" + ",".join(_format_number(v) + ("px" if px else "") for v, px in self.values)
 
@@ -39,7 +39,7 @@ class Shape:
     def render(self, width: int, height: int) -> np.ndarray:
         """The (height, width) float32 0/1 mask: 1 where a pixel centre is inside."""
         values = self._resolve(width, height)
-        x, y = centre_coords(width, height)
+        x, y = center_coords(width, height)
         if self.kind == "rect":
             x0, y0, w, h = values
             inside = (x >= x0) & (x < x0 + w) & (y >= y0) & (y < y0 + h)
@@ -70,7 +70,7 @@ def _polygon(points: np.ndarray, width: int, height: int) -> np.ndarray:
     return mask
 
 
-def is_shape_spec(text: Any) -> bool:
+def is_shape_text(text: Any) -> bool:
     """True for a string that names a shape (``rect:``, ``ellipse:``, ``circle:``, ``polygon:``)."""
     if not isinstance(text, str) or ":" not in text:
         return False
@@ -78,7 +78,7 @@ def is_shape_spec(text: Any) -> bool:
 
 
 def parse_shape(text: str) -> Shape:
-    """Parse a shape spec such as ``ellipse:0.5,0.4,0.2,60px``.
+    """Parse a shape text such as ``ellipse:0.5,0.4,0.2,60px``.
 
     Raises
     ------

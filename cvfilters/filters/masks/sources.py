@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 
 from cvfilters.core.pixels import full_scale
-from cvfilters.filters.masks.shapes import Shape, is_shape_spec, parse_shape
+from cvfilters.filters.masks.shapes import Shape, is_shape_text, parse_shape
 from cvfilters.io import images as io
 
 MaskSource = Union[np.ndarray, str, os.PathLike, "Shape"]
@@ -52,29 +52,29 @@ def mask_from_array(array: np.ndarray, size: tuple[int, int] | None = None) -> n
 
 
 def make_mask(source: MaskSource, width: int, height: int, *, invert: bool = False) -> np.ndarray:
-    """The (height, width) float32 0..1 mask of an array, file path, shape spec or :class:`Shape`."""
+    """The (height, width) float32 0..1 mask of an array, file path, shape text or :class:`Shape`."""
     if isinstance(source, Shape):
         mask = source.render(width, height)
     elif isinstance(source, np.ndarray):
         mask = mask_from_array(source, (width, height))
-    elif is_shape_spec(source):
+    elif is_shape_text(source):
         mask = parse_shape(str(source)).render(width, height)
     elif isinstance(source, (str, os.PathLike)):
         mask = load_mask(source, (width, height))
     else:
-        raise TypeError(f"a mask is an array, a file path or a shape spec, not {type(source).__name__}")
+        raise TypeError(f"a mask is an array, a file path or a shape text, not {type(source).__name__}")
     return (1.0 - mask).astype(np.float32) if invert else mask
 
 
 def source_key(source: MaskSource) -> Hashable:
     """A cache key that changes when the mask source changes (file: path, mtime and size)."""
     if isinstance(source, Shape):
-        return ("shape", source.to_spec())
+        return ("shape", source.to_text())
     if isinstance(source, np.ndarray):
         digest = hashlib.blake2b(np.ascontiguousarray(source).tobytes(), digest_size=16).hexdigest()
         return ("array", source.shape, source.dtype.str, digest)
-    if is_shape_spec(source):
-        return ("shape", parse_shape(str(source)).to_spec())
+    if is_shape_text(source):
+        return ("shape", parse_shape(str(source)).to_text())
     return ("file", *file_stamp(source))
 
 
