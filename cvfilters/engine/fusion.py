@@ -30,7 +30,7 @@ from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 from cvfilters.engine.sampling import INTERPOLATIONS, OUTSIDE, reached, remap, remapped
 from cvfilters.engine.steps import Step, run_steps
-from cvfilters.registry.catalog import Filter, register
+from cvfilters.registry.catalog import Filter, register, same_info
 from cvfilters.registry.footprints import POINT, Footprint, Geometric, Rect, whole
 
 _H = TypeVar("_H")
@@ -86,11 +86,11 @@ def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:
     name = "fused[" + " | ".join(step.to_spec() for step in steps) + "]"
     build = {"table": _table_runner, "matrix": _matrix_runner, "warp": _warp_runner}[kind or ""]
     alpha = "premultiply" if any(step.filter.alpha == "premultiply" for step in steps) else steps[0].filter.alpha
-    changes_spec = kind == "warp" or any(step.filter.output_spec is not None for step in steps)
-    output_spec = _chained_spec(steps) if changes_spec else None
+    changes_info = kind == "warp" or any(step.filter.output_info is not same_info for step in steps)
+    output_info = _chained_info(steps) if changes_info else None
     footprint = _warp_footprint(steps) if kind == "warp" else POINT
     return register(name, category=steps[0].filter.category, summary=f"{len(steps)} steps fused into one",
-                    alpha=alpha, output_spec=output_spec, description=name, footprint=footprint,
+                    alpha=alpha, output_info=output_info, description=name, footprint=footprint,
                     linear=all(step.filter.linear for step in steps),
                     unbounded=all(step.filter.unbounded for step in steps), listed=False)(build(steps))
 
@@ -210,11 +210,11 @@ def _sampling(steps: Sequence[Step]) -> tuple[Any, Mapping[str, Any], bool]:
     return best, sampling, any(step.filter.alpha == "premultiply" for step in steps)
 
 
-def _warp_footprint(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], ImageSpec], Footprint]:
+def _warp_footprint(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], ImageInfo], Footprint]:
     """A fused warp tiles when every step gives tile maps: :func:`compose_maps` over the area a tile reaches."""
     best, sampling, premultiplied = _sampling(steps)
 
-    def rule(_: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    def rule(_: Mapping[str, Any], spec: ImageInfo) -> Footprint:
         tile_maps: list[Callable[[Rect], tuple[Any, Any]]] = []
         outputs = []
         for step in steps:
@@ -222,7 +222,7 @@ def _warp_footprint(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], Ima
             if not isinstance(footprint, Geometric) or footprint.maps is None:
                 return whole(f"{step.to_spec()} gives no tile maps to compose")
             tile_maps.append(footprint.maps)
-            spec = step.filter.result_spec(step.params, spec)
+            spec = step.filter.output_info(step.params, spec)
             outputs.append(spec)
         borders = [step.params.get("border", "replicate") for step in steps]
 
@@ -263,7 +263,7 @@ def _in_strips(maps: Callable[[Rect], tuple[np.ndarray, np.ndarray]], area: Rect
 
 def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
     best, sampling, premultiplied = _sampling(steps)
-    composed: dict[ImageSpec, tuple[np.ndarray, np.ndarray]] = {}
+    composed: dict[ImageInfo, tuple[np.ndarray, np.ndarray]] = {}
 
     def maps(spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
         if spec not in composed:

@@ -26,10 +26,10 @@ import cv2
 from numpy.typing import NDArray
 
 from cvfilters.backends import Counters
-from cvfilters.backends.execution import device_name, run_image, spec_of
+from cvfilters.backends.execution import device_name, info_of, run_image
 from cvfilters.core import atomic
 from cvfilters.core.arrays import ArrayLike, Layout, Many
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import SpecError, UsageError
 from cvfilters.core.transfer import Transfer, resolve_linear
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 PIPELINE_VERSION = 1
 
-__all__ = ["MAX_PIPELINE_FILE", "PIPELINE_VERSION", "Pipeline", "RunReport", "Step", "apply", "spec_of",
+__all__ = ["MAX_PIPELINE_FILE", "PIPELINE_VERSION", "Pipeline", "RunReport", "Step", "apply", "info_of",
            "split_spec"]
 
 
@@ -57,7 +57,7 @@ class RunReport:
     device: str
     plan: tuple[Step, ...]
     counters: Counters
-    spec: ImageSpec | None = None
+    spec: ImageInfo | None = None
 
     @property
     def steps(self) -> tuple[str, ...]:
@@ -75,7 +75,7 @@ class RunReport:
             halo = f", halo {footprint.halo}" if footprint.kind in ("local", "positional", "global") and any(
                 footprint.halo.as_tuple()) else ""
             kinds.append(f"{footprint.kind}{halo}")
-            spec = step.filter.result_spec(step.params, spec)
+            spec = step.filter.output_info(step.params, spec)
         return kinds
 
     def lines(self) -> list[str]:
@@ -307,10 +307,10 @@ class Pipeline:
         """
         plan = self.compile()
         transfer = resolve_linear(self.linear if linear is None else linear)
-        seen: list[ImageSpec] = []
+        seen: list[ImageInfo] = []
 
-        def body(ctx: Context, native: Any) -> tuple[Any, ImageSpec]:
-            seen.append(ctx.spec)
+        def body(ctx: Context, native: Any) -> tuple[Any, ImageInfo]:
+            seen.append(ctx.info)
             return run_steps(ctx, native, plan, transfer=transfer)
 
         out, be, counters = run_image(image, backend, body, channel_order=channel_order, layout=layout)

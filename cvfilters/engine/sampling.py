@@ -120,7 +120,7 @@ TileMaps = Callable[[Rect], tuple[np.ndarray, np.ndarray]]
 """``maps(out_rect)``: float32 source coordinates of the output pixels in ``out_rect`` (as the whole maps hold)."""
 
 
-def remapped(tile_maps: TileMaps, out_spec: ImageSpec, interpolation: InterpolationName, border: BorderName,
+def remapped(tile_maps: TileMaps, out_spec: ImageInfo, interpolation: InterpolationName, border: BorderName,
              fill: tuple[float, ...], *, premultiplied: bool) -> Geometric:
     """The :class:`Geometric` footprint of a remap whose maps can be evaluated for any output rectangle.
 
@@ -135,15 +135,15 @@ def remapped(tile_maps: TileMaps, out_spec: ImageSpec, interpolation: Interpolat
     on the cpu backend for coordinates within an image's size of the image
     (``tests/properties/test_tiling.py``).
     """
-    def plan(out_rect: Rect, spec: ImageSpec) -> tuple[Rect, np.ndarray, np.ndarray, Rect]:
+    def plan(out_rect: Rect, spec: ImageInfo) -> tuple[Rect, np.ndarray, np.ndarray, Rect]:
         wide = aligned(out_rect, out_spec)
         map_x, map_y = tile_maps(wide)
         return wide, map_x, map_y, reached(map_x, map_y, spec, border, interpolation)
 
-    def source(out_rect: Rect, spec: ImageSpec) -> Rect:
+    def source(out_rect: Rect, spec: ImageInfo) -> Rect:
         return plan(out_rect, spec)[3]
 
-    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageSpec) -> Image:
+    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageInfo) -> Image:
         wide, map_x, map_y, _ = plan(out_rect, spec)
         shifted_x = np.ascontiguousarray(map_x - np.float32(crop_rect[2]))
         shifted_y = np.ascontiguousarray(map_y - np.float32(crop_rect[0]))
@@ -155,7 +155,7 @@ def remapped(tile_maps: TileMaps, out_spec: ImageSpec, interpolation: Interpolat
     return Geometric(source=source, run=run, maps=tile_maps)
 
 
-def reached(map_x: np.ndarray, map_y: np.ndarray, spec: ImageSpec, border: BorderName,
+def reached(map_x: np.ndarray, map_y: np.ndarray, spec: ImageInfo, border: BorderName,
             interpolation: InterpolationName) -> Rect:
     """The source rectangle a remap at these coordinates reads on an image of ``spec`` (see :func:`remapped`)."""
     before, after = SUPPORT[interpolation]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.transfer import Transfer
 from cvfilters.core.types import Image
 from cvfilters.registry.catalog import Filter
@@ -38,8 +38,8 @@ class Step(NamedTuple):
 
 
 def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool = False,
-              transfer: Transfer | None = None) -> tuple[Image, ImageSpec]:
-    """Run ``steps`` in order on a native image of ``ctx.be``.
+              transfer: Transfer | None = None) -> tuple[Image, ImageInfo]:
+    """Run ``steps`` in order on a native image of ``ctx.backend``.
 
     Parameters
     ----------
@@ -58,7 +58,7 @@ def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool =
     """
     if transfer is not None:
         return _run_in_light(ctx, image, steps, bare, transfer)
-    spec = ctx.spec
+    spec = ctx.info
     for step in steps:
         here = Context(ctx.backend, spec)
         image = step.filter.fn(here, image, **step.params) if bare else step.filter.run(here, image, step.params)
@@ -67,15 +67,15 @@ def run_steps(ctx: Context, image: Image, steps: Sequence[Step], *, bare: bool =
 
 
 def _run_in_light(ctx: Context, image: Image, steps: Sequence[Step], bare: bool,
-                  transfer: Transfer) -> tuple[Image, ImageSpec]:
+                  transfer: Transfer) -> tuple[Image, ImageInfo]:
     """:func:`run_steps` with each run of consecutive ``linear`` steps on linear values."""
-    spec, start = ctx.spec, 0
+    spec, start = ctx.info, 0
     while start < len(steps):
         linear = steps[start].filter.linear
         end = start
         while end < len(steps) and steps[end].filter.linear == linear:
             end += 1
-        group, here = steps[start:end], Context(ctx.be, spec)
+        group, here = steps[start:end], Context(ctx.backend, spec)
         if linear:
             image, spec = run_linear(here, image, transfer, partial(run_steps, steps=group, bare=bare))
         else:

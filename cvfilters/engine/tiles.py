@@ -42,10 +42,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cvfilters.backends import get_backend
-from cvfilters.backends.execution import spec_of
+from cvfilters.backends.execution import info_of
 from cvfilters.core import boundary
 from cvfilters.core.arrays import ArrayLike
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.errors import ResourceLimitError, UsageError
 from cvfilters.engine.parallel import opencv_single_threaded
 from cvfilters.engine.pipeline import Pipeline, as_pipeline
@@ -117,8 +117,8 @@ class Stage:
 
     step: Step
     footprint: Footprint
-    spec_in: ImageSpec
-    spec_out: ImageSpec
+    spec_in: ImageInfo
+    spec_out: ImageInfo
 
     @property
     def name(self) -> str:
@@ -133,11 +133,11 @@ class Segment:
     whole: bool
 
     @property
-    def spec_in(self) -> ImageSpec:
+    def spec_in(self) -> ImageInfo:
         return self.stages[0].spec_in
 
     @property
-    def spec_out(self) -> ImageSpec:
+    def spec_out(self) -> ImageInfo:
         return self.stages[-1].spec_out
 
 
@@ -170,12 +170,12 @@ class TilePlan:
 
 
 # ---------------------------------------------------------------- planning
-def stages_of(pipeline: Pipeline, spec: ImageSpec) -> list[Stage]:
+def stages_of(pipeline: Pipeline, spec: ImageInfo) -> list[Stage]:
     """The compiled steps of ``pipeline`` with their footprints for an input of ``spec``."""
     stages = []
     for step in pipeline.compile():
         footprint = step.filter.footprint_for(step.params, spec)
-        out = step.filter.result_spec(step.params, spec)
+        out = step.filter.output_info(step.params, spec)
         stages.append(Stage(step, footprint, spec, out))
         spec = out
     return stages
@@ -192,18 +192,18 @@ def _segments(stages: Sequence[Stage]) -> tuple[Segment, ...]:
     return tuple(segments)
 
 
-def _spec_of_shape(shape: tuple[int, ...], dtype: np.dtype[Any]) -> ImageSpec:
+def _spec_of_shape(shape: tuple[int, ...], dtype: np.dtype[Any]) -> ImageInfo:
     if len(shape) not in (2, 3):
         raise UsageError(f"image shape {shape} is not H x W or H x W x C")
-    return ImageSpec(shape[0], shape[1], 1 if len(shape) == 2 else shape[2], np.dtype(dtype))
+    return ImageInfo(shape[0], shape[1], 1 if len(shape) == 2 else shape[2], np.dtype(dtype))
 
 
-def _shape_of(spec: ImageSpec, like: tuple[int, ...]) -> tuple[int, ...]:
+def _shape_of(spec: ImageInfo, like: tuple[int, ...]) -> tuple[int, ...]:
     return (spec.height, spec.width) if spec.channels == 1 and len(like) == 2 else (
         spec.height, spec.width, spec.channels)
 
 
-def _bytes(spec: ImageSpec) -> int:
+def _bytes(spec: ImageInfo) -> int:
     return spec.height * spec.width * spec.channels * max(4, spec.dtype.itemsize)
 
 
@@ -305,7 +305,7 @@ def _crop(image: Any, in_rect: Rect, out_rect: Rect) -> NDArray[Any]:
 def run_stage(stage: Stage, block: NDArray[Any], in_rect: Rect, out_rect: Rect, statistics: Any = None) -> NDArray[Any]:
     """Run one stage on the crop ``in_rect`` of its input; return its output over ``out_rect``."""
     flt, params, footprint = stage.step.filter, stage.step.params, stage.footprint
-    ctx = Context(_cpu(), spec_of(block))
+    ctx = Context(_cpu(), info_of(block))
     window = Window(in_rect, stage.spec_in)
     if isinstance(footprint, Geometric):
         return np.asarray(apply_alpha_policy(
@@ -333,7 +333,7 @@ def statistics_of(stage: Stage, block: NDArray[Any], rect: Rect, inner: Rect | N
         found.append(footprint.statistics(ctx, image, Window(rect, stage.spec_in, inner)))
         return image
 
-    apply_alpha_policy(stage.step.filter.alpha, measure, Context(_cpu(), spec_of(block)), block, {})
+    apply_alpha_policy(stage.step.filter.alpha, measure, Context(_cpu(), info_of(block)), block, {})
     return found[0]
 
 
@@ -477,7 +477,7 @@ def process(image: ArrayLike, pipeline: Pipeline | str, *, tile_size: int | None
     host, entry = boundary.enter(image, "bgr", "hwc")
     if not isinstance(host, np.ndarray):
         raise UsageError("process_tiled takes numpy arrays and array-likes, not device images")
-    spec_of(host)  # validates dtype, channels and size with the same messages as a pipeline run
+    info_of(host)  # validates dtype, channels and size with the same messages as a pipeline run
     tile_plan = plan(pipe, host.shape, host.dtype, tile_size=tile_size, workers=workers, budget=budget)
     sink = ArraySink(tile_plan.out_shape, tile_plan.out_dtype)
     run_tiled(pipe, ArraySource(host), sink, tile_size=tile_plan.tile_size, workers=workers, budget=budget)

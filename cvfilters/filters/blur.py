@@ -11,7 +11,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from cvfilters.backends import auto_gaussian_ksize
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.pixels import to_float32_same_units
 from cvfilters.core.types import Image
 from cvfilters.filters._shared.common import border_param, center_param, with_border
@@ -33,12 +33,12 @@ SELECT_CHUNK_BYTES = 64 << 20  # working memory of one strip of the sliding-wind
 MAX_ZOOM_STEPS = 10  # 2**10 samples along the longest streak
 
 
-def _gaussian_halo(params: Mapping[str, Any], spec: ImageSpec) -> Halo:
+def _gaussian_halo(params: Mapping[str, Any], spec: ImageInfo) -> Halo:
     """Half the kernel: the given ksize, or OpenCV's automatic one for the dtype the blur sees."""
     return Halo.square((params["ksize"] or auto_gaussian_ksize(params["sigma"], spec.dtype)) // 2)
 
 
-def _bilateral_reach(params: Mapping[str, Any], spec: ImageSpec) -> int:
+def _bilateral_reach(params: Mapping[str, Any], spec: ImageInfo) -> int:
     """OpenCV's radius: ``d // 2``, or ``round(1.5 sigma_space)`` for d = 0 (one more for safety)."""
     return (params["d"] // 2 if params["d"] > 0 else round(1.5 * params["sigma_space"])) + 1
 

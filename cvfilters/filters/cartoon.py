@@ -1,7 +1,7 @@
 """Cartoon: outlines over flat colour, colour quantization and line art.
 
 The device does what it can: luminance, median, box, Sobel and Laplacian filters,
-bilateral smoothing, resizing, thresholds and masks all run through ``ctx.be``
+bilateral smoothing, resizing, thresholds and masks all run through ``ctx.backend``
 primitives. What OpenCV only has on the host (k-means) runs
 on the host with one download and one upload per filter.
 
@@ -74,7 +74,7 @@ def quantize(ctx: Context, img: Any, *, k: int, attempts: int, seed: int, space:
 # ---------------------------------------------------------------------------------------
 def _toon(ctx: Context, colour: Any, *, threshold: float, levels: int, source: str, smoothing: float = 0.0) -> Any:
     """GPUImage's toon shader on a float32 0..1 image (the intensity smoothed first when asked); float32 0..1."""
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     if source == "red" and spec.channels == 3:
         intensity = be.split(colour)[2]
     else:
@@ -359,7 +359,7 @@ def sketch(ctx: Context, img: Any, *, mode: str, blur: float, strength: float, s
 
     Alpha passes through.
     """
-    be = ctx.be
+    be = ctx.backend
     unit = to_unit_float(ctx, img)
     gray = luma(ctx, unit)
     size = int(round(blur * 4)) * 2 + 1

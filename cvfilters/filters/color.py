@@ -399,7 +399,7 @@ def matrix_filter(name: str, matrix: Callable[[Mapping[str, Any]], np.ndarray], 
         return spec.with_(channels=3) if spec.channels == 1 else spec
 
     return register(name, category="color", summary=summary, params=params, check=check, footprint=POINT,
-                    output_spec=to_color if gray == "color" else None, matrix=lambda values, spec: matrix(values),
+                    output_info=to_color if gray == "color" else None, matrix=lambda values, spec: matrix(values),
                     description=description or summary, identity=identity)(run)
 
 
@@ -523,7 +523,7 @@ def sepia_tone(bgr: np.ndarray, strength: float) -> np.ndarray:
     return np.clip(toned * gain[..., None], 0.0, 1.0)
 
 
-def _sepia_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
+def _sepia_spec(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     return spec.with_(channels=3) if spec.channels == 1 else spec
 
 
@@ -534,7 +534,7 @@ def _sepia_spec(params: Mapping[str, Any], spec: ImageSpec) -> ImageSpec:
                   help="ImageMagick's threshold (-sepia-tone 80% is 0.8): higher is browner and darker"),
             Param("intensity", "float", 1.0, min=0.0, max=1.0,
                   help="mix with the original: 1 = full sepia, 0 = unchanged (Core Image's CISepiaTone intensity)")],
-    output_spec=_sepia_spec,
+    output_info=_sepia_spec,
 )
 def sepia(ctx: Context, img: Any, *, strength: float, intensity: float) -> Any:
     """``out = (1 - intensity) * in + intensity * T(in)`` with ``T`` ImageMagick 6's
@@ -543,7 +543,7 @@ def sepia(ctx: Context, img: Any, *, strength: float, intensity: float) -> Any:
     (v, v, v) and comes back as 3-channel BGR, as ImageMagick's does. Whole-image (the
     normalize step takes the image's quantiles); host only, counted off the cpu.
     """
-    spec = ctx.spec
+    spec = ctx.info
 
     def compute(host: np.ndarray) -> np.ndarray:
         values = host.reshape(spec.height, spec.width, spec.channels).astype(np.float64) / spec.max_value
@@ -553,7 +553,7 @@ def sepia(ctx: Context, img: Any, *, strength: float, intensity: float) -> Any:
             return out.astype(np.float32)
         return np.rint(out * spec.max_value).astype(spec.dtype)
 
-    return ctx.be.on_host(img, compute, "sepia (on host)")
+    return ctx.backend.on_host(img, compute, "sepia (on host)")
 
 
 def _check_matrix(params: dict[str, Any]) -> str | None:

@@ -304,17 +304,17 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     GIMP and Photoshop), run through the generic kernel path as two 1-D passes;
     ``threshold`` is a fraction of full scale, compared per channel.
     """
-    be = ctx.be
+    be = ctx.backend
 
     def sharpened(part: Any) -> Any:
         image32 = to_float32_same_units(ctx, part)
         blurred = gaussian_blurred(ctx, image32, radius, border)
         if threshold == 0.0:
-            return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.spec.dtype)
+            return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.info.dtype)
         detail = be.add_weighted(image32, 1.0, blurred, -1.0)
-        mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.spec.max_value, 1.0,
+        mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.info.max_value, 1.0,
                             cv2.THRESH_BINARY)
-        return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.spec.dtype)
+        return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.info.dtype)
 
     return in_stripes(img, gaussian_reach(ctx, radius), border, sharpened)
 
@@ -338,6 +338,6 @@ def high_pass(ctx: Context, img: Any, *, radius: float, border: str) -> Any:
     def passed(part: Any) -> Any:
         image32 = to_float32_same_units(ctx, part)
         blurred = gaussian_blurred(ctx, image32, radius, border)
-        return ctx.be.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.spec.max_value, dtype=ctx.spec.dtype)
+        return ctx.backend.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.info.max_value, dtype=ctx.info.dtype)
 
     return in_stripes(img, gaussian_reach(ctx, radius), border, passed)

@@ -148,13 +148,13 @@ def vignette_factor(width: int, height: int, center: tuple[float, float], radius
     return np.clip(1.0 - intensity * r2, 0.0, 1.0).astype(np.float32)
 
 
-def _vignette_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+def _vignette_footprint(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
     def run(ctx: Context, img: Image, window: Window) -> Image:
         full = window.full
         factor = vignette_factor(full.width, full.height, params["center"], params["radius"], params["intensity"],
                                  window.rect)
-        mask = factor if ctx.spec.channels == 1 else np.repeat(factor[:, :, None], ctx.spec.channels, axis=2)
-        return ctx.be.multiply(img, mask, dtype=ctx.spec.dtype)
+        mask = factor if ctx.info.channels == 1 else np.repeat(factor[:, :, None], ctx.info.channels, axis=2)
+        return ctx.backend.multiply(img, mask, dtype=ctx.info.dtype)
 
     return Positional(run)
 

@@ -148,7 +148,7 @@ def _crop_info(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     return spec.with_(width=width, height=height)
 
 
-def _crop_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+def _crop_footprint(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
     x, y, _, _ = crop_box(params, spec)
     return copied(lambda start, stop, _: np.arange(start, stop) + y, lambda start, stop, _: np.arange(start, stop) + x)
 
@@ -196,15 +196,15 @@ def _pad_param(name: str) -> Param:
                  help=f"pixels added at the {name}")
 
 
-def _pad_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+def _pad_footprint(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
     mode = BORDERS[params["border"]]
 
-    def axis(before: int, side: int) -> Callable[[int, int, ImageSpec], np.ndarray]:
+    def axis(before: int, side: int) -> Callable[[int, int, ImageInfo], np.ndarray]:
         # OpenCV's own rule (copyMakeBorder uses it), -1 outside for the constant border
         return lambda start, stop, _: np.array([cv2.borderInterpolate(p - before, side, mode)
                                                 for p in range(start, stop)])
 
-    def fill(full: ImageSpec) -> tuple[float, ...]:
+    def fill(full: ImageInfo) -> tuple[float, ...]:
         return fill_values(params["fill"], full, premultiplied=False)
 
     return copied(axis(params["top"], spec.height), axis(params["left"], spec.width),

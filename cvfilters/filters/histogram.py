@@ -39,7 +39,7 @@ import cv2
 import numpy as np
 
 from cvfilters.core.arrays import ImageValue
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.errors import CvfError, ParameterError
 from cvfilters.core.types import Image
 from cvfilters.filters._shared import clahe as clahe_tiles
@@ -108,12 +108,12 @@ def _check_match(params: dict[str, Any]) -> str | None:
 
 # ---------------------------------------------------------------- two passes
 def _two_pass(measure: Callable[..., Any], apply: Callable[..., Image], *, merge: Callable[[Sequence[Any]], Any] | None
-              = None, measures: str = "a histogram of levels") -> Callable[[Mapping[str, Any], ImageSpec], Footprint]:
+              = None, measures: str = "a histogram of levels") -> Callable[[Mapping[str, Any], ImageInfo], Footprint]:
     """The :class:`Global` footprint of a filter ``apply(ctx, img, measure(ctx, img, **p), **p)``.
 
     ``merge`` combines the measures of tiles (default: their sum, for histograms).
     """
-    def rule(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    def rule(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
         return Global(statistics=lambda ctx, img, window: measure(ctx, img, **params, part=window.measured),
                       merge=merge or _summed, apply=lambda ctx, img, stats, window: apply(ctx, img, stats, **params),
                       measures=measures)
@@ -132,7 +132,7 @@ def _summed(partials: Sequence[Any]) -> Any:
 def _counts(ctx: Context, img: Image, space: str, part: Callable[[Any], Any] = _all) -> np.ndarray:
     """The histogram(s) of the levels a filter on ``space`` processes (of ``part`` of the image)."""
     view = level_view(ctx, img, space)
-    return ctx.be.calc_hist(part(view.image), view.channels, view.levels)
+    return ctx.backend.calc_hist(part(view.image), view.channels, view.levels)
 
 
 # ---------------------------------------------------------------- filters
@@ -155,10 +155,10 @@ def equalize(ctx: Context, img: Image, *, space: str) -> Image:
     lookup table on the device.
     """
     view = level_view(ctx, img, space)
-    if view.levels == 256 and view.channels == ctx.spec.channels:  # uint8 grey, or per channel
+    if view.levels == 256 and view.channels == ctx.info.channels:  # uint8 grey, or per channel
         if view.channels == 1:
-            return ctx.be.equalize_hist(view.image)  # the same table, in one OpenCV call
-        return ctx.be.merge([ctx.be.equalize_hist(plane) for plane in ctx.be.split(view.image)])
+            return ctx.backend.equalize_hist(view.image)  # the same table, in one OpenCV call
+        return ctx.backend.merge([ctx.backend.equalize_hist(plane) for plane in ctx.backend.split(view.image)])
     return _equalized(ctx, img, view_counts(ctx, view), space=space)
 
 
@@ -166,7 +166,7 @@ def _equalized(ctx: Context, img: Image, counts: np.ndarray, *, space: str) -> I
     return apply_tables(ctx, img, level_view(ctx, img, space), [equalize_table(c) for c in counts], counts)
 
 
-def _clahe_rule(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+def _clahe_rule(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
     """CLAHE in two passes (:mod:`cvfilters.filters._shared.clahe`): the tiles' histograms, then per piece."""
     clip_limit, tiles, space = params["clip_limit"], params["tiles"], params["space"]
     made: dict[int, tuple[np.ndarray, list[np.ndarray]]] = {}
@@ -191,7 +191,7 @@ def _clahe_rule(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
         view, found = planes(ctx, img)
         out = [clahe_tiles.interpolate(p, window.y0, window.x0, spec.height, spec.width, tiles, table)
                for p, table in zip(found, entry[1], strict=True)]
-        return view.restore(out[0] if len(out) == 1 else ctx.be.merge(out))
+        return view.restore(out[0] if len(out) == 1 else ctx.backend.merge(out))
 
     return Global(statistics=statistics, merge=_summed, apply=apply, measures="the histograms of the CLAHE tiles")
 
@@ -287,7 +287,7 @@ def _stretch(ctx: Context, img: Image, low: float, high: float, linked: bool) ->
 
 
 def _stretched(ctx: Context, img: Image, counts: np.ndarray, *, low: float, high: float, linked: bool = True) -> Image:
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     float_image = spec.dtype == _F32
     unit = 1.0 / (FLOAT_LEVELS - 1) if float_image else 1.0
     groups = [counts.sum(axis=0)] if linked else list(counts)
@@ -375,7 +375,7 @@ def normalize(ctx: Context, img: Image, *, linked: bool) -> Image:
 
 def _ranges(ctx: Context, img: Image, part: Callable[[Any], Any] = _all, **_: Any) -> list[tuple[float, float]]:
     """The minimum and maximum of each channel (of ``part`` of the image)."""
-    return [(float(lo), float(hi)) for lo, hi in ctx.be.min_max(part(img), ctx.spec.channels)]
+    return [(float(lo), float(hi)) for lo, hi in ctx.backend.min_max(part(img), ctx.info.channels)]
 
 
 def _widest(partials: Sequence[list[tuple[float, float]]]) -> list[tuple[float, float]]:
@@ -383,7 +383,7 @@ def _widest(partials: Sequence[list[tuple[float, float]]]) -> list[tuple[float, 
 
 
 def _normalized(ctx: Context, img: Image, ranges: list[tuple[float, float]], *, linked: bool) -> Image:
-    be, spec = ctx.be, ctx.spec
+    be, spec = ctx.backend, ctx.info
     if linked:
         ranges = [(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))]
 
@@ -405,7 +405,7 @@ def _luma_plane(ctx: Context, img: Image) -> Image:
 
 def _otsu_value(ctx: Context, gray: Any) -> float:
     """Otsu's threshold of a native 1-channel image, in its units (float32: between 16-bit levels)."""
-    return _otsu_of(_counts(ctx, gray, "per_channel"), ctx.spec.dtype)
+    return _otsu_of(_counts(ctx, gray, "per_channel"), ctx.info.dtype)
 
 
 def _otsu_of(counts: np.ndarray, dtype: np.dtype) -> float:
@@ -434,13 +434,13 @@ def threshold_otsu(ctx: Context, img: Image, *, invert: bool) -> Image:
 
 def _luma_counts(ctx: Context, img: Image, part: Callable[[Any], Any] = _all, **_: Any) -> np.ndarray:
     """The histogram of the levels of the luma, or of the gray image (of ``part`` of it)."""
-    return _counts(ctx.with_spec(channels=1), _luma_plane(ctx, img), "per_channel", part)
+    return _counts(ctx.with_info(channels=1), _luma_plane(ctx, img), "per_channel", part)
 
 
 def _thresholded(ctx: Context, img: Image, counts: np.ndarray, *, invert: bool) -> Image:
-    gray_ctx = ctx.with_spec(channels=1)
+    gray_ctx = ctx.with_info(channels=1)
     gray = _luma_plane(ctx, img)
-    value = _otsu_of(counts, ctx.spec.dtype) / ctx.spec.max_value
+    value = _otsu_of(counts, ctx.info.dtype) / ctx.info.max_value
     fixed = registry.get("threshold")
     binary = fixed.run(gray_ctx, gray, fixed.resolve({"value": min(value, 1.0), "invert": invert}))
     return binary if ctx.info.channels == 1 else ctx.backend.cvt_color(binary, cv2.COLOR_GRAY2BGR)

@@ -19,7 +19,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 from cvfilters.registry.catalog import register
 from cvfilters.registry.footprints import square
@@ -85,7 +85,7 @@ def _define(name: str, op: int, summary: str, formula: str, default_size: int) -
              footprint=square(_reach), unbounded=True)(run)
 
 
-def _reach(params: Mapping[str, Any], spec: ImageSpec) -> int:
+def _reach(params: Mapping[str, Any], spec: ImageInfo) -> int:
     """Reach of ``iterations`` erosions then as many dilations (the most any operation here chains)."""
     return 2 * (params["size"] // 2) * params["iterations"]
 

@@ -223,16 +223,16 @@ def warp_kernel(fn: CoordFn, name: str | None = None, *, summary: str, params: I
         width, height = out_size(geometry(values), spec)
         return spec.with_(width=width, height=height)
 
-    def footprint(values: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    def footprint(values: Mapping[str, Any], spec: ImageInfo) -> Footprint:
         geom = geometry(values)
         size = out_size(geom, spec)
         return remapped(lambda rect: evaluate_maps(fn, geom, spec.width, spec.height, size, filter_name, rect),
-                        result_spec(values, spec), values["interpolation"], values["border"], values["fill"],
+                        output_info(values, spec), values["interpolation"], values["border"], values["fill"],
                         premultiplied=alpha == "premultiply")
 
     text = inspect.cleandoc(description or fn.__doc__ or summary)
     return register(filter_name, category=category, summary=summary, params=declared, alpha=alpha, check=check,
-                    output_spec=result_spec if output_size is not None else None, maps=maps,
+                    output_info=output_info if output_size is not None else None, maps=maps,
                     footprint=footprint, description=f"{text}\n\n{CONVENTION_NOTE}", linear=True, replace=replace)(run)
 
 
@@ -252,10 +252,10 @@ def _flip_maps(params: Mapping[str, Any], spec: ImageInfo) -> tuple[np.ndarray, 
                          name="flip")
 
 
-def _flip_footprint(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+def _flip_footprint(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
     axis = params["axis"]
 
-    def mirrored(side: int, flipped: bool) -> Callable[[int, int, ImageSpec], np.ndarray]:
+    def mirrored(side: int, flipped: bool) -> Callable[[int, int, ImageInfo], np.ndarray]:
         return lambda start, stop, _: side - 1 - np.arange(start, stop) if flipped else np.arange(start, stop)
 
     return copied(mirrored(spec.height, axis in ("vertical", "both")),

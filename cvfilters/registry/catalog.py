@@ -142,14 +142,14 @@ class Filter:
         return resolved
 
     def run(self, ctx: Context, image: Image, params: Mapping[str, Any]) -> Image:
-        """Run on a native image of ``ctx.be`` with resolved parameters, under the alpha policy.
+        """Run on a native image of ``ctx.backend`` with resolved parameters, under the alpha policy.
 
         The float policy: a filter declared ``unbounded`` (every ``linear`` one, and linear
         or order-statistic operators such as derivatives and morphology) keeps float values
         outside 0..1; every other filter is defined on 0..1 and gets float input clamped to it.
         """
-        if not self.unbounded and ctx.spec.dtype == np.float32:
-            image = ctx.be.clip(image, 0.0, 1.0)
+        if not self.unbounded and ctx.info.dtype == np.float32:
+            image = ctx.backend.clip(image, 0.0, 1.0)
         return apply_alpha_policy(self.alpha, self.fn, ctx, image, params)
 
     def __call__(self, image: Any, /, *, backend: str = "auto", channel_order: ChannelOrder | None = None,
@@ -159,15 +159,15 @@ class Filter:
         resolved = self.resolve(params)
         transfer = resolve_linear(linear) if self.linear else None
 
-        def plain(ctx: Context, native: Image) -> tuple[Image, ImageSpec]:
-            return self.run(ctx, native, resolved), self.result_spec(resolved, ctx.spec)
+        def plain(ctx: Context, native: Image) -> tuple[Image, ImageInfo]:
+            return self.run(ctx, native, resolved), self.output_info(resolved, ctx.info)
 
-        def body(ctx: Context, native: Image) -> tuple[Image, ImageSpec]:
+        def body(ctx: Context, native: Image) -> tuple[Image, ImageInfo]:
             return plain(ctx, native) if transfer is None else run_linear(ctx, native, transfer, plain)
 
         return run_image(image, backend, body, channel_order=channel_order, layout=layout)[0]
 
-    def footprint_for(self, params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    def footprint_for(self, params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
         """The footprint (:mod:`cvfilters.registry.footprints`) for resolved ``params`` on an image of ``spec``.
 
         The declaration sees the spec the filter's function sees under its alpha policy.
@@ -178,7 +178,7 @@ class Filter:
         """The footprint at the default parameters on an 8-bit colour image, in words (``cvfilters info``)."""
         defaults = {p.name: p.default for p in self.params}
         try:
-            return self.footprint_for(defaults, ImageSpec(1000, 1000, 3, np.dtype(np.uint8))).describe()
+            return self.footprint_for(defaults, ImageInfo(1000, 1000, 3, np.dtype(np.uint8))).describe()
         except (TypeError, ValueError, KeyError):  # a required parameter has no default to size the halo by
             return "declared per call (depends on required parameters)"
 
@@ -192,7 +192,7 @@ class Filter:
                 "params": [p.describe() for p in self.params]}
 
 
-def seen_spec(alpha: str, spec: ImageSpec) -> ImageSpec:
+def seen_spec(alpha: str, spec: ImageInfo) -> ImageInfo:
     """The spec a filter's function sees under its alpha policy (:mod:`cvfilters.registry.policies`)."""
     if spec.channels != 4 or alpha == "all":
         return spec
@@ -210,10 +210,10 @@ FLOAT_RANGE = {True: "kept: float values outside 0..1 (HDR light, signed values)
 
 def register(name: str | None = None, *, category: Category, summary: str, params: Iterable[Param] = (),
              alpha: AlphaPolicy = "passthrough", check: Callable[[dict[str, Any]], str | None] | None = None,
-             output_spec: Callable[[Mapping[str, Any], ImageSpec], ImageSpec] | None = None,
-             table: Callable[[Mapping[str, Any], ImageSpec], np.ndarray | None] | None = None,
-             maps: Callable[[Mapping[str, Any], ImageSpec], tuple[np.ndarray, np.ndarray]] | None = None,
-             matrix: Callable[[Mapping[str, Any], ImageSpec | None], np.ndarray] | None = None,
+             output_info: Callable[[Mapping[str, Any], ImageInfo], ImageInfo] | None = None,
+             table: Callable[[Mapping[str, Any], ImageInfo], np.ndarray | None] | None = None,
+             maps: Callable[[Mapping[str, Any], ImageInfo], tuple[np.ndarray, np.ndarray]] | None = None,
+             matrix: Callable[[Mapping[str, Any], ImageInfo | None], np.ndarray] | None = None,
              description: str | None = None, identity: str = "", footprint: FootprintRule = UNDECLARED,
              linear: bool = False, unbounded: bool | None = None, replace: bool = False,
              listed: bool = True) -> Callable[[FilterFn], Filter]:
@@ -310,7 +310,8 @@ def register(name: str | None = None, *, category: Category, summary: str, param
         check_keywords(filter_name, fn, declared)
         doc = inspect.cleandoc(description or fn.__doc__ or summary)
         flt = Filter(name=filter_name, category=category, summary=summary, params=declared, fn=fn, alpha=alpha,
-                     description=doc, check=check, output_spec=output_spec, table=table, maps=maps, matrix=matrix,
+                     description=doc, check=check, output_info=output_info or same_info, table=table, maps=maps,
+                     matrix=matrix,
                      identity=identity, footprint=footprint, linear=linear,
                      unbounded=linear if unbounded is None else unbounded)
         if listed:

@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Union
 
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.types import Image
 
 Rect = tuple[int, int, int, int]
@@ -102,7 +102,7 @@ class Window:
     """
 
     rect: Rect
-    full: ImageSpec
+    full: ImageInfo
     inner: Rect | None = None
 
     def measured(self, array: Any) -> Any:
@@ -147,7 +147,7 @@ class Local:
 class Positional:
     """A point (or local, with ``halo``) operation that depends on the pixel's place in the whole image.
 
-    ``run(ctx, tile, window)`` computes the tile at ``window`` (``ctx.spec`` is the
+    ``run(ctx, tile, window)`` computes the tile at ``window`` (``ctx.info`` is the
     tile's spec; ``window.full`` the whole image's) under the filter's alpha policy.
     """
 
@@ -166,14 +166,14 @@ class Geometric:
 
     ``source(out_rect, in_spec)`` is the input rectangle (clipped to the input) an output
     rectangle needs; ``run(ctx, crop, crop_rect, out_rect, in_spec)`` computes the output
-    rectangle from that crop under the filter's alpha policy (``ctx.spec`` is the crop's).
+    rectangle from that crop under the filter's alpha policy (``ctx.info`` is the crop's).
     ``tolerance`` is the largest difference from the whole-image result in levels of
     integer images (0: bit for bit), with ``reason``. A remap also gives its ``maps(out_rect)``:
     the float32 source coordinates of those output pixels, so fused warps compose them per tile.
     """
 
-    source: Callable[[Rect, ImageSpec], Rect]
-    run: Callable[[Context, Image, Rect, Rect, ImageSpec], Image]
+    source: Callable[[Rect, ImageInfo], Rect]
+    run: Callable[[Context, Image, Rect, Rect, ImageInfo], Image]
     maps: Callable[[Rect], tuple[Any, Any]] | None = None
     tolerance: int = 0
     reason: str = ""
@@ -190,7 +190,7 @@ class Global:
     """Whole-image statistics, then a per-tile operation: the exact two-pass form.
 
     ``statistics(ctx, tile, window)`` measures ``window.measured(...)`` of one tile of the
-    filter's input (after its alpha policy: ``ctx.spec`` is what the filter's function
+    filter's input (after its alpha policy: ``ctx.info`` is what the filter's function
     sees; per-pixel conversions run on the whole tile first), ``merge(partials)``
     combines the tiles' measures into the whole image's, and ``apply(ctx, tile, stats,
     window)`` computes a tile (grown by ``halo``, under the alpha policy) from them.
@@ -220,17 +220,17 @@ class Whole:
 
 
 Footprint = Union[Point, Local, Positional, Geometric, Global, Whole]  # noqa: UP007 (isinstance-able alias)
-FootprintRule = Union[Footprint, Callable[[Mapping[str, Any], ImageSpec], Footprint]]  # noqa: UP007
+FootprintRule = Union[Footprint, Callable[[Mapping[str, Any], ImageInfo], Footprint]]  # noqa: UP007
 
 POINT = Point()
 UNDECLARED = Whole("no footprint declared (runs whole-image)")
 
 
-def local(halo_of: Callable[[Mapping[str, Any], ImageSpec], Halo]) -> Callable[[Mapping[str, Any], ImageSpec],
+def local(halo_of: Callable[[Mapping[str, Any], ImageInfo], Halo]) -> Callable[[Mapping[str, Any], ImageInfo],
                                                                                Footprint]:
     """A :class:`Local` rule from a halo function; a ``wrap`` border (the far side of the image) runs whole."""
 
-    def rule(params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+    def rule(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
         if params.get("border") == "wrap":
             return Whole("border=wrap reads the opposite edge of the image")
         return Local(halo_of(params, spec))
@@ -238,7 +238,7 @@ def local(halo_of: Callable[[Mapping[str, Any], ImageSpec], Halo]) -> Callable[[
     return rule
 
 
-def square(reach_of: Callable[[Mapping[str, Any], ImageSpec], int]) -> Callable[[Mapping[str, Any], ImageSpec],
+def square(reach_of: Callable[[Mapping[str, Any], ImageInfo], int]) -> Callable[[Mapping[str, Any], ImageInfo],
                                                                                  Footprint]:
     """A :class:`Local` rule whose halo is the same ``reach_of(params, spec)`` on every side."""
     return local(lambda params, spec: Halo.square(reach_of(params, spec)))
@@ -249,7 +249,7 @@ def whole(reason: str) -> Whole:
     return Whole(reason)
 
 
-def resolve(rule: FootprintRule, params: Mapping[str, Any], spec: ImageSpec) -> Footprint:
+def resolve(rule: FootprintRule, params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
     """The footprint of a filter for resolved ``params`` on an image the filter's function sees as ``spec``."""
     if isinstance(rule, (Point, Local, Positional, Geometric, Global, Whole)):
         return rule
@@ -262,7 +262,7 @@ CONTINUOUS = 256
 """Elements (a multiple of the widest SIMD loop's step) that the last crop's first row starts on a multiple of."""
 
 
-def aligned(rect: Rect, spec: ImageSpec) -> Rect:
+def aligned(rect: Rect, spec: ImageInfo) -> Rect:
     """``rect`` widened for OpenCV's SIMD loops: they process rows (or whole continuous images) in vectors
     of up to 64 bytes from the start and finish the remainder with scalar code, whose float rounding can
     differ by an ulp. A crop starting on a multiple of :data:`ALIGN` columns and ending :data:`ALIGN`
@@ -279,11 +279,11 @@ def aligned(rect: Rect, spec: ImageSpec) -> Rect:
     return (y0, y1, x0, x1)
 
 
-AxisMap = Callable[[int, int, ImageSpec], Any]
+AxisMap = Callable[[int, int, ImageInfo], Any]
 """``axis(start, stop, spec)``: the input index of each output index ``start..stop-1`` (-1: outside, filled)."""
 
 
-def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageSpec], tuple[float, ...]] | None = None,
+def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageInfo], tuple[float, ...]] | None = None,
            maps: Callable[[Rect], tuple[Any, Any]] | None = None) -> Geometric:
     """The exact :class:`Geometric` footprint of an operation copying pixels: crop, pad, flips, transposes.
 
@@ -291,18 +291,18 @@ def copied(rows: AxisMap, cols: AxisMap, fill: Callable[[ImageSpec], tuple[float
     for an input of ``spec``) where either index is -1. ``maps`` gives the same as source
     coordinates (:attr:`Geometric.maps`), for operations that fuse with warps (flips).
     """
-    def indices(rect: Rect, spec: ImageSpec) -> tuple[Any, Any]:
+    def indices(rect: Rect, spec: ImageInfo) -> tuple[Any, Any]:
         return np.asarray(rows(rect[0], rect[1], spec)), np.asarray(cols(rect[2], rect[3], spec))
 
     def span(index: Any) -> tuple[int, int]:
         inside = index[index >= 0]
         return (int(inside.min()), int(inside.max()) + 1) if len(inside) else (0, 1)
 
-    def source(out_rect: Rect, spec: ImageSpec) -> Rect:
+    def source(out_rect: Rect, spec: ImageInfo) -> Rect:
         row_index, col_index = indices(out_rect, spec)
         return (*span(row_index), *span(col_index))
 
-    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageSpec) -> Image:
+    def run(ctx: Context, crop: Image, crop_rect: Rect, out_rect: Rect, spec: ImageInfo) -> Image:
         row_index, col_index = indices(out_rect, spec)
         block = np.asarray(crop)
         out = block[np.ix_(np.clip(row_index - crop_rect[0], 0, block.shape[0] - 1),

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from cvfilters.core.context import Context, ImageSpec
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.transfer import Transfer
 from cvfilters.core.types import Image
 
@@ -25,9 +25,9 @@ LABEL = "linear light"
 
 
 def decode(ctx: Context, image: Image, transfer: Transfer) -> Image:
-    """``image`` (of ``ctx.spec``) as float32 linear light: colour decoded, alpha scaled to 0..1."""
-    scale = np.float32(ctx.spec.max_value)
-    colour = 3 if ctx.spec.channels == 4 else ctx.spec.channels
+    """``image`` (of ``ctx.info``) as float32 linear light: colour decoded, alpha scaled to 0..1."""
+    scale = np.float32(ctx.info.max_value)
+    colour = 3 if ctx.info.channels == 4 else ctx.info.channels
 
     def compute(array: np.ndarray) -> np.ndarray:
         unit = array.astype(np.float32) / scale
@@ -36,13 +36,13 @@ def decode(ctx: Context, image: Image, transfer: Transfer) -> Image:
             return unit
         return transfer.decode(unit)
 
-    return ctx.be.on_host(image, compute, LABEL)
+    return ctx.backend.on_host(image, compute, LABEL)
 
 
 def encode(ctx: Context, image: Image, dtype: np.dtype, transfer: Transfer) -> Image:
-    """Linear float32 ``image`` (of ``ctx.spec``) encoded back as ``dtype`` (rounded and saturated for integers)."""
+    """Linear float32 ``image`` (of ``ctx.info``) encoded back as ``dtype`` (rounded and saturated for integers)."""
     scale = np.float32(1.0 if dtype == _F32 else float(np.iinfo(dtype).max))
-    colour = 3 if ctx.spec.channels == 4 else ctx.spec.channels
+    colour = 3 if ctx.info.channels == 4 else ctx.info.channels
 
     def compute(array: np.ndarray) -> np.ndarray:
         out = np.array(array, np.float32)
@@ -55,12 +55,12 @@ def encode(ctx: Context, image: Image, dtype: np.dtype, transfer: Transfer) -> I
         np.nan_to_num(out, copy=False)
         return np.clip(np.rint(out * scale), 0, scale).astype(dtype)
 
-    return ctx.be.on_host(image, compute, LABEL)
+    return ctx.backend.on_host(image, compute, LABEL)
 
 
 def run_linear(ctx: Context, image: Image, transfer: Transfer,
-               body: Callable[[Context, Image], tuple[Image, ImageSpec]]) -> tuple[Image, ImageSpec]:
-    """``body`` run on the linear float32 form of ``image``; its result encoded back to ``ctx.spec``'s dtype."""
+               body: Callable[[Context, Image], tuple[Image, ImageInfo]]) -> tuple[Image, ImageInfo]:
+    """``body`` run on the linear float32 form of ``image``; its result encoded back to ``ctx.info``'s dtype."""
     linear = decode(ctx, image, transfer)
-    out, spec = body(ctx.with_spec(dtype=_F32), linear)
-    return encode(Context(ctx.be, spec), out, ctx.spec.dtype, transfer), spec.with_(dtype=ctx.spec.dtype)
+    out, spec = body(ctx.with_info(dtype=_F32), linear)
+    return encode(Context(ctx.backend, spec), out, ctx.info.dtype, transfer), spec.with_(dtype=ctx.info.dtype)

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import cvfilters as cvf
-from cvfilters.core.context import ImageSpec
+from cvfilters.core.context import ImageInfo
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.engine.tiles import process
 from cvfilters.registry import catalog as registry
@@ -87,7 +87,7 @@ def _image(height: int, width: int, channels: int, dtype: type, seed: int) -> np
 
 
 def _kind(flt: cvf.Filter) -> str:
-    return flt.footprint_for(_params_resolved(flt), ImageSpec(37, 29, 3, np.dtype(np.uint8))).kind
+    return flt.footprint_for(_params_resolved(flt), ImageInfo(37, 29, 3, np.dtype(np.uint8))).kind
 
 
 def _params_resolved(flt: cvf.Filter) -> dict[str, Any]:

@@ -72,6 +72,6 @@ def in_stripes(img: Image, reach: int, border: str, run: Callable[[Image], Image
     return out
 
 
-def color_channels(spec: ImageSpec) -> int:
+def color_channels(spec: ImageInfo) -> int:
     """Colour channels of an image: 3 for BGR and BGRA, 1 for gray."""
     return 3 if spec.channels == 4 else spec.channels

@@ -120,7 +120,7 @@ def respond(ctx: Context, img: Image, kernels: tuple[np.ndarray, ...], border: s
 
 def gaussian_reach(ctx: Context, sigma: float) -> int:
     """How many pixels :func:`gaussian_blurred` reaches on each side."""
-    return auto_gaussian_ksize(sigma, ctx.spec.dtype) // 2
+    return auto_gaussian_ksize(sigma, ctx.info.dtype) // 2
 
 
 def gaussian_blurred(ctx: Context, image32: Image, sigma: float, border: str) -> Image:
