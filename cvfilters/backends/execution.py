@@ -43,7 +43,7 @@ def run_image(image: Any, backend: str, body: Body, *, channel_order: str | None
         the counters are what this run added to the backend's.
     """
     host, entry = boundary.enter(image, resolve_channel_order(channel_order), layout)
-    spec = spec_of(host)
+    spec = info_of(host)
     be = select(backend, host, spec.pixels)
     before = be.counters.snapshot()
     native = to_backend(host, be)
@@ -58,7 +58,7 @@ def run_image(image: Any, backend: str, body: Body, *, channel_order: str | None
     return boundary.leave(out, entry), be, be.counters.since(before)
 
 
-def spec_of(image: Image) -> ImageInfo:
+def info_of(image: Image) -> ImageInfo:
     """The :class:`ImageInfo` of an image, validating what cvfilters processes."""
     if isinstance(image, np.ndarray):
         spec = ImageInfo(image.shape[0], image.shape[1], 1 if image.ndim == 2 else image.shape[-1],
@@ -67,7 +67,7 @@ def spec_of(image: Image) -> ImageInfo:
         width, height = image.size()
         spec = ImageInfo(height, width, image.channels(), _CV_DTYPE.get(image.depth(), np.dtype(np.int8)))
     elif isinstance(image, cv2.UMat):
-        return spec_of(image.get())  # a UMat does not expose its shape: read it once
+        return info_of(image.get())  # a UMat does not expose its shape: read it once
     else:
         raise InvalidImageError(f"expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not {type(image).__name__}")
     if spec is None or spec.channels not in SUPPORTED_CHANNELS:

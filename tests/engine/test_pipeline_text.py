@@ -13,8 +13,11 @@ import cv2
 import numpy as np
 import pytest
 
+from cvfilters.backends.execution import info_of
 from cvfilters.core.errors import InvalidImageError, SpecError
-from cvfilters.engine.pipeline import MAX_PIPELINE_FILE, Pipeline, spec_of, split_spec
+from cvfilters.engine.loading import MAX_PIPELINE_FILE
+from cvfilters.engine.pipeline import Pipeline
+from cvfilters.engine.spec import split_spec
 
 
 @pytest.mark.parametrize(("text", "sep", "parts"), [
@@ -155,14 +158,14 @@ LAYOUT = "is not H x W or H x W x C with C in 1, 2 (gray + alpha), 3, 4"
 ])
 def test_spec_of_refusals(image: object, message: str) -> None:
     with pytest.raises(InvalidImageError) as caught:
-        spec_of(image)
+        info_of(image)
     assert str(caught.value) == message
 
 
 def test_spec_of_reads_shape_channels_and_dtype() -> None:
-    spec = spec_of(np.zeros((5, 7, 4), np.uint16))
+    spec = info_of(np.zeros((5, 7, 4), np.uint16))
     assert (spec.height, spec.width, spec.channels, spec.dtype) == (5, 7, 4, np.dtype(np.uint16))
-    gray = spec_of(cv2.UMat(np.zeros((3, 2), np.float32)))
+    gray = info_of(cv2.UMat(np.zeros((3, 2), np.float32)))
     assert (gray.height, gray.width, gray.channels, gray.dtype) == (3, 2, 1, np.dtype(np.float32))
 
 

@@ -34,8 +34,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cvfilters as cvf
+from cvfilters.backends.execution import info_of
 from cvfilters.core.errors import ImageError, ParameterError, UsageError
-from cvfilters.engine.pipeline import Pipeline, spec_of
+from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import images as cio
 from cvfilters.registry.params import Param
 
@@ -360,7 +361,7 @@ def test_filter_on_random_images(name: str, data: st.DataObject) -> None:
     except ParameterError as exc:  # a region that does not fit this image (crop:x=..): refused, naming it
         assume("is outside the image" not in str(exc))
         raise
-    want = flt.output_info(flt.resolve(params), spec_of(image))  # the size changes with rotate:expand=true
+    want = flt.output_info(flt.resolve(params), info_of(image))  # the size changes with rotate:expand=true
     assert out.shape == ((want.height, want.width) if want.channels == 1 else (want.height, want.width, want.channels))
     assert out.dtype == want.dtype == image.dtype
     if out.dtype.kind == "f":
