@@ -28,3 +28,4 @@ loaded  # registry.loaded(): scripts/update_manifest.py attributes filters to th
 backend_availability  # cvfilters/__init__.py: re-exported for type checkers
 list_filters  # cvfilters/__init__.py: re-exported for type checkers
 get_filter  # cvfilters/__init__.py: re-exported for type checkers
+process_tiled  # cvfilters/__init__.py: re-exported for type checkers

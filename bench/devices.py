@@ -116,7 +116,7 @@ def section(cfg: Config) -> Section:
     if any(name == "opencl" for name, _ in devices):
         resident = cv2.UMat(test_image(height, width))
         get = measure({"get": resident.get}, cfg)["get"]
-        table.notes.append(f"`cvfilters.engine.pipeline.info_of` reads a UMat's shape with `UMat.get()`, "
+        table.notes.append(f"`cvfilters.backends.execution.info_of` reads a UMat's shape with `UMat.get()`, "
                            f"a full download "
                            f"on every call; that alone costs {get.cell()} ms here for the BGR image and is part "
                            "of every device-resident opencl time above.")

@@ -202,7 +202,7 @@ class Preview:
     def move(self, slider: Slider, position: int) -> None:
         """A trackbar moved: set the parameter (validated with the others) and redraw."""
         from cvfilters.core.errors import UsageError
-        from cvfilters.engine.pipeline import Step
+        from cvfilters.engine.steps import Step
 
         step = self.steps[slider.step]
         value = slider.values[position]

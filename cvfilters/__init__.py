@@ -35,8 +35,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "write": ("io.images", "write"),
     "apply_masked": ("filters.masks", "apply_masked"),
     "Param": ("registry.params", "Param"), "allow_large": ("registry.params", "allow_large"),
-    "Pipeline": ("engine.pipeline", "Pipeline"), "RunReport": ("engine.pipeline", "RunReport"),
-    "apply": ("engine.pipeline", "apply"), "process_tiled": ("engine.tiles", "process"),
+    "Pipeline": ("engine.pipeline", "Pipeline"), "RunReport": ("engine.running", "RunReport"),
+    "apply": ("engine.apply", "apply"), "process_tiled": ("engine.tiles", "process"),
     "stream_file": ("run.streaming", "stream_file"),
     "quantize_palette": ("filters._shared.quantize", "quantize_palette"),
     "Filter": ("registry.catalog", "Filter"), "register": ("registry.catalog", "register"),
@@ -60,9 +60,9 @@ if TYPE_CHECKING:  # `import x as x` and assignments: explicit re-exports, as ty
     from cvfilters.core.errors import ParameterError as ParameterError
     from cvfilters.core.errors import UsageError as UsageError
     from cvfilters.engine import tiles as _tiles
+    from cvfilters.engine.apply import apply as apply
     from cvfilters.engine.pipeline import Pipeline as Pipeline
-    from cvfilters.engine.pipeline import RunReport as RunReport
-    from cvfilters.engine.pipeline import apply as apply
+    from cvfilters.engine.running import RunReport as RunReport
     from cvfilters.filters._shared.histograms import histogram as histogram
     from cvfilters.filters._shared.quantize import quantize_palette as quantize_palette
     from cvfilters.filters.color import color_kernel as color_kernel

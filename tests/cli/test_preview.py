@@ -32,7 +32,7 @@ from cvfilters.cli import main
 from cvfilters.cli.display import DISPLAY_HINT
 from cvfilters.cli.preview import preview_copy, sliders_for
 from cvfilters.core.errors import ParameterError, SpecError, UsageError
-from cvfilters.engine.pipeline import Step
+from cvfilters.engine.steps import Step
 from cvfilters.viz.sheets import (
     GAP,
     LABEL_HEIGHT,

@@ -13,8 +13,11 @@ import cv2
 import numpy as np
 import pytest
 
+from cvfilters.backends.execution import info_of
 from cvfilters.core.errors import InvalidImageError, SpecError
-from cvfilters.engine.pipeline import MAX_PIPELINE_FILE, Pipeline, info_of, split_spec
+from cvfilters.engine.loading import MAX_PIPELINE_FILE
+from cvfilters.engine.pipeline import Pipeline
+from cvfilters.engine.spec import split_spec
 
 
 @pytest.mark.parametrize(("text", "sep", "parts"), [

@@ -34,8 +34,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import cvfilters as cvf
+from cvfilters.backends.execution import info_of
 from cvfilters.core.errors import ImageError, ParameterError, UsageError
-from cvfilters.engine.pipeline import Pipeline, info_of
+from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import images as cio
 from cvfilters.registry.params import Param
 

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from cvfilters.core.errors import SpecError
-from cvfilters.engine.pipeline import Pipeline, split_spec
+from cvfilters.engine.pipeline import Pipeline
+from cvfilters.engine.spec import split_spec
 from cvfilters.registry.catalog import get
 from cvfilters.registry.params import Param
 from cvfilters.viz.sheets.contact import contact_sheet
