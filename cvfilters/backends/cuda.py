@@ -370,8 +370,12 @@ class CudaBackend(DeviceBackend):
         rect = bool(np.all(np.asarray(kernel) != 0))
         if rect or iterations == 1:
             return self._morph(image, op, kernel, iterations)
-        erode = lambda img: self._passes(img, cv2.MORPH_ERODE, kernel, iterations)  # noqa: E731
-        dilate = lambda img: self._passes(img, cv2.MORPH_DILATE, kernel, iterations)  # noqa: E731
+        def erode(img: Any) -> Any:
+            return self._passes(img, cv2.MORPH_ERODE, kernel, iterations)
+
+        def dilate(img: Any) -> Any:
+            return self._passes(img, cv2.MORPH_DILATE, kernel, iterations)
+
         compose: dict[int, Callable[[Any], Any]] = {
             cv2.MORPH_ERODE: erode, cv2.MORPH_DILATE: dilate,
             cv2.MORPH_OPEN: lambda img: dilate(erode(img)), cv2.MORPH_CLOSE: lambda img: erode(dilate(img)),

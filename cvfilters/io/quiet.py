@@ -14,12 +14,12 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 import cv2
 
 _QUIET_LOCK = threading.Lock()  # OpenCV's log level and file descriptor 2 are process globals
-_QUIET_STATE: dict = {"depth": 0, "level": 0, "stderr": None, "shared": False}
+_QUIET_STATE: dict[str, Any] = {"depth": 0, "level": 0, "stderr": None, "shared": False}
 
 
 @contextlib.contextmanager

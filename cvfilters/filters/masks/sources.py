@@ -14,7 +14,7 @@ from cvfilters.core.pixels import full_scale
 from cvfilters.filters.masks.shapes import Shape, is_shape_text, parse_shape
 from cvfilters.io import images as io
 
-MaskSource = Union[np.ndarray, str, os.PathLike, "Shape"]
+MaskSource = Union[np.ndarray, str, "os.PathLike[str]", "Shape"]
 
 
 def load_mask(path: str | os.PathLike[str], size: tuple[int, int] | None = None) -> np.ndarray:
