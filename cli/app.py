@@ -158,7 +158,8 @@ def apply(
         require_matplotlib()
         _check_single_image("--histogram", histogram, tasks, failures)
     workers = len(device_list) if device_list else executors.worker_count(jobs, [task.source for task in tasks])
-    options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
+    pipeline.fuse = fuse
+    options = batch.Options(pipeline, backend, overwrite, quality, max_pixels, _frame_range(frames),
                             large, 1 if scheduler else workers, fuse)
     if explain and len(tasks) > 1:
         where = f"a pool of {workers}" if workers > 1 else "this process (a pool pays for more work)"
@@ -166,7 +167,6 @@ def apply(
     if no_clobber:
         _refuse_clobbering(tasks, options)
     if dry_run:
-        pipeline.fuse = fuse
         _dry_run(tasks, failures, options, pipeline)
         return
     for folder in {task.target.parent for task in tasks if task.stdout_format is None}:

@@ -10,13 +10,14 @@ pool by default, a Dask cluster with ``--scheduler``.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,15 @@ class Task:
 
 @dataclass(frozen=True)
 class Options:
-    """What every task of a batch shares (picklable: sent to worker processes)."""
+    """What every task of a batch shares.
 
-    pipeline: dict[str, Any]
+    ``pipeline`` is the caller's parsed pipeline, run as it is in this process (``fuse``
+    says whether its steps are fused). Pickled for a worker process, it travels in its
+    pipeline-file form (steps hold functions that need not pickle) and is rebuilt there once
+    per worker, under ``allow_large``.
+    """
+
+    pipeline: Pipeline
     backend: str = "auto"
     overwrite: bool = False
     quality: int | None = None
@@ -55,6 +62,17 @@ class Options:
     allow_large: bool = False
     workers: int = 1
     fuse: bool = True
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        values = [getattr(self, f.name) for f in fields(self)]
+        values[0] = json.dumps(self.pipeline.to_dict(), sort_keys=True)
+        return (_options_in_worker, tuple(values))
+
+
+def _options_in_worker(frozen: str, *rest: Any) -> Options:
+    """An :class:`Options` unpickled in a worker: its pipeline rebuilt from the file form (cached)."""
+    options = Options(Pipeline(), *rest)
+    return replace(options, pipeline=_pipeline(frozen, options.allow_large, options.fuse))
 
 
 @dataclass
@@ -204,8 +222,6 @@ def _glob_base(pattern: str) -> Path:
 # ---------------------------------------------------------------- running
 @lru_cache(maxsize=4)
 def _pipeline(frozen: str, large: bool, fuse: bool) -> Pipeline:
-    import json
-
     with allow_large(large):
         pipeline = Pipeline.from_dict(json.loads(frozen))
     pipeline.fuse = fuse
@@ -219,9 +235,7 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
     before an existing output is skipped, so a bad input is an error whatever exists at its
     output path. ``progress(done, total)`` is called per frame of a video.
     """
-    import json
-
-    pipeline = _pipeline(json.dumps(options.pipeline, sort_keys=True), options.allow_large, options.fuse)
+    pipeline = options.pipeline
     replace = options.overwrite or task.replace
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

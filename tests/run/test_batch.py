@@ -21,7 +21,7 @@ from cvfilters.io.video import ffmpeg_binary
 from cvfilters.run import batch, executors
 from tests.conftest import photo
 
-INVERT = Pipeline.parse("invert").to_dict()
+INVERT = Pipeline.parse("invert")
 
 
 def write_images(root: Path, names: list[str], size: tuple[int, int] = (24, 32)) -> None:
@@ -75,7 +75,7 @@ def test_batch_counts_failures_skips_and_leaves_no_partial_files(tmp_path: Path)
 
 def test_local_pool_gives_the_same_outputs_as_in_process(tmp_path: Path) -> None:
     write_images(tmp_path / "in", [f"{i}.png" for i in range(4)])
-    options = batch.Options(Pipeline.parse("gaussian_blur:sigma=2 | vignette").to_dict())
+    options = batch.Options(Pipeline.parse("gaussian_blur:sigma=2 | vignette"))
     for name, jobs in (("one", 1), ("two", 2)):
         tasks, _ = batch.plan([str(tmp_path / "in")], str(tmp_path / name))
         with executors.choose(jobs, len(tasks), backend="cpu", devices=None, scheduler=None) as executor:
@@ -227,7 +227,7 @@ def test_sigint_stops_cleanly_without_partial_outputs(tmp_path: Path) -> None:
 def test_outputs_equal_python_api(tmp_path: Path) -> None:
     write_images(tmp_path / "in", ["a.png"])
     outcome = batch.process(batch.Task(tmp_path / "in/a.png", tmp_path / "b.png"),
-                            batch.Options(Pipeline.parse("sobel:magnitude=true").to_dict()))
+                            batch.Options(Pipeline.parse("sobel:magnitude=true")))
     assert outcome.status == "done"
     expected = cvf.apply(cvf.read(tmp_path / "in/a.png"), "sobel", magnitude=True)
     np.testing.assert_array_equal(cvf.read(tmp_path / "b.png"), expected)
@@ -245,3 +245,14 @@ def test_memory_estimate_refuses_what_cannot_fit(tmp_path: Path, monkeypatch: py
     refused = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "no.png"), batch.Options(INVERT, workers=4))
     assert refused.status == "failed" and "a.png: needs about" in refused.message and "x 4 worker(s)" in refused.message
     assert not (tmp_path / "no.png").exists()
+
+
+def test_options_carry_the_parsed_pipeline_and_send_workers_its_file_form() -> None:
+    import pickle
+
+    pipe = Pipeline.parse("invert | gaussian_blur:sigma=2")  # invert's step holds a closure: not picklable as is
+    options = batch.Options(pipe, backend="cpu", fuse=False)
+    assert options.pipeline is pipe  # in this process: no round trip through the file form
+    clone = pickle.loads(pickle.dumps(options))
+    assert clone.pipeline == pipe and clone.pipeline is not pipe
+    assert (clone.backend, clone.fuse, clone.pipeline.fuse) == ("cpu", False, False)
