@@ -43,7 +43,7 @@ WHOLE = {
     "blend", "cartoon", "crosshatch", "crystallize", "detail_enhance", "dnn_style", "edge_preserving",
     "feather", "feather_mask", "grain", "halftone", "hex_pixellate", "histogram_overlay", "masked", "mean_shift",
     "oil_paint", "pixellate", "pointillize", "quantize", "sketch", "stylization", "white_balance", "zoom_blur",
-    "tilt_shift", "vignette_effect", "resize",
+    "vignette_effect", "resize",
 
 }
 
