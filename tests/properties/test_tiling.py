@@ -44,7 +44,6 @@ WHOLE = {
     "feather", "feather_mask", "grain", "halftone", "hex_pixellate", "histogram_overlay", "masked", "mean_shift",
     "oil_paint", "pointillize", "quantize", "sketch", "stylization", "white_balance", "zoom_blur",
     "vignette_effect", "resize",
-
 }
 
 # float32 gradient magnitudes: OpenCV's separable float filters round the last bit differently
