@@ -233,7 +233,7 @@ def _warp_footprint(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], Ima
             area = reached(outer_x, outer_y, outputs[index - 1], borders[index], "linear")
             shifted = (np.ascontiguousarray(outer_x - np.float32(area[2])),
                        np.ascontiguousarray(outer_y - np.float32(area[0])))
-            inner = composed(index - 1, area)
+            inner = _in_strips(lambda rect: composed(index - 1, rect), area)
             return tuple(cv2.remap(np.ascontiguousarray(m, np.float32), *shifted, cv2.INTER_LINEAR,  # type: ignore[return-value]
                                    borderMode=BORDERS[borders[index]], borderValue=(OUTSIDE,) * 4) for m in inner)
 
@@ -241,6 +241,23 @@ def _warp_footprint(steps: tuple[Step, ...]) -> Callable[[Mapping[str, Any], Ima
                         sampling["fill"], premultiplied=premultiplied)
 
     return rule
+
+
+STRIP_PIXELS = 1 << 20
+"""Pixels of maps evaluated at once over a large area (the coordinate functions' float64 temporaries stay small)."""
+
+
+def _in_strips(maps: Callable[[Rect], tuple[np.ndarray, np.ndarray]], area: Rect) -> tuple[np.ndarray, np.ndarray]:
+    """``maps(area)``, evaluated in strips of rows into float32 arrays (the same values, less memory)."""
+    y0, y1, x0, x1 = area
+    rows = max(1, STRIP_PIXELS // max(1, x1 - x0))
+    if y1 - y0 <= rows:
+        return maps(area)
+    out_x, out_y = np.empty((y1 - y0, x1 - x0), np.float32), np.empty((y1 - y0, x1 - x0), np.float32)
+    for top in range(y0, y1, rows):
+        bottom = min(y1, top + rows)
+        out_x[top - y0 : bottom - y0], out_y[top - y0 : bottom - y0] = maps((top, bottom, x0, x1))
+    return out_x, out_y
 
 
 def _warp_runner(steps: tuple[Step, ...]) -> Callable[..., Any]:
