@@ -25,9 +25,12 @@ positional and global steps, and within the stated tolerance for geometric ones
 Tiles run on ``workers`` threads (OpenCV releases the GIL); with more than one, OpenCV's
 own thread pool is set to one thread while they run, as :meth:`Pipeline.map` does.
 
-Dask (``map_overlap``) needs: :attr:`TilePlan.halo`, and for global steps
-:func:`statistics_of` (a step's ``statistics`` on a block), the footprint's ``merge``
-and :func:`run_block` (the chain on one block with merged statistics given).
+Dask (``map_overlap``) needs: :attr:`TilePlan.halo` (the depth, for chains without
+geometric steps), :func:`stages_of` (the compiled steps with their footprints), and for
+global steps :func:`statistics_of` (a step's ``statistics`` of a block, ``inner`` the part
+to count), the footprint's ``merge`` (associative: a tree reduction works) and
+:func:`run_block` (the stages over an output rectangle, reading what :func:`need` asks,
+with the merged statistics given).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from cvfilters.filters._shared.common import border_param, center_param, with_bo
 from cvfilters.filters._shared.correlation import respond
 from cvfilters.filters._shared.kernels import line_kernel
 from cvfilters.registry.catalog import register
-from cvfilters.registry.footprints import Halo, local, square, whole
+from cvfilters.registry.footprints import Footprint, Halo, Positional, Window, local, square, whole
 from cvfilters.registry.params import MAX_KERNEL_SIDE, Param
 
 __all__ = ["median_filter"]
@@ -330,8 +330,32 @@ def tilt_shift_mask(height: int, center: float, band: float, falloff: float) -> 
     return (t * t * (3.0 - 2.0 * t)).astype(np.float32)
 
 
+def _tilt_shift_footprint(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
+    if params["border"] == "wrap":
+        return whole("border=wrap reads the opposite edge of the image")
+
+    def run(ctx: Context, img: Image, window: Window) -> Image:
+        y0, y1, _, _ = window.rect
+        column = tilt_shift_mask(window.full.height, params["center"], params["band"], params["falloff"])[y0:y1]
+        return _tilt_shift_blend(ctx, img, _rows_weight(column, ctx.info), params["sigma"], params["border"])
+
+    return Positional(run, _gaussian_halo({"ksize": 0, "sigma": params["sigma"]}, spec))
+
+
+def _rows_weight(column: np.ndarray, spec: ImageInfo) -> np.ndarray:
+    """A per-row weight spread over an image of ``spec``."""
+    plane = np.repeat(column[:, None], spec.width, axis=1)
+    return plane if spec.channels == 1 else np.repeat(plane[:, :, None], spec.channels, axis=2)
+
+
+def _tilt_shift_blend(ctx: Context, img: Image, weight: Any, sigma: float, border: str) -> Image:
+    be = ctx.backend
+    detail = be.add_weighted(_gaussian(ctx, img, sigma, 0, border), 1.0, img, -1.0, dtype=np.float32)
+    return be.add_weighted(img, 1.0, be.multiply(detail, weight), 1.0, dtype=ctx.info.dtype)
+
+
 @register(
-    footprint=whole("the sharp band is placed by the height of the whole image"),
+    footprint=_tilt_shift_footprint,
     linear=True,
     category="blur",
     summary="Tilt-shift: a sharp horizontal band fading into Gaussian blur above and below.",
@@ -356,13 +380,7 @@ def tilt_shift(ctx: Context, img: Image, *, center: float, band: float, falloff:
     mask is built once per size and kept on the device; the blend is ``multiply`` and
     ``add_weighted`` there.
     """
-    be, spec = ctx.backend, ctx.info
-
-    def mask() -> np.ndarray:
-        column = tilt_shift_mask(spec.height, center, band, falloff)[:, None]
-        plane = np.repeat(column, spec.width, axis=1)
-        return plane if spec.channels == 1 else np.repeat(plane[:, :, None], spec.channels, axis=2)
-
-    weight = be.cached(("tilt_shift", spec.size, spec.channels, center, band, falloff), mask)
-    detail = be.add_weighted(_gaussian(ctx, img, sigma, 0, border), 1.0, img, -1.0, dtype=np.float32)
-    return be.add_weighted(img, 1.0, be.multiply(detail, weight), 1.0, dtype=spec.dtype)
+    spec = ctx.info
+    weight = ctx.backend.cached(("tilt_shift", spec.size, spec.channels, center, band, falloff),
+                           lambda: _rows_weight(tilt_shift_mask(spec.height, center, band, falloff), spec))
+    return _tilt_shift_blend(ctx, img, weight, sigma, border)

@@ -9,22 +9,40 @@ on 8-bit BGR and upload the result once (see :func:`on_host_8bit_bgr`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cv2
 import numpy as np
 
 from cvfilters.backends import BORDERS
-from cvfilters.core.context import Context
+from cvfilters.core.context import Context, ImageInfo
 from cvfilters.filters._shared.common import border_param
 from cvfilters.registry.catalog import register
-from cvfilters.registry.footprints import square, whole
+from cvfilters.registry.footprints import Footprint, Geometric, Rect, square, whole
 from cvfilters.registry.params import Param
 
 
+def _pixellate_footprint(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
+    """Whole cells: a tile reads the cells it touches (snapped to multiples of ``size`` from the corner)."""
+    size = params["size"]
+
+    def snap(low: int, high: int, side: int) -> tuple[int, int]:
+        return low - low % size, min(side, -(-high // size) * size)
+
+    def source(out_rect: Rect, full: ImageInfo) -> Rect:
+        return (*snap(out_rect[0], out_rect[1], full.height), *snap(out_rect[2], out_rect[3], full.width))
+
+    def run(ctx: Context, crop: Any, crop_rect: Rect, out_rect: Rect, full: ImageInfo) -> Any:
+        out = np.asarray(_cells(ctx, crop, size))
+        y, x = out_rect[0] - crop_rect[0], out_rect[2] - crop_rect[2]
+        return np.ascontiguousarray(out[y : y + out_rect[1] - out_rect[0], x : x + out_rect[3] - out_rect[2]])
+
+    return Geometric(source=source, run=run)
+
+
 @register(
-    footprint=whole("cells are anchored to the top-left corner of the whole image"),
+    footprint=_pixellate_footprint,
     linear=True,
     category="stylize",
     summary="Pixellate: each size x size cell takes its average colour.",
@@ -38,6 +56,10 @@ def pixellate(ctx: Context, img: Any, *, size: int) -> Any:
     means come from ``INTER_AREA`` downscaling by whole factors (exact block means,
     rounded for integer types) and are spread back by nearest-neighbour upscaling.
     """
+    return _cells(ctx, img, size)
+
+
+def _cells(ctx: Context, img: Any, size: int) -> Any:
     be = ctx.backend
     width, height = ctx.info.size
     full_w, full_h = width - width % size, height - height % size

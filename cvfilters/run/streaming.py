@@ -51,7 +51,7 @@ TILED_BACKENDS = frozenset({"auto", "cpu"})
 # Tiles' working memory (all workers) that a default plan stays under, halving the tile side down
 # to MIN_DEFAULT_TILE: beyond a few hundred pixels a larger tile buys little speed (the halo is
 # already a small fraction) and costs peak memory (bench/streaming.py, the 24 MP chains).
-TILE_WORKING = 96 * 2**20
+TILE_WORKING = 32 * 2**20
 MIN_DEFAULT_TILE = 256
 
 
@@ -216,7 +216,10 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
         stream = tiles.ArraySource(image)
         what = "decoded whole, processed by tiles"
     try:
-        plan = plan_for(pipeline, stream.shape, stream.dtype, tile_size=tile_size, workers=workers, budget=budget)
+        try:
+            plan = plan_for(pipeline, stream.shape, stream.dtype, tile_size=tile_size, workers=workers, budget=budget)
+        except ResourceLimitError as exc:  # the engine does not know the file's name
+            raise ResourceLimitError(source, exc.detail) from None
         if isinstance(stream, regions.TiffSource):
             height = plan.tile_size + plan.halo[0] + plan.halo[1]
             stream.set_cache_bytes(2 * height * int(np.prod(stream.shape[1:])) * stream.dtype.itemsize)

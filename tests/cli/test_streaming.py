@@ -171,6 +171,15 @@ def test_a_whole_image_decode_over_the_budget_is_refused(tmp_path: Path) -> None
     assert not (tmp_path / "out.png").exists()
 
 
+def test_a_whole_image_step_over_the_budget_is_refused_naming_the_file(tmp_path: Path) -> None:
+    source = tmp_path / "big.tif"
+    tifffile.imwrite(source, np.zeros((3000, 3000, 3), np.uint8), photometric="rgb", compression="zlib")
+    proc = run_cli("apply", source, "-o", tmp_path / "out.tif", "-f", "detail_enhance", "--memory", "64M")
+    assert proc.returncode == 1, proc.stderr
+    assert f"{source}: whole-image step" in proc.stderr and "memory budget" in proc.stderr
+    assert not (tmp_path / "out.tif").exists()
+
+
 # ---------------------------------------------------------------- Dask
 @pytest.fixture(scope="module")
 def client() -> Any:

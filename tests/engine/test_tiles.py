@@ -31,12 +31,12 @@ def test_a_chains_halo_is_the_sum_of_its_steps() -> None:
 
 
 def test_plan_counts_statistics_passes_and_names_whole_steps() -> None:
-    pipe = Pipeline.parse("equalize | pixellate | clahe | normalize")
+    pipe = Pipeline.parse("equalize | white_balance | clahe | normalize")
     tiles = plan(pipe, (64, 64, 3), np.dtype(np.uint16))
-    assert tiles.whole_image_steps == ("pixellate",)
+    assert tiles.whole_image_steps == ("white_balance",)
     assert tiles.passes == 4  # three global steps (equalize, clahe, normalize): a statistics pass each
     text = "\n".join(tiles.explain())
-    assert "pixellate: whole image: cells are anchored" in text and "clahe: global" in text
+    assert "white_balance: whole image: the white point" in text and "clahe: global" in text
 
 
 def test_output_shape_and_dtype_follow_the_steps() -> None:
@@ -46,8 +46,8 @@ def test_output_shape_and_dtype_follow_the_steps() -> None:
 
 
 def test_a_whole_image_step_over_the_budget_is_refused_before_any_work() -> None:
-    with pytest.raises(ResourceLimitError, match=r"pixellate.*over the memory budget of 1 MiB"):
-        plan(Pipeline.parse("sepia | pixellate"), (2000, 2000, 3), np.dtype(np.uint8), budget=1 << 20)
+    with pytest.raises(ResourceLimitError, match=r"white_balance.*over the memory budget of 1 MiB"):
+        plan(Pipeline.parse("sepia | white_balance"), (2000, 2000, 3), np.dtype(np.uint8), budget=1 << 20)
 
 
 def test_the_budget_shrinks_the_tile() -> None:
