@@ -309,7 +309,8 @@ def test_a_full_standard_output_is_one_line(work: Path) -> None:
         proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", "strip.png", "-o", "-", "--format", "png",
                                "-f", "invert"], cwd=work, stdout=full, stderr=subprocess.PIPE, timeout=60)
     lines = proc.stderr.decode().splitlines()
-    assert proc.returncode == 1 and lines == ["error: standard output: cannot be written: No space left on device"], lines
+    assert proc.returncode == 1, lines
+    assert lines == ["error: standard output: cannot be written: No space left on device"], lines
 
 
 def test_a_missing_input_claims_no_output_name(work: Path) -> None:
