@@ -2,7 +2,7 @@
 
 A pipeline file is ``{version: 1, steps: [{filter: NAME, params: {...}}]}``
 (:mod:`cvfilters.engine.saving` writes it). YAML is parsed with the safe loader and without
-aliases; files over :data:`MAX_PIPELINE_FILE` are refused; an error names the file, the line
+aliases; files over :data:`cvfilters.engine.bounds.MAX_PIPELINE_FILE` are refused; an error names the file, the line
 and the key (``look.yaml:5: step 2: unknown key 'parms' (did you mean 'params'?)``).
 """
 

@@ -15,7 +15,7 @@ import pytest
 
 from cvfilters.backends.execution import info_of
 from cvfilters.core.errors import InvalidImageError, SpecError
-from cvfilters.engine.loading import MAX_PIPELINE_FILE
+from cvfilters.engine.bounds import MAX_PIPELINE_FILE
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.engine.spec import split_spec
 
