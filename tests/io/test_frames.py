@@ -72,3 +72,44 @@ def test_frames_written_as_tiff_pages_drop_the_timing_with_a_warning(tmp_path: P
         data = animation.encode(frames, ".tif", tmp_path / "out.tif")
     with Image.open(BytesIO(bytes(data))) as second:
         assert second.n_frames == 3
+
+
+def test_two_frames_into_a_one_frame_format_warn_too(tmp_path: Path):
+    frames = decoded(gif(2), None)
+    with pytest.warns(cio.DepthConversionWarning, match="only the first of 2 is written"):
+        animation.encode(frames, ".bmp", tmp_path / "out.bmp")
+
+
+def test_the_single_frame_keeps_the_metadata_and_names_the_output_in_conversions(tmp_path: Path):
+    from PIL import ImageCms
+
+    srgb = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    frames = animation.Frames([np.full((6, 8, 4), 200, np.uint8)] * 2, [40, 40], 0, 2)
+    with pytest.warns(cio.DepthConversionWarning) as caught:
+        data = animation.encode(frames, ".jpg", tmp_path / "out.jpg", metadata=cio.Metadata(icc=srgb))
+    assert any(str(w.message).startswith(f"{tmp_path / 'out.jpg'}: .jpg cannot hold 4 channels") for w in caught)
+    with Image.open(BytesIO(bytes(data))) as second:
+        assert second.info.get("icc_profile") == srgb
+
+
+def test_animated_webp_timing_loop_and_quality(tmp_path: Path):
+    frames = [np.full((6, 8, 3), 40 * (i + 1), np.uint8) for i in range(3)]
+    data = bytes(animation.encode(animation.Frames(list(frames), [], 3, 3), ".webp", "out.webp"))
+    assert b"VP8L" in data  # no quality: lossless
+    with Image.open(BytesIO(data)) as second:
+        assert second.n_frames == 3 and second.info.get("loop") == 3
+        for index in range(3):
+            second.seek(index)
+            second.load()
+            assert second.info["duration"] == animation.DEFAULT_DURATION_MS
+    lossy = bytes(animation.encode(animation.Frames(list(frames), [70] * 3, 0, 3), ".webp", "out.webp", quality=50))
+    assert b"VP8 " in lossy and b"VP8L" not in lossy
+
+
+def test_a_conversion_is_warned_once_for_all_frames(tmp_path: Path):
+    frames = animation.Frames([np.full((6, 8, 3), 1000 * (i + 1), np.uint16) for i in range(3)], [40] * 3, 0, 3)
+    with pytest.warns(cio.DepthConversionWarning) as caught:
+        animation.encode(frames, ".gif", tmp_path / "out.gif")
+    depth = [w for w in caught if "cannot hold uint16" in str(w.message)]
+    assert len(depth) == 1 and str(depth[0].message).startswith(str(tmp_path / "out.gif"))
+    assert depth[0].filename == __file__
