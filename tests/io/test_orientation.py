@@ -387,3 +387,24 @@ def test_reset_reads_and_rewrites_the_tag_in_either_byte_order(order, orientatio
     assert exif[TAG] == 1 and exif[0x010F] == "Cam" and exif[0x0131] == "Sw1"
     assert reset(b"XX" + block[2:]) == (1, b"XX" + block[2:])  # no byte order mark: left alone
     assert reset(block[:6]) == (1, block[:6])  # too short
+
+
+def test_reset_reads_only_the_entries_of_the_first_ifd():
+    from cvfilters.io.orientation import reset
+
+    for order in "<>":
+        # one entry (Make), then a next-IFD offset and data that look like an Orientation entry of 6
+        fake = struct.pack(f"{order}HHI", TAG, 3, 1) + struct.pack(f"{order}HH", 6, 0)
+        block = (b"II" if order == "<" else b"MM") + struct.pack(f"{order}HIH", 42, 8, 1) + \
+            struct.pack(f"{order}HHI", 0x010F, 2, 4) + b"Cam\0" + fake + b"\0" * 16
+        assert reset(block) == (1, block), order
+
+
+def test_requested_prefers_the_header_and_falls_back_to_the_decoder():
+    from cvfilters.io.orientation import requested
+
+    six, three = exif_block(">", 6), exif_block("<", 3)
+    assert requested(None, six) == 6  # no EXIF in the header (OpenCV's block)
+    assert requested(b"", six) == 6  # an empty one neither
+    assert requested(three, six) == 3  # the header's (AVIF: irot/imir) wins
+    assert requested(None, None) == 1
