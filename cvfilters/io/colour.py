@@ -64,7 +64,10 @@ class ColourSpace:
 def colourspace_of(icc: bytes | None, exif: bytes | None = None, data: bytes | None = None) -> ColourSpace:
     """The colour space of a file: its ICC profile, CICP (from the file's bytes ``data``), EXIF, or sRGB."""
     if icc:
-        return ColourSpace(_description(icc), "icc", icc)
+        try:
+            return ColourSpace(_description(icc), "icc", icc)
+        except UsageError:  # kept as it came (``keep``); converting from it is refused by the conversion
+            return ColourSpace("an ICC profile LittleCMS cannot read", "icc", icc)
     cicp = _png_cicp(data) if data else None
     if cicp is not None:
         primaries, transfer = cicp[0], cicp[1]

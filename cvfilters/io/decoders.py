@@ -125,15 +125,22 @@ def pillow_unlimited() -> Iterator[None]:
             Image.MAX_IMAGE_PIXELS = saved
 
 
+def quick_parse(data: bytes) -> Header | None:
+    """The header of a plain still JPEG or PNG from its first bytes, without Pillow
+    (:func:`cvfilters.io.sniff.quick_header`); None for anything else."""
+    quick = quick_header(data)
+    return None if quick is None else Header(quick[0], quick[1], quick[2], 1, None, {}, {})
+
+
 def parse_header(data: bytes) -> Header | None:
     """The header as Pillow parses it (no pixels decoded), or None where Pillow cannot parse it.
 
     A plain still JPEG or PNG is read by :func:`cvfilters.io.sniff.quick_header` instead, with
     the same answer, without importing Pillow.
     """
-    quick = quick_header(data)
+    quick = quick_parse(data)
     if quick is not None:
-        return Header(quick[0], quick[1], quick[2], 1, None, {}, {})
+        return quick
     from PIL import Image
 
     with pillow_unlimited():

@@ -29,7 +29,6 @@ from typing import IO, Any, BinaryIO
 
 import cv2
 import numpy as np
-from PIL import Image
 
 from cvfilters.core import atomic
 from cvfilters.core.arrays import swap_rb
@@ -38,7 +37,7 @@ from cvfilters.core.errors import ImageReadError, ImageWriteError, OutputExistsE
 from cvfilters.io import apng, decoders, formats, orientation
 from cvfilters.io import images as io
 from cvfilters.io.gif import GifWriter
-from cvfilters.io.quiet import quiet
+from cvfilters.io.quiet import quiet, tifffile_logger_quiet
 
 DEFAULT_DURATION_MS = 100
 
@@ -169,6 +168,8 @@ def read_frames(source: io.StrPath | bytes, *, frames: tuple[int, int | None] | 
         io.check_file(source)
     return FrameReader(source, frames=frames, max_pixels=max_pixels, channel_order=channel_order)
 
+_QUICK_HEADER_BYTES = 1 << 16  # a plain PNG or JPEG has its size well within this
+
 
 def probe(path: io.StrPath, limit: int) -> decoders.Header | None:
     """The header of the file at ``path``, parsed from the open file (for a GIF Pillow counts the
@@ -192,7 +193,14 @@ def _opened(path: io.StrPath) -> BinaryIO:
 
 
 def _header_of(file: BinaryIO) -> decoders.Header | None:
-    """Pillow's header parse of an open file (no pixels decoded); the file is rewound."""
+    """Pillow's header parse of an open file (no pixels decoded); the file is rewound. A plain
+    still JPEG or PNG is answered from its first bytes without importing Pillow
+    (:func:`cvfilters.io.decoders.quick_parse`)."""
+    quick = decoders.quick_parse(file.read(_QUICK_HEADER_BYTES))
+    file.seek(0)
+    if quick is not None:
+        return quick
+    from PIL import Image  # imported when frames are decoded or encoded, not at start-up
     try:
         with decoders.pillow_unlimited(), Image.open(file) as image:
             return decoders.Header.of(image)
@@ -212,6 +220,7 @@ def _loop(header: decoders.Header, file: BinaryIO) -> int | None:
 def _pillow_frames(file: BinaryIO, header: decoders.Header, start: int, stop: int) -> Iterator[Frame]:
     """GIF, WebP and AVIF frames, composited by Pillow; alpha only where the file has it; each
     turned upright as the file's EXIF asks (Pillow applies none)."""
+    from PIL import Image  # imported when frames are decoded or encoded, not at start-up
     alpha = "transparency" in header.info or header.mode in ("RGBA", "LA", "PA")
     turn = orientation.requested(header.info.get("exif"), None)
     with decoders.pillow_unlimited():  # Pillow's limit and warnings lifted for each call, never across a yield
@@ -240,7 +249,7 @@ def _tiff_pages(file: BinaryIO, header: decoders.Header, start: int, stop: int) 
     upright by its own Orientation tag (tifffile applies none)."""
     import tifffile
 
-    with tifffile.TiffFile(file) as tiff:
+    with tifffile_logger_quiet(), tifffile.TiffFile(file) as tiff:
         tiff.pages.cache = False  # one page's tags at a time: memory does not grow with the page count
         for index, page in enumerate(tiff.pages):
             if index >= stop:
@@ -387,7 +396,7 @@ def _encode_frames(file: IO[bytes], name: io.StrPath, ext: str, record: formats.
     with warnings.catch_warnings(record=True) as caught:  # one conversion warning for all frames
         warnings.simplefilter("always")
         for frame in _chain(first, frames):
-            if frame.image.shape[:2] != shape:
+            if frame.image.shape[:2] != shape and record.name != "TIFF":  # TIFF pages each have their own size
                 raise ImageWriteError(name, f"cannot be written: frame {count} is {frame.image.shape[1]}x"
                                             f"{frame.image.shape[0]}, the first {shape[1]}x{shape[0]}")
             encoder.add(io.storable(name, ext, frame.image), frame.duration)
@@ -442,7 +451,10 @@ class _Webp:
         self.quality = options.quality or 0  # write_frames puts the format's default in
 
     def add(self, image: np.ndarray, duration: int | None) -> None:
-        from PIL import _webp
+        from PIL import (
+            Image,  # imported when frames are decoded or encoded, not at start-up
+            _webp,
+        )
 
         alpha = image.ndim == 3 and image.shape[2] == 4
         picture = Image.fromarray(cv2.cvtColor(image, cv2.COLOR_BGRA2RGBA if alpha else cv2.COLOR_BGR2RGB))

@@ -20,7 +20,6 @@ from io import BytesIO
 from typing import BinaryIO
 
 import numpy as np
-from PIL import Image
 
 _OPAQUE_AT = 128  # alpha at or above this is opaque in the 1-bit GIF transparency
 
@@ -32,6 +31,7 @@ def palettise(image: np.ndarray, *, dither: bool = False) -> tuple[np.ndarray, n
     A BGRA frame always gets a transparent index (readers clear a disposed frame to transparent
     only where the file declares one), a frame without alpha none.
     """
+    from PIL import Image  # imported when frames are decoded or encoded, not at start-up
     if image.ndim == 2:
         image = np.repeat(image[..., None], 3, axis=2)
     rgb = np.ascontiguousarray(image[..., 2::-1])
@@ -59,6 +59,7 @@ def palettise(image: np.ndarray, *, dither: bool = False) -> tuple[np.ndarray, n
 
 def _image_block(indices: np.ndarray, palette: np.ndarray) -> bytes:
     """Image descriptor, local colour table and LZW data of one frame, coded by Pillow."""
+    from PIL import Image  # imported when frames are decoded or encoded, not at start-up
     picture = Image.fromarray(indices, "P")
     table = np.zeros((256, 3), np.uint8)
     table[: len(palette)] = palette

@@ -100,3 +100,18 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@contextlib.contextmanager
+def tifffile_logger_quiet() -> Iterator[None]:
+    """Keep tifffile's logger (which reports damaged files on stderr) quiet: damage is reported
+    by cvfilters' own one-line errors."""
+    import logging
+
+    logger = logging.getLogger("tifffile")
+    before = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = before

@@ -49,6 +49,7 @@ from numpy.typing import NDArray
 from cvfilters.core import atomic
 from cvfilters.core.arrays import swap_rb
 from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
+from cvfilters.io.quiet import tifffile_logger_quiet
 
 StrPath = str | os.PathLike[str]
 TIFF_EXTENSIONS = frozenset({".tif", ".tiff"})
@@ -142,7 +143,8 @@ def _open_tiff(path: StrPath) -> Iterator[Any]:
     import tifffile
 
     try:
-        tif = tifffile.TiffFile(path)
+        with tifffile_logger_quiet():
+            tif = tifffile.TiffFile(path)
     except FileNotFoundError:
         from cvfilters.core.errors import FileMissingError
 
@@ -171,6 +173,8 @@ def _unstreamable(tif: Any) -> str | None:
         (samples == 4 and extras not in ((_UNASSOCIATED,), (_UNSPECIFIED,)), "associated (premultiplied) alpha"),
         (np.dtype(page.dtype) not in DTYPES if page.dtype is not None else True, f"sample type {page.dtype}"),
         (page.bitspersample not in (8, 16, 32), f"{page.bitspersample} bits per sample"),
+        (np.dtype(page.dtype) == np.int16 if page.dtype is not None else False,
+         "int16 samples (mapped onto float32 and back on the whole image, cvfilters.core.depths)"),
     ]
     return next((why for bad, why in checks if bad), None) or _codec_missing(int(page.compression))
 

@@ -43,7 +43,7 @@ def _png(data: bytes) -> tuple[str, str, tuple[int, int]] | None:
         length, kind = struct.unpack(">I4s", data[pos:pos + 8])
         if kind in (b"IDAT", b"IEND"):
             return "PNG", mode, (width, height)
-        if kind == b"acTL" or (kind == b"tRNS" and colour == 0):
+        if kind in (b"acTL", b"iCCP") or (kind == b"tRNS" and colour == 0):  # animation, profile, grey key
             return None
         pos += 12 + length
     return None

@@ -21,8 +21,8 @@ def test_halo_of_a_kernel_follows_opencvs_anchor() -> None:
 
 def test_a_chains_halo_is_the_sum_of_its_steps() -> None:
     # uint8 Gaussian sigma 2: ksize round(2 * 3 * 2 + 1) | 1 = 13, reach 6; a 4 x 4 box: 2 before, 1 after;
-    # median 5: reach 2. Sepia (a point step) adds nothing.
-    pipe = Pipeline.parse("gaussian_blur:sigma=2 | sepia | box_blur:size=4 | median_blur:size=5")
+    # median 5: reach 2. Invert (a point step) adds nothing.
+    pipe = Pipeline.parse("gaussian_blur:sigma=2 | invert | box_blur:size=4 | median_blur:size=5")
     tiles = plan(pipe, (100, 80, 3), np.dtype(np.uint8), tile_size=32)
     assert tiles.halo == (6 + 2 + 2, 6 + 1 + 2, 6 + 2 + 2, 6 + 1 + 2)
     assert tiles.passes == 1 and tiles.whole_image_steps == () and tiles.tile_size == 32

@@ -265,9 +265,9 @@ def test_cli_gives_the_api_result_and_writes_orientation_1(tmp_path, name):
             if ext == ".tif":
                 with tifffile.TiffFile(written) as tif:
                     assert tif.pages[0].tags.valueof(274, 1) == 1
-            if ext == ".jpg":  # no alpha; lossy
+            if ext == ".jpg":  # no alpha; lossy (quality 90, the default for a non-JPEG input)
                 assert_upright(pixels, inverted(stored)[..., :3] if stored.ndim == 3 else 255 - stored, orientation,
-                               tolerance + 8)
+                               tolerance + 12)
             else:
                 np.testing.assert_array_equal(pixels, inverted(rgb_of(cio.read(source))))  # as the API reads it
                 assert_upright(pixels, inverted(stored), orientation, tolerance)
@@ -326,8 +326,8 @@ def test_every_frame_of_an_animation_is_turned_once(tmp_path, fmt, ext):
     for orientation in ORIENTATIONS:
         frames = frames_of(tmp_path / "out" / f"{orientation}{ext}")
         assert len(frames) == len(FRAMES)
-        for frame, stored in zip(frames, FRAMES, strict=True):
-            assert_upright(frame, 255 - stored, orientation)
+        for frame, stored in zip(frames, FRAMES, strict=True):  # WebP output is lossy at quality 90 (issue 23)
+            assert_upright(frame, 255 - stored, orientation, tolerance=8 if ext == ".webp" else 0)
 
 
 def test_every_page_of_a_multipage_tiff_is_turned_by_its_own_tag(tmp_path):

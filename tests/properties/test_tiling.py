@@ -43,7 +43,7 @@ WHOLE = {
     "blend", "cartoon", "crosshatch", "crystallize", "detail_enhance", "dnn_style", "edge_preserving",
     "feather", "feather_mask", "grain", "halftone", "hex_pixellate", "histogram_overlay", "masked", "mean_shift",
     "oil_paint", "pointillize", "quantize", "sketch", "stylization", "white_balance", "zoom_blur",
-    "vignette_effect", "resize",
+    "vignette_effect", "resize", "sepia",  # sepia: ImageMagick's normalize step takes the image's quantiles
 }
 
 # float32 gradient magnitudes: OpenCV's separable float filters round the last bit differently
