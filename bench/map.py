@@ -134,6 +134,9 @@ def main(argv: list[str]) -> int:
                 "map": lambda pipe=pipe, images=images: pipe.map(images),
             }, args.rounds)
             rows.append((spec, dtype, single, times, cores))
+            m = {name: statistics.median(t) * 1000 for name, t in times.items()}
+            print(f"{spec}: loop {m['loop']:.0f} ms, threads {m['threads']:.0f} ms, map {m['map']:.0f} ms",
+                  file=sys.stderr, flush=True)
     load_end = os.getloadavg()[0]
     lines = [
         f"## Run {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC", "",

@@ -22,6 +22,7 @@ value twice (each value depends only on its key). Locks are :class:`ForkSafeLock
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
@@ -45,6 +46,11 @@ class Runs(Protocol):
 # With workers=None, batches of fewer pixels than this (all images together) run serially:
 # starting a thread pool (about 2 ms here) would cost more than it saves.
 THREADS_MIN_PIXELS = 1 << 20
+# With workers=None, when the first image took so little that the rest would take less than
+# this serially, the rest runs serially: starting the pool and holding OpenCV at one thread
+# (which restarts OpenCV's own pool) cost more. bench/map.py: invert and sepia on 24 crops of
+# 256 x 256 ran 2 to 10 times slower through the pool than in a loop.
+THREADS_MIN_SECONDS = 0.05
 
 
 def default_workers() -> int:
@@ -77,10 +83,15 @@ def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, or
         # built once, not by every thread that would miss the cache at the same moment.
         from concurrent.futures import ThreadPoolExecutor  # here: it imports logging, which one image never needs
 
+        start = time.perf_counter()
         first = one(items[0])
-        with opencv_single_threaded(), ThreadPoolExecutor(min(count, len(items) - 1),
-                                                          thread_name_prefix="cvfilters-map") as pool:
-            results = [first, *pool.map(one, items[1:])]
+        rest = (time.perf_counter() - start) * (len(items) - 1)
+        if workers is None and rest < THREADS_MIN_SECONDS:
+            results = [first, *(one(item) for item in items[1:])]  # the pool would cost more than the work
+        else:
+            with opencv_single_threaded(), ThreadPoolExecutor(min(count, len(items) - 1),
+                                                              thread_name_prefix="cvfilters-map") as pool:
+                results = [first, *pool.map(one, items[1:])]
     if batch is None:
         return results
     if not results:

@@ -228,4 +228,33 @@ def test_map_benchmark_runs_in_a_tiny_mode() -> None:
     proc = subprocess.run([sys.executable, str(FIXTURES.parent / "bench" / "map.py"), "--images", "4", "--size", "32",
                            "--rounds", "1"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "| pipeline | serial loop" in proc.stdout and "Target: map >= 1.5x" in proc.stdout
+    assert "| pipeline | loop | thread pool | `pipe.map` |" in proc.stdout and "Misses: " in proc.stdout
+
+
+def test_map_runs_work_too_small_for_a_pool_in_the_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Judged by the first image's time: a pool and OpenCV's thread switch would cost more than the rest."""
+    from cvfilters.engine import parallel
+
+    monkeypatch.setattr(parallel, "THREADS_MIN_PIXELS", 0)  # enough pixels: only the time decides
+    monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)  # any first image is quick enough (no timing here)
+    names: list[str] = []
+
+    @cvf.register(category="color", summary="Records the thread it runs on (test).")
+    def test_map_thread_names(ctx: Any, img: Any) -> Any:
+        names.append(threading.current_thread().name)
+        return img
+
+    try:
+        pipe = cvf.Pipeline.parse("test_map_thread_names")
+        pipe.map(images(6))
+        assert set(names) == {threading.current_thread().name}
+        names.clear()
+        monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 0.0)
+        pipe.map(images(6))
+        assert any(name.startswith("cvfilters-map") for name in names[1:])
+        names.clear()
+        monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)
+        pipe.map(images(6), workers=2)  # asked for: threads whatever the time
+        assert any(name.startswith("cvfilters-map") for name in names[1:])
+    finally:
+        registry.unregister("test_map_thread_names")
