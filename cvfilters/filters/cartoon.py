@@ -103,7 +103,8 @@ TOON_PARAMS = [
 
 
 @register(
-    footprint=square(lambda p, spec: 2),
+    # the Gaussian of the smoothing (its kernel reaches round(4 sigma) px) before the Sobel (1 px, one more for safety)
+    footprint=square(lambda p, spec: (int(round(p["smoothing"] * 4)) if p["smoothing"] > 0 else 0) + 2),
     category="cartoon",
     summary="GPUImage toon: black Sobel outlines over posterized colour.",
     params=[

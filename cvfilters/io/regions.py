@@ -173,8 +173,6 @@ def _unstreamable(tif: Any) -> str | None:
         (samples == 4 and extras not in ((_UNASSOCIATED,), (_UNSPECIFIED,)), "associated (premultiplied) alpha"),
         (np.dtype(page.dtype) not in DTYPES if page.dtype is not None else True, f"sample type {page.dtype}"),
         (page.bitspersample not in (8, 16, 32), f"{page.bitspersample} bits per sample"),
-        (np.dtype(page.dtype) == np.int16 if page.dtype is not None else False,
-         "int16 samples (mapped onto float32 and back on the whole image, cvfilters.core.depths)"),
     ]
     return next((why for bad, why in checks if bad), None) or _codec_missing(int(page.compression))
 

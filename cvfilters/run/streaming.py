@@ -106,7 +106,10 @@ def wanted(source: StrPath) -> bool:
     if not regions.is_tiff(source) or not os.path.isfile(source):
         return False
     try:
-        return regions.streamable(source) is None
+        if regions.streamable(source) is not None:
+            return False
+        # int16 maps onto float32 and back over the whole image (cvfilters.core.depths): decoded whole
+        return bool(regions.open_source(source).dtype != np.int16)
     except Exception:  # noqa: BLE001  (a damaged TIFF is reported by the whole-image reader)
         return False
 

@@ -25,7 +25,7 @@ zarr = pytest.importorskip("zarr")
 pytest.importorskip("imagecodecs", reason="LZW and Zstandard TIFFs need imagecodecs")
 
 HEIGHT, WIDTH = 301, 257
-CHAIN = "gaussian_blur:sigma=2 | sepia | unsharp_mask"
+CHAIN = "gaussian_blur:sigma=2 | invert | unsharp_mask"
 
 
 def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
