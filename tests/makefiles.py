@@ -188,3 +188,19 @@ def animation(path: Path, count: int = 4, durations: list[int] | None = None, lo
     extra = {"lossless": True} if path.suffix == ".webp" else {}
     images[0].save(path, save_all=True, append_images=images[1:], duration=durations, loop=loop, disposal=1, **extra)
     return frames
+
+
+def video_frames(path: Path) -> tuple[list[np.ndarray], float]:
+    """Every frame of a video file as OpenCV decodes it (a second reader beside ffmpeg), and its frame rate."""
+    import cv2
+
+    capture = cv2.VideoCapture(str(path))
+    frames = []
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        frames.append(frame)
+    fps = capture.get(cv2.CAP_PROP_FPS)
+    capture.release()
+    return frames, fps

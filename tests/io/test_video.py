@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from cvfilters.io.video import ffmpeg_binary
+from tests import makefiles
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(ffmpeg_binary() is None, reason="no ffmpeg binary (install the video extra)")
@@ -43,19 +44,6 @@ def make_clip(path: Path, count: int = 8, fps: float = 10.0) -> list[np.ndarray]
     return frames
 
 
-def decoded(path: Path) -> tuple[list[np.ndarray], float]:
-    capture = cv2.VideoCapture(str(path))
-    frames = []
-    while True:
-        ok, frame = capture.read()
-        if not ok:
-            break
-        frames.append(frame)
-    fps = capture.get(cv2.CAP_PROP_FPS)
-    capture.release()
-    return frames, fps
-
-
 def codec_of(path: Path) -> str:
     probe = subprocess.run([ffmpeg_binary() or "ffmpeg", "-hide_banner", "-i", str(path)], capture_output=True,
                            text=True)
@@ -67,7 +55,7 @@ def test_a_size_changing_pipeline_runs_on_a_video(tmp_path: Path) -> None:
     make_clip(tmp_path / "clip.avi")
     proc = apply(tmp_path / "clip.avi", "-o", tmp_path / "small.mp4", "-f", "resize:width=48")
     assert proc.returncode == 0, proc.stderr
-    frames, fps = decoded(tmp_path / "small.mp4")
+    frames, fps = makefiles.video_frames(tmp_path / "small.mp4")
     assert len(frames) == 8 and frames[0].shape == (32, 48, 3) and fps == pytest.approx(10.0)
 
 
@@ -82,7 +70,7 @@ def test_containers_get_modern_codecs_and_quality_is_crf(tmp_path: Path, ext: st
         assert codec_of(tmp_path / f"q{quality}{ext}") == codec
         sizes.append((tmp_path / f"q{quality}{ext}").stat().st_size)
     assert sizes[0] < sizes[1]  # --quality reaches the encoder
-    frames, _ = decoded(tmp_path / f"q95{ext}")
+    frames, _ = makefiles.video_frames(tmp_path / f"q95{ext}")
     assert len(frames) == len(source)
     error = np.abs(frames[3].astype(int) - (255 - source[3].astype(int))).mean()
     assert error < 6  # MJPG source, then the codec at q95
@@ -93,7 +81,7 @@ def test_an_animation_becomes_a_video_and_back(tmp_path: Path) -> None:
     images[0].save(tmp_path / "anim.webp", save_all=True, append_images=images[1:], duration=50, lossless=True)
     proc = apply(tmp_path / "anim.webp", "-o", tmp_path / "anim.mp4", "-f", "invert")
     assert proc.returncode == 0, proc.stderr
-    frames, fps = decoded(tmp_path / "anim.mp4")
+    frames, fps = makefiles.video_frames(tmp_path / "anim.mp4")
     assert len(frames) == 5 and fps == pytest.approx(20.0)  # 50 ms a frame
     back = apply(tmp_path / "anim.mp4", "-o", tmp_path / "again.gif", "-f", "invert")
     assert back.returncode == 0, back.stderr

@@ -19,6 +19,7 @@ from cvfilters.core.errors import UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io.video import ffmpeg_binary
 from cvfilters.run import batch, executors
+from tests import makefiles
 from tests.conftest import photo
 
 INVERT = Pipeline.parse("invert").to_dict()
@@ -157,33 +158,20 @@ def make_clip(path: Path, frames: int = 12, fps: float = 10.0) -> list[np.ndarra
     return written
 
 
-def read_frames(path: Path) -> tuple[list[np.ndarray], float]:
-    capture = cv2.VideoCapture(str(path))
-    frames = []
-    while True:
-        ok, frame = capture.read()
-        if not ok:
-            break
-        frames.append(frame)
-    fps = capture.get(cv2.CAP_PROP_FPS)
-    capture.release()
-    return frames, fps
-
-
 def test_video_frames_are_filtered_and_fps_kept(tmp_path: Path) -> None:
     make_clip(tmp_path / "in.avi")
-    decoded, _ = read_frames(tmp_path / "in.avi")
+    decoded, _ = makefiles.video_frames(tmp_path / "in.avi")
     run = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "in.avi"), "-o",
                           str(tmp_path / "out.avi"), "-f", "invert"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
-    frames, fps = read_frames(tmp_path / "out.avi")
+    frames, fps = makefiles.video_frames(tmp_path / "out.avi")
     assert len(frames) == len(decoded) == 12 and fps == pytest.approx(10.0)
     for got, source in zip(frames, decoded, strict=True):
         assert got.shape == source.shape
         assert np.abs(got.astype(int) - (255 - source.astype(int))).mean() < 3  # MJPG re-encoding
     ranged = batch.process(batch.Task(tmp_path / "in.avi", tmp_path / "part.avi"),
                            batch.Options(INVERT, frames=(3, 8)))
-    assert ranged.status == "done" and len(read_frames(tmp_path / "part.avi")[0]) == 5
+    assert ranged.status == "done" and len(makefiles.video_frames(tmp_path / "part.avi")[0]) == 5
 
 
 @pytest.mark.skipif(ffmpeg_binary() is None, reason="no ffmpeg binary (install the video extra)")
@@ -196,7 +184,7 @@ def test_video_audio_track_is_kept(tmp_path: Path) -> None:
     assert outcome.status == "done" and "audio kept" in outcome.report[0]
     probe = subprocess.run([ffmpeg_binary(), "-hide_banner", "-i", str(tmp_path / "out.avi")],
                            capture_output=True, text=True)
-    assert "Audio:" in probe.stderr and len(read_frames(tmp_path / "out.avi")[0]) == 20
+    assert "Audio:" in probe.stderr and len(makefiles.video_frames(tmp_path / "out.avi")[0]) == 20
 
 
 def test_broken_video_fails_with_its_name(tmp_path: Path) -> None:
