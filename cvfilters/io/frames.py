@@ -18,6 +18,7 @@ held whole). The pixel limit applies to each frame, from the header, before deco
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import sys
 import warnings
@@ -395,21 +396,21 @@ def _encode_frames(file: IO[bytes], name: io.StrPath, ext: str, record: formats.
     shape = first.image.shape[:2]
     with warnings.catch_warnings(record=True) as caught:  # one conversion warning for all frames
         warnings.simplefilter("always")
-        for frame in _chain(first, frames):
+        for frame in itertools.chain((first,), frames):
             if frame.image.shape[:2] != shape and record.name != "TIFF":  # TIFF pages each have their own size
                 raise ImageWriteError(name, f"cannot be written: frame {count} is {frame.image.shape[1]}x"
                                             f"{frame.image.shape[0]}, the first {shape[1]}x{shape[0]}")
             encoder.add(io.storable(name, ext, frame.image), frame.duration)
             count += 1
         encoder.close()
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        warnings.warn(message, io.DepthConversionWarning, stacklevel=3)
+    reissue_once(caught)
     return count
 
 
-def _chain(first: Frame, rest: Iterator[Frame]) -> Iterator[Frame]:
-    yield first
-    yield from rest
+def reissue_once(caught: Iterable[warnings.WarningMessage]) -> None:
+    """Warn once per distinct message caught while frames were converted (not once per frame)."""
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        warnings.warn(message, io.DepthConversionWarning, stacklevel=4)
 
 
 class _Gif:

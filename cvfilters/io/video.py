@@ -16,6 +16,7 @@ with ffmpeg where there is one.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import subprocess
@@ -141,7 +142,7 @@ def _encode(target: Path, temporary: Path, record: formats.VideoFormat, frames: 
     with warnings.catch_warnings(record=True) as caught:  # the same conversion warning for every frame: once
         warnings.simplefilter("always")
         try:
-            for frame in _chain(first, frames):
+            for frame in itertools.chain((first,), frames):
                 image = frame.image if isinstance(frame, frames_io.Frame) else np.asarray(frame)
                 if image.shape[:2] != (height, width):
                     raise ImageWriteError(target, f"cannot be written: frame {count} is {image.shape[1]}x"
@@ -151,14 +152,8 @@ def _encode(target: Path, temporary: Path, record: formats.VideoFormat, frames: 
                 count += 1
         finally:
             sink.close(failed=count == 0)
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        warnings.warn(message, io.DepthConversionWarning, stacklevel=3)
+    frames_io.reissue_once(caught)
     return count
-
-
-def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:
-    yield first
-    yield from rest
 
 
 def _video_frame(target: Path, image: np.ndarray, alpha: bool) -> np.ndarray:
@@ -307,7 +302,7 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
         if isinstance(reader, frames_io.FrameReader):  # an animation's first frame sets the frame rate
             head = next(stream, None)
             fps = 1000 / head.duration if head is not None and head.duration else DEFAULT_FPS
-            stream = _chain(head, stream) if head is not None else stream
+            stream = itertools.chain((head,), stream) if head is not None else stream
         written = write_video(target, stream, fps, quality=quality)
     finally:
         closing()
