@@ -105,12 +105,10 @@ def wanted(source: StrPath) -> bool:
         return True
     if not regions.is_tiff(source) or not os.path.isfile(source):
         return False
-    try:
-        if regions.streamable(source) is not None:
-            return False
+    try:  # one read of the header: the source refuses what it cannot stream
         # int16 maps onto float32 and back over the whole image (cvfilters.core.depths): decoded whole
         return bool(regions.open_source(source).dtype != np.int16)
-    except Exception:  # noqa: BLE001  (a damaged TIFF is reported by the whole-image reader)
+    except Exception:  # noqa: BLE001  (a TIFF that cannot stream, or a damaged one, goes to the whole-image reader)
         return False
 
 
