@@ -16,6 +16,11 @@ import pytest
 
 from cvfilters.backends import availability
 
+# The command-line tests start hundreds of Python processes. Where the environment turns
+# bytecode writing off (as CI's containers do), each of them would compile cvfilters from
+# source again (about a third of a second), which an installed package never does.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 ALL_BACKENDS = ("cpu", "opencl", "cuda")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 DTYPES = (np.uint8, np.uint16, np.float32)
