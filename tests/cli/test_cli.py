@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -19,6 +18,7 @@ import pytest
 
 import cvfilters
 from cvfilters.backends import availability
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -31,12 +31,6 @@ Pipeline = cvfilters.Pipeline
 
 
 # ---------------------------------------------------------------- helpers
-def run_cli(*args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m cvfilters ARGS`` and capture its output (never a shell: globs stay quoted)."""
-    return subprocess.run([sys.executable, "-m", "cvfilters", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
-
-
 def stderr_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
     """Non-empty stderr lines, after checking that no traceback leaked out."""
     assert "Traceback" not in proc.stderr, proc.stderr

@@ -24,13 +24,13 @@ from cvfilters.core.errors import ParameterError, SpecError
 from cvfilters.registry.params import Param
 from cvfilters.run import executors
 from cvfilters.viz.describe import describe_filter
+from tests.cli_runner import run_cli
 
 PLACEHOLDER = re.compile(r"<(bool|str|int|float|path|list|text)", re.IGNORECASE)
 
 
 def cli(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cvfilters", *map(str, args)], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "COLUMNS": "80", **(env or {})})
+    return run_cli(*args, env={**os.environ, "COLUMNS": "80", **(env or {})})
 
 
 def usage_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -228,6 +228,7 @@ def test_worker_count_follows_the_work(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setattr(executors, "POOL_MIN_MEGAPIXELS", 0.03)
     cores = len(os.sched_getaffinity(0))
     assert executors.worker_count(0, files) == (min(cores, 4) if cores > 1 else 1)
+    monkeypatch.undo()
     proc = cli("apply", *files, "-o", tmp_path / "out", "-f", "invert", "--explain")
     assert proc.returncode == 0
     assert "batch: 4 files, chosen from the work: this process" in proc.stderr

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import numpy as np
 import pytest
 
 import cvfilters
+from tests import cli_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 ASTRONAUT = ROOT / "fixtures" / "astronaut.png"
@@ -28,8 +28,7 @@ BADGE = ROOT / "fixtures" / "badge-rgba.png"
 
 def run_cli(*args: object, cwd: Path, stdin: bytes | None = None, env: dict[str, str] | None = None,
             ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "cvfilters", *map(str, args)], cwd=cwd, input=stdin,
-                          capture_output=True, timeout=120, env=env)
+    return cli_runner.run_cli(*args, cwd=cwd, stdin=stdin, env=env, text=False)
 
 
 def lines(proc: subprocess.CompletedProcess[bytes]) -> list[str]:
@@ -199,8 +198,9 @@ def test_a_directory_onto_itself_is_a_usage_error(folder: Path) -> None:
 
 # ---------------------------------------------------------------- standard input and output
 def test_dash_reads_stdin_and_writes_stdout_with_nothing_else_on_it(folder: Path) -> None:
-    proc = run_cli("apply", "-", "-o", "-", "--format", "png", "-f", "invert", cwd=folder,
-                   stdin=ASTRONAUT.read_bytes())
+    # a real process: a codec's chatter on the file descriptors themselves would show
+    proc = cli_runner.run_process("apply", "-", "-o", "-", "--format", "png", "-f", "invert", cwd=folder,
+                                  stdin=ASTRONAUT.read_bytes(), text=False)
     assert proc.returncode == 0 and not lines(proc)
     assert proc.stdout.startswith(b"\x89PNG")
     np.testing.assert_array_equal(cv2.imdecode(np.frombuffer(proc.stdout, np.uint8), cv2.IMREAD_UNCHANGED),

@@ -19,10 +19,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from tests.cli_runner import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cvfilters(*args: object, stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
+def cvfilters(*args: object, stdout: object = None) -> subprocess.CompletedProcess[bytes]:
+    """The command in this process, or in a new one writing to ``stdout`` (an open file) when given."""
+    if stdout is None:
+        return run_cli(*args, cwd=ROOT, text=False)
     return subprocess.run([sys.executable, "-m", "cvfilters", *map(str, args)], stdout=stdout,  # type: ignore[call-overload]
                           stderr=subprocess.PIPE, cwd=ROOT, timeout=120)
 

@@ -7,8 +7,6 @@ engine must equal bit for bit), read back with a second reader (tifffile, zarr, 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +18,13 @@ import tifffile
 import cvfilters
 from cvfilters.core.errors import ImageTooLargeError, OutputExistsError, OverwriteInputError, UsageError
 from cvfilters.run import streaming
+from tests.cli_runner import run_cli
 
 zarr = pytest.importorskip("zarr")
 pytest.importorskip("imagecodecs", reason="LZW and Zstandard TIFFs need imagecodecs")
 
 HEIGHT, WIDTH = 301, 257
 CHAIN = "gaussian_blur:sigma=2 | invert | unsharp_mask"
-
-
-def run_cli(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cvfilters", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
 
 
 def _photo(channels: int = 3, dtype: Any = np.uint8) -> np.ndarray:

@@ -37,6 +37,7 @@ from cvfilters.core.errors import OutputExistsError, ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters._shared.histograms import histogram
 from cvfilters.filters.histogram import load_histogram, otsu_threshold, save_histogram
+from tests import cli_runner
 from tests.conftest import FIXTURES, photo, photo16
 
 hist_module = importlib.import_module("cvfilters.filters.histogram")
@@ -596,8 +597,9 @@ def test_plot_has_the_requested_size_and_log_differs(tmp_path: Path) -> None:
 
 
 def run_cli(*args: object, cwd: Path | None = None, python: list[str] | None = None) -> subprocess.CompletedProcess:
-    command = python or [sys.executable, "-m", "cvfilters"]
-    return subprocess.run([*command, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
+    if python is None:
+        return cli_runner.run_cli(*args, cwd=cwd)
+    return subprocess.run([*python, *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def test_cli_histogram_writes_plots(tmp_path: Path) -> None:

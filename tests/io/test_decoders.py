@@ -8,8 +8,6 @@ reason the second decoder exists: if a future OpenCV gets it right, that check s
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -20,7 +18,7 @@ from PIL import Image
 import cvfilters as cvf
 from cvfilters.io import decoders
 from cvfilters.io import images as cio
-from tests import makefiles
+from tests import cli_runner, makefiles
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -107,8 +105,8 @@ def test_grey_alpha_png_stays_grey_alpha(tmp_path: Path) -> None:
     want = makefiles.grey_alpha_png(tmp_path / "la.png")
     image, metadata = cio.read_with_metadata(tmp_path / "la.png")
     np.testing.assert_array_equal(image, want)
-    proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "la.png"), "-o",
-                           str(tmp_path / "out.png"), "-f", "invert"], capture_output=True, text=True, cwd=ROOT)
+    proc = cli_runner.run_cli("apply", str(tmp_path / "la.png"), "-o",
+                           str(tmp_path / "out.png"), "-f", "invert", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     written = Image.open(tmp_path / "out.png")
     assert written.mode == "LA"
@@ -124,8 +122,8 @@ def test_int16_tiff_is_filtered_and_written_back_as_int16(tmp_path: Path) -> Non
         ("flip", source[:, ::-1].astype(np.int32)),
     ):
         out = tmp_path / f"{spec}.tif"
-        proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "i16.tif"), "-o", str(out),
-                               "-f", spec], capture_output=True, text=True, cwd=ROOT)
+        proc = cli_runner.run_cli("apply", str(tmp_path / "i16.tif"), "-o", str(out),
+                               "-f", spec, cwd=ROOT)
         assert proc.returncode == 0 and not proc.stderr, proc.stderr
         written = cv2.imread(str(out), cv2.IMREAD_UNCHANGED)
         assert written.dtype == np.int16
@@ -172,8 +170,8 @@ def test_exif_and_icc_are_carried_into_tiff(tmp_path: Path, shape: tuple, dtype:
 
 def test_jpeg_exif_reaches_a_tiff_output_through_the_cli(tmp_path: Path) -> None:
     Image.fromarray(np.full((8, 10, 3), 90, np.uint8)).save(tmp_path / "in.jpg", exif=exif_with_camera())
-    proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "in.jpg"), "-o",
-                           str(tmp_path / "out.tif"), "-f", "invert"], capture_output=True, text=True, cwd=ROOT)
+    proc = cli_runner.run_cli("apply", str(tmp_path / "in.jpg"), "-o",
+                           str(tmp_path / "out.tif"), "-f", "invert", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert Image.open(tmp_path / "out.tif").getexif()[0x010F] == "TestCam"
 
@@ -189,8 +187,8 @@ def test_a_truncated_file_for_the_second_decoder_is_one_clean_error(tmp_path: Pa
     makefiles.lzma_tiff(tmp_path / "full.tif")
     data = (tmp_path / "full.tif").read_bytes()
     (tmp_path / "cut.tif").write_bytes(data[: len(data) - 120])
-    proc = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "cut.tif"), "-o",
-                           str(tmp_path / "out.png"), "-f", "invert"], capture_output=True, text=True, cwd=ROOT)
+    proc = cli_runner.run_cli("apply", str(tmp_path / "cut.tif"), "-o",
+                           str(tmp_path / "out.png"), "-f", "invert", cwd=ROOT)
     errors = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 1 and len(errors) == 1 and "cut.tif" in errors[0], proc.stderr
     assert not (tmp_path / "out.png").exists()

@@ -30,6 +30,7 @@ import cvfilters
 from cvfilters.core import atomic
 from cvfilters.io import images as cio
 from cvfilters.run import batch
+from tests import cli_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -66,7 +67,10 @@ def temporaries(directory: Path) -> list[Path]:
 
 
 def run_cli(*args: object, prefix: tuple[str, ...] = (), **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """The command in this process, or in a new one under a command ``prefix`` or with process ``kwargs``."""
     env = {k: v for k, v in os.environ.items() if k != "CVFILTERS_MAX_PIXELS"}
+    if not prefix and not kwargs:
+        return cli_runner.run_cli(*args, cwd=ROOT, env=env)
     return subprocess.run([*prefix, sys.executable, "-m", "cvfilters", *map(str, args)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120, **kwargs)
 

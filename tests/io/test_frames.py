@@ -8,7 +8,6 @@ dropped, repeated, reordered or left unfiltered shows, and so does a lost durati
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -19,15 +18,14 @@ from PIL import Image, ImageSequence
 from cvfilters.core.errors import ImageTooLargeError
 from cvfilters.io import decoders
 from cvfilters.io import frames as frames_io
-from tests import makefiles
+from tests import cli_runner, makefiles
 
 ROOT = Path(__file__).resolve().parents[2]
 DURATIONS = [100, 200, 300, 400]
 
 
 def apply(*args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cvfilters", "apply", *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)
+    return cli_runner.run_cli("apply", *args, cwd=ROOT)
 
 
 def pillow_frames(path: Path) -> tuple[list[np.ndarray], list[int], int | None]:

@@ -16,7 +16,7 @@ import pytest
 from PIL import Image
 
 from cvfilters.io.video import ffmpeg_binary
-from tests import makefiles
+from tests import cli_runner, makefiles
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(ffmpeg_binary() is None, reason="no ffmpeg binary (install the video extra)")
@@ -27,7 +27,7 @@ def apply(*args: object, shell_prefix: str = "") -> subprocess.CompletedProcess[
     if shell_prefix:
         return subprocess.run(["bash", "-c", f'{shell_prefix}; exec "$@"', "bash", *command], capture_output=True,
                               text=True, cwd=ROOT, timeout=120)
-    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    return cli_runner.run_cli("apply", *args, cwd=ROOT)
 
 
 def smooth_frame(index: int, size: tuple[int, int] = (96, 64)) -> np.ndarray:

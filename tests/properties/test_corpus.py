@@ -25,7 +25,6 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from PIL import Image
 import cvfilters
 import cvfilters.io.images
 from cvfilters.io.formats import IMAGE_EXTENSIONS
+from tests import cli_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -113,8 +113,9 @@ def channels_of(image: np.ndarray) -> int:
 
 def run_cli(*args: object, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CVFILTERS_MAX_PIXELS"}
-    return subprocess.run([*prefix, sys.executable, "-m", "cvfilters", *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    if prefix:
+        return cli_runner.run_process(*args, cwd=ROOT, env=env, prefix=prefix)
+    return cli_runner.run_cli(*args, cwd=ROOT, env=env)
 
 
 def stderr_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
