@@ -131,14 +131,28 @@ def dask_executor(address: str) -> Iterator[Executor]:
     except ImportError:
         raise UsageError('--scheduler needs Dask: pip install "cvfilters[dask]"') from None
     try:
+        _reachable(address)
         client = Client(address, timeout=10)
     except OSError as exc:
         raise UsageError(f"--scheduler {address}: cannot connect ({exc})") from None
+    except ValueError as exc:  # a port that is not a number, an unknown scheme
+        raise UsageError(f"--scheduler {address}: not a scheduler address ({exc})") from None
     try:
         with client.get_executor() as executor:
             yield executor
     finally:
         client.close()
+
+
+def _reachable(address: str) -> None:
+    """Open and close a TCP connection to a ``tcp://host:port`` scheduler: a refused one fails here at
+    once, where Dask's client retries until its timeout (10 s). Other schemes are left to Dask."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address)
+    if parts.scheme == "tcp" and parts.hostname and parts.port:
+        socket.create_connection((parts.hostname, parts.port), timeout=10).close()
 
 
 @contextmanager

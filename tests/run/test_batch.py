@@ -19,7 +19,7 @@ from cvfilters.core.errors import UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io.video import ffmpeg_binary
 from cvfilters.run import batch, executors
-from tests import makefiles
+from tests import cli_runner, makefiles
 from tests.conftest import photo
 
 INVERT = Pipeline.parse("invert").to_dict()
@@ -104,10 +104,12 @@ def test_dask_local_cluster_matches_local_run(tmp_path: Path) -> None:
 def test_unreachable_scheduler_is_a_usage_error(tmp_path: Path) -> None:
     pytest.importorskip("distributed", reason="the dask extra is not installed")
     write_images(tmp_path / "in", ["a.png"])
-    run = subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tmp_path / "in"), "-o", str(tmp_path / "o"),
-                          "-f", "invert", "--scheduler", "tcp://127.0.0.1:9"], capture_output=True, text=True,
-                         timeout=60)
+    run = cli_runner.run_cli("apply", tmp_path / "in", "-o", tmp_path / "o", "-f", "invert",
+                             "--scheduler", "tcp://127.0.0.1:9")
     assert run.returncode == 2 and "cannot connect" in run.stderr and not (tmp_path / "o").exists()
+    run = cli_runner.run_cli("apply", tmp_path / "in", "-o", tmp_path / "o", "-f", "invert",
+                             "--scheduler", "tcp://127.0.0.1:port")
+    assert run.returncode == 2 and "--scheduler tcp://127.0.0.1:port: not a scheduler address" in run.stderr
 
 
 def test_device_ids_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
