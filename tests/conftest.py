@@ -59,6 +59,12 @@ DEVICE_TOLERANCE = {("cuda", name): {dtype: _levels(dtype, *CUDA_PRIMITIVE_TOLER
                     for name, primitive in CUDA_FILTER_PRIMITIVES.items()}
 
 
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for the session's type-checking tests: numpy and Pillow are analysed once."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _in_repository_root() -> None:
     """Run from the checkout's root: declared examples (``lut``'s ``fixtures/warm.cube``) are relative to it."""

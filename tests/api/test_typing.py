@@ -54,11 +54,11 @@ def process(src: Path, dst: Path) -> list[NDArray[np.uint8]]:
 '''
 
 
-def test_user_script_passes_mypy_strict(tmp_path: Path) -> None:
+def test_user_script_passes_mypy_strict(tmp_path: Path, mypy_cache: Path) -> None:
     script = tmp_path / "user_script.py"
     script.write_text(SCRIPT)
     config = tmp_path / "mypy.ini"
-    config.write_text(f"[mypy]\nmypy_path = {ROOT}\ncache_dir = {tmp_path / 'cache'}\n\n"
+    config.write_text(f"[mypy]\nmypy_path = {ROOT}\ncache_dir = {mypy_cache}\n\n"
                       "[mypy-cvfilters.*]\nfollow_imports = silent\n")
     proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--config-file", str(config), str(script)],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)

@@ -56,8 +56,8 @@ def test_editable_install_is_a_plain_path_entry() -> None:
     assert str(ROOT) in entries
 
 
-def test_mypy_strict_finds_the_installed_package_from_another_folder(user_folder: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "user_script.py"],
+def test_mypy_strict_finds_the_installed_package_from_another_folder(user_folder: Path, mypy_cache: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(mypy_cache), "user_script.py"],
                           capture_output=True, text=True, timeout=300, cwd=user_folder)
     output = proc.stdout + proc.stderr
     assert "import-not-found" not in output and "error:" not in output, output
