@@ -46,10 +46,6 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
           tile_size: int | None, large: bool, fuse: bool, linear: bool, colorspace: str, intent: str,
           compare: Path | None, compare_mode: str, histogram: Path | None) -> None:
     """``cvfilters apply``: run a pipeline on image and video files and write the results."""
-    if backend == "auto" and scheduler is None and _may_be_large(inputs) and not _runs_in_tiles(inputs):
-        from cvfilters.backends import probe_soon
-
-        probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
     from cvfilters.cli.progress import Progress, process_start
     from cvfilters.core import leftovers
     from cvfilters.core.errors import UsageError
@@ -58,6 +54,12 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
 
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
+    if backend == "auto" and all(step.filter.point_only for step in pipeline.steps):
+        backend = "cpu"  # what auto chooses for point operations on files, decided once: the GPUs are not probed
+    if backend == "auto" and scheduler is None and _may_be_large(inputs) and not _runs_in_tiles(inputs):
+        from cvfilters.backends import probe_soon
+
+        probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
     check_backend(backend)
     _check_colour(colorspace, intent)
     from cvfilters.io.images import max_pixels_limit

@@ -1,8 +1,10 @@
 """Backend registry and selection (``auto``, ``cpu``, ``opencl``, ``cuda``).
 
 ``auto`` picks cuda when OpenCV sees a CUDA device, else opencl when the default
-OpenCL device is a GPU, else cpu; an image smaller than :data:`AUTO_MIN_PIXELS` runs
-on cpu because the transfer would cost more than it saves. A CPU OpenCL device (pocl)
+OpenCL device is a GPU, else cpu; an image smaller than :data:`AUTO_MIN_PIXELS`, and
+work made only of point operations (each output pixel from the same input pixel: colour
+tables, matrices, inversion), run on cpu because the transfer would cost more than it
+saves (a point operation reads and writes each pixel once, as the upload and download do). A CPU OpenCL device (pocl)
 is never chosen by ``auto``: it is slower than plain OpenCV. Asking for an
 unavailable backend by name is an error, never a silent fallback.
 """
@@ -98,17 +100,19 @@ def native_backend(image: Any) -> str | None:
     return None
 
 
-def select(name: str, image: Any, pixels: int) -> Backend:
+def select(name: str, image: Any, pixels: int, *, point_only: bool = False) -> Backend:
     """Resolve a backend name (``auto`` included) for one image.
 
-    A device image (UMat, GpuMat) runs on its own backend under ``auto``.
+    A device image (UMat, GpuMat) runs on its own backend under ``auto``; a host image
+    goes to a GPU only when it has :data:`AUTO_MIN_PIXELS` or more and the work is not
+    ``point_only`` (then the GPUs are not even probed).
     """
     if name != "auto":
         return get_backend(name)
     native = native_backend(image)
     if native is not None:
         return get_backend(native)
-    if isinstance(image, np.ndarray) and pixels >= AUTO_MIN_PIXELS:
+    if isinstance(image, np.ndarray) and pixels >= AUTO_MIN_PIXELS and not point_only:
         if availability("cuda").available:
             return get_backend("cuda")
         opencl = availability("opencl")

@@ -44,6 +44,11 @@ CV_DEPTH: dict[np.dtype, int] = {
 CACHE_ENTRIES = 32
 
 
+def pooled_ranges(ranges: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """One ``(minimum, maximum)`` over the ``(minimum, maximum)`` of each channel."""
+    return [(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))]
+
+
 def auto_gaussian_ksize(sigma: float, dtype: DType) -> int:
     """OpenCV's own rule for a Gaussian's ksize=0: 6 sigma + 1 for uint8, 8 sigma + 1 otherwise, made odd."""
     return int(round(sigma * (3 if np.dtype(dtype) == np.uint8 else 4) * 2 + 1)) | 1
@@ -250,8 +255,8 @@ class Backend(abc.ABC):
         """
 
     @abc.abstractmethod
-    def min_max(self, image: Image, channels: int) -> list[tuple[float, float]]:
-        """Minimum and maximum of each channel, on the host."""
+    def min_max(self, image: Image, channels: int, pooled: bool = False) -> list[tuple[float, float]]:
+        """Minimum and maximum of each channel, on the host (``pooled``: one pair over all channels)."""
 
     @abc.abstractmethod
     def equalize_hist(self, image: Image) -> Image:

@@ -37,7 +37,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from cvfilters.backends.base import CV_DEPTH, Availability, auto_gaussian_ksize
+from cvfilters.backends.base import CV_DEPTH, Availability, auto_gaussian_ksize, pooled_ranges
 from cvfilters.backends.cuda_capabilities import CAPABILITIES, LINEAR_DEPTHS, NO_64F, SEPARABLE_DEPTHS
 from cvfilters.backends.device import DeviceBackend
 from cvfilters.core.types import DType
@@ -314,11 +314,12 @@ class CudaBackend(DeviceBackend):
         rows = [CUDA.histEven(plane, levels, 0, levels).download().reshape(-1) for plane in planes]
         return np.stack(rows).astype(np.int64)
 
-    def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
+    def min_max(self, image: Any, channels: int, pooled: bool = False) -> list[tuple[float, float]]:
         if not self.supports("min_max", image):
-            return self.fallback("min_max", image, channels, host_result=True)
+            return self.fallback("min_max", image, channels, pooled, host_result=True)
         planes = [image] if channels == 1 else CUDA.split(image)
-        return [tuple(float(v) for v in CUDA.minMax(plane)) for plane in planes]  # type: ignore[misc]
+        ranges = [(float(lo), float(hi)) for lo, hi in map(CUDA.minMax, planes)]
+        return pooled_ranges(ranges) if pooled else ranges
 
     def equalize_hist(self, image: Any) -> Any:
         if not self.supports("equalize_hist", image):

@@ -12,7 +12,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from cvfilters.backends.base import CV_DEPTH, Backend
+from cvfilters.backends.base import CV_DEPTH, Backend, pooled_ranges
 from cvfilters.core.types import DType
 
 
@@ -90,9 +90,14 @@ class CvBackend(Backend):
         # OpenCV 5 returns (levels,), 4.x (levels, 1); a UMat input gives a UMat
         return np.stack([np.rint(np.asarray(self.to_host(r), np.float64).reshape(-1)) for r in rows]).astype(np.int64)
 
-    def min_max(self, image: Any, channels: int) -> list[tuple[float, float]]:
-        planes = [image] if channels == 1 else cv2.split(image)
-        return [tuple(float(v) for v in cv2.minMaxLoc(plane)[:2]) for plane in planes]  # type: ignore[misc]
+    def min_max(self, image: Any, channels: int, pooled: bool = False) -> list[tuple[float, float]]:
+        planes: Sequence[Any]
+        if pooled and isinstance(image, np.ndarray) and image.flags.c_contiguous:
+            planes = [image.reshape(image.shape[0], -1)]  # the channels side by side: no split
+        else:
+            planes = [image] if channels == 1 else cv2.split(image)
+        ranges = [(float(lo), float(hi)) for lo, hi, *_ in map(cv2.minMaxLoc, planes)]
+        return pooled_ranges(ranges) if pooled else ranges
 
     def equalize_hist(self, image: Any) -> Any:
         return cv2.equalizeHist(image)

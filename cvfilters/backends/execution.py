@@ -28,13 +28,14 @@ Body = Callable[[Context, Image], tuple[Image, ImageInfo]]
 
 
 def run_image(image: Any, backend: str, body: Body, *, channel_order: str | None = None,
-              layout: str = "hwc") -> tuple[Any, Backend, Counters]:
+              layout: str = "hwc", point_only: bool = False) -> tuple[Any, Backend, Counters]:
     """Run ``body`` on ``image`` on a backend: upload once, download once.
 
     ``image`` crosses the Python boundary first (:mod:`cvfilters.core.boundary`: PIL images,
     array-likes, float64/int16, ``layout``), and an RGB(A) image (``channel_order``, or
     the process default) has R and B swapped on the device before ``body`` and back after
-    it, so ``body`` always sees BGR(A).
+    it, so ``body`` always sees BGR(A). ``point_only`` work stays on cpu under ``auto``
+    (:func:`cvfilters.backends.select`).
 
     Returns
     -------
@@ -44,7 +45,7 @@ def run_image(image: Any, backend: str, body: Body, *, channel_order: str | None
     """
     host, entry = boundary.enter(image, resolve_channel_order(channel_order), layout)
     spec = info_of(host)
-    be = select(backend, host, spec.pixels)
+    be = select(backend, host, spec.pixels, point_only=point_only)
     before = be.counters.snapshot()
     native = to_backend(host, be)
     swap = entry.order == "rgb"

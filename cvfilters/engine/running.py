@@ -68,5 +68,6 @@ def run_plan(plan: Sequence[Step], image: Any, *, backend: str = "auto", channel
         seen.append(ctx.info)
         return run_steps(ctx, native, plan, transfer=transfer)
 
-    out, be, counters = run_image(image, backend, body, channel_order=channel_order, layout=layout)
+    out, be, counters = run_image(image, backend, body, channel_order=channel_order, layout=layout,
+                                  point_only=all(step.filter.point_only for step in plan))
     return out, RunReport(be.name, device_name(be), tuple(plan), counters, seen[0] if seen else None)

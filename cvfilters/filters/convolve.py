@@ -27,7 +27,6 @@ import numpy as np
 
 from cvfilters.backends import auto_gaussian_ksize
 from cvfilters.core.context import Context
-from cvfilters.core.pixels import to_float32_same_units
 from cvfilters.filters._shared.common import border_param, in_stripes
 from cvfilters.filters._shared.correlation import gaussian_blurred, gaussian_reach, prepare_kernel, respond
 from cvfilters.filters._shared.kernels import (
@@ -307,14 +306,14 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     be = ctx.backend
 
     def sharpened(part: Any) -> Any:
-        image32 = to_float32_same_units(ctx, part)
-        blurred = gaussian_blurred(ctx, image32, radius, border)
+        # The image and its float32 blur are mixed in float by add_weighted (no float copy of the image).
+        blurred = gaussian_blurred(ctx, part, radius, border)
         if threshold == 0.0:
-            return be.add_weighted(image32, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.info.dtype)
-        detail = be.add_weighted(image32, 1.0, blurred, -1.0)
+            return be.add_weighted(part, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.info.dtype)
+        detail = be.add_weighted(part, 1.0, blurred, -1.0, dtype=np.float32)
         mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.info.max_value, 1.0,
                             cv2.THRESH_BINARY)
-        return be.add_weighted(image32, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.info.dtype)
+        return be.add_weighted(part, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.info.dtype)
 
     return in_stripes(img, gaussian_reach(ctx, radius), border, sharpened)
 
@@ -336,8 +335,7 @@ def high_pass(ctx: Context, img: Any, *, radius: float, border: str) -> Any:
     Detail smaller than about ``radius`` stays, flat areas turn mid-grey.
     """
     def passed(part: Any) -> Any:
-        image32 = to_float32_same_units(ctx, part)
-        blurred = gaussian_blurred(ctx, image32, radius, border)
-        return ctx.backend.add_weighted(image32, 1.0, blurred, -1.0, 0.5 * ctx.info.max_value, dtype=ctx.info.dtype)
+        blurred = gaussian_blurred(ctx, part, radius, border)
+        return ctx.backend.add_weighted(part, 1.0, blurred, -1.0, 0.5 * ctx.info.max_value, dtype=ctx.info.dtype)
 
     return in_stripes(img, gaussian_reach(ctx, radius), border, passed)

@@ -38,6 +38,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from cvfilters.backends.base import pooled_ranges
 from cvfilters.core.arrays import ImageValue
 from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.errors import CvfError, ParameterError
@@ -370,25 +371,26 @@ def normalize(ctx: Context, img: Image, *, linked: bool) -> Image:
     unchanged (``cv2.normalize`` would make it 0). One host copy for the minimum and
     maximum (``min_max``), then ``convert`` on the device.
     """
-    return _normalized(ctx, img, _ranges(ctx, img), linked=linked)
+    return _normalized(ctx, img, _ranges(ctx, img, linked=linked), linked=linked)
 
 
-def _ranges(ctx: Context, img: Image, part: Callable[[Any], Any] = _all, **_: Any) -> list[tuple[float, float]]:
-    """The minimum and maximum of each channel (of ``part`` of the image)."""
-    return [(float(lo), float(hi)) for lo, hi in ctx.backend.min_max(part(img), ctx.info.channels)]
+def _ranges(ctx: Context, img: Image, part: Callable[[Any], Any] = _all, *, linked: bool = False,
+            **_: Any) -> list[tuple[float, float]]:
+    """The minimum and maximum of each channel (of ``part`` of the image), or of all channels when ``linked``."""
+    return ctx.backend.min_max(part(img), ctx.info.channels, pooled=linked)
 
 
 def _widest(partials: Sequence[list[tuple[float, float]]]) -> list[tuple[float, float]]:
-    return [(min(lo for lo, _ in ch), max(hi for _, hi in ch)) for ch in zip(*partials, strict=True)]
+    return [pooled_ranges(channel)[0] for channel in zip(*partials, strict=True)]
 
 
 def _normalized(ctx: Context, img: Image, ranges: list[tuple[float, float]], *, linked: bool) -> Image:
     be, spec = ctx.backend, ctx.info
     if linked:
-        ranges = [(min(lo for lo, _ in ranges), max(hi for _, hi in ranges))]
+        ranges = pooled_ranges(ranges)
 
     def stretched(plane: Image, lo: float, hi: float) -> Image:
-        if not hi > lo:
+        if not hi > lo or (lo, hi) == (0.0, spec.max_value):  # constant, or already the full range
             return plane
         alpha = spec.max_value / (hi - lo)
         out = be.convert(plane, spec.dtype, alpha, -lo * alpha)

@@ -29,7 +29,7 @@ from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.errors import ParameterError, UnknownFilterError, UsageError
 from cvfilters.core.transfer import Transfer, resolve_linear
 from cvfilters.core.types import AlphaPolicy, Category, Image
-from cvfilters.registry.footprints import UNDECLARED, Footprint, FootprintRule, resolve
+from cvfilters.registry.footprints import UNDECLARED, Footprint, FootprintRule, Point, resolve
 from cvfilters.registry.light import run_linear
 from cvfilters.registry.params import Param
 from cvfilters.registry.policies import ALPHA_POLICIES, apply_alpha_policy
@@ -165,7 +165,14 @@ class Filter:
         def body(ctx: Context, native: Image) -> tuple[Image, ImageInfo]:
             return plain(ctx, native) if transfer is None else run_linear(ctx, native, transfer, plain)
 
-        return run_image(image, backend, body, channel_order=channel_order, layout=layout)[0]
+        return run_image(image, backend, body, channel_order=channel_order, layout=layout,
+                         point_only=self.point_only)[0]
+
+    @property
+    def point_only(self) -> bool:
+        """Whether each output pixel comes from the same input pixel, whatever the parameters and image
+        (a declared :class:`~cvfilters.registry.footprints.Point`): ``auto`` keeps such work on cpu."""
+        return isinstance(self.footprint, Point)
 
     def footprint_for(self, params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
         """The footprint (:mod:`cvfilters.registry.footprints`) for resolved ``params`` on an image of ``spec``.

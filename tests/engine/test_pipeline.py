@@ -133,6 +133,28 @@ def test_auto_stays_on_cpu_for_small_images_and_never_picks_a_cpu_opencl_device(
         assert chosen == "cpu"
 
 
+def test_auto_keeps_point_only_work_on_cpu_without_asking_the_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cvfilters.backends as backends
+
+    asked: list[str] = []
+    gpu = backends.Availability("opencl", True, "a GPU", is_gpu=True)
+
+    def availability(name: str) -> backends.Availability:
+        asked.append(name)
+        return gpu if name == "opencl" else backends.Availability(name, name == "cpu")
+
+    monkeypatch.setattr(backends, "availability", availability)
+    monkeypatch.setattr(backends, "get_backend", lambda name: name)
+    big = np.zeros((512, 512, 3), np.uint8)
+    assert backends.select("auto", big, 512 * 512, point_only=True) == "cpu" and asked == []
+    assert backends.select("auto", big, 512 * 512) == "opencl" and asked == ["cuda", "opencl"]
+    assert backends.select("auto", big[:511], 511 * 512) == "cpu"
+    # Every step a point operation (a fused colour group too) is point-only; one blur is not.
+    assert all(step.filter.point_only for step in Pipeline.parse("invert | grayscale | gamma").compile())
+    assert not all(step.filter.point_only for step in Pipeline.parse("invert | gaussian_blur").compile())
+    assert not cvf.get_filter("vignette").point_only  # positional: depends on where the pixel is
+
+
 def test_unavailable_backend_is_an_error_not_a_fallback() -> None:
     if cvf.backend_availability("cuda").available:
         pytest.skip("CUDA is available here")

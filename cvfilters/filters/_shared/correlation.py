@@ -123,12 +123,14 @@ def gaussian_reach(ctx: Context, sigma: float) -> int:
     return auto_gaussian_ksize(sigma, ctx.info.dtype) // 2
 
 
-def gaussian_blurred(ctx: Context, image32: Image, sigma: float, border: str) -> Image:
-    """A float32 image blurred by :func:`gaussian_kernel` through :func:`correlate`.
+def gaussian_blurred(ctx: Context, image: Image, sigma: float, border: str) -> Image:
+    """The image blurred by :func:`gaussian_kernel` through :func:`correlate`, as float32 in its own units.
 
-    The kernel spans OpenCV's automatic size for the image's dtype (6 sigma + 1 for
-    uint8, 8 sigma + 1 otherwise), the same as ``gaussian_blur``'s.
+    An integer image is filtered straight into float32 (the same sums as converting it first,
+    without the float copy). The kernel spans OpenCV's automatic size for the image's dtype
+    (6 sigma + 1 for uint8, 8 sigma + 1 otherwise), the same as ``gaussian_blur``'s.
     """
-    return correlate(ctx, image32, gaussian_kernel(sigma, auto_gaussian_ksize(sigma, ctx.info.dtype)), border)
+    return correlate(ctx, image, gaussian_kernel(sigma, auto_gaussian_ksize(sigma, ctx.info.dtype)), border,
+                     ddepth=cv2.CV_32F)
 
 
