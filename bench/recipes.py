@@ -63,7 +63,20 @@ def _morph(op: int, size: int) -> Callable[[Image], Image]:
     return lambda img: cv2.morphologyEx(img, op, kernel)
 
 
-_SEPIA_BGR = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]])[::-1, ::-1].copy()
+def _sepia_tone(img: Image) -> Image:
+    """ImageMagick 6's ``-sepia-tone 80%`` per pixel in float64 (tone, -normalize, -contrast)."""
+    bgr, luma = img / 255.0, np.array([0.072186, 0.715158, 0.212656])
+    level, t = bgr @ luma, 0.8
+    toned = np.stack([np.maximum(np.clip(level - t / 6, 0, 1), t / 7),
+                      np.maximum(np.clip(level + 1 - 7 * t / 6, 0, 1), t / 7), np.clip(level + 1 - t, 0, 1)], axis=-1)
+    low, high = np.quantile(toned @ luma, (0.0015, 0.9995))
+    toned = np.clip((toned - low) / (high - low), 0, 1)
+    value = toned.max(axis=-1)
+    raised = value + 0.5 * (0.5 * (np.sin(np.pi * (value - 0.5)) + 1) - value)
+    gain = np.divide(raised, value, out=np.zeros_like(value), where=value > 0)
+    return np.rint(np.clip(toned * gain[..., None], 0, 1) * 255).astype(np.uint8)
+
+
 _SHARPEN = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
 _CLAHE = cv2.createCLAHE(2.0, (8, 8))
 
@@ -79,7 +92,7 @@ RECIPES: dict[str, Callable[[Image], Image]] = {
     "sharpen": lambda img: cv2.filter2D(img, -1, _SHARPEN),
     "high_pass": lambda img: _high_pass(img.astype(np.float32)),
     "grayscale": lambda img: cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR),
-    "sepia": lambda img: cv2.transform(img, _SEPIA_BGR),
+    "sepia": _sepia_tone,
     "equalize": _ycrcb(cv2.equalizeHist),
     "equalize:space=per_channel": lambda img: cv2.merge([cv2.equalizeHist(c) for c in cv2.split(img)]),
     "clahe": _ycrcb(_CLAHE.apply),
