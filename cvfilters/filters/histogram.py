@@ -65,6 +65,7 @@ from cvfilters.filters._shared.levels import (
     FLOAT_LEVELS,
     SPACE_CHOICES,
     SPACE_HELP,
+    LevelView,
     apply_tables,
     host_context,
     level_view,
@@ -160,11 +161,14 @@ def equalize(ctx: Context, img: Image, *, space: str) -> Image:
         if view.channels == 1:
             return ctx.backend.equalize_hist(view.image)  # the same table, in one OpenCV call
         return ctx.backend.merge([ctx.backend.equalize_hist(plane) for plane in ctx.backend.split(view.image)])
-    return _equalized(ctx, img, view_counts(ctx, view), space=space)
+    return _equalized(ctx, img, view_counts(ctx, view), space=space, view=view)
 
 
-def _equalized(ctx: Context, img: Image, counts: np.ndarray, *, space: str) -> Image:
-    return apply_tables(ctx, img, level_view(ctx, img, space), [equalize_table(c) for c in counts], counts)
+def _equalized(ctx: Context, img: Image, counts: np.ndarray, *, space: str, view: LevelView | None = None) -> Image:
+    """Equalise ``img`` with the histogram ``counts`` (of the whole image, when ``img`` is a tile);
+    ``view``: ``img``'s level view when the caller has made it."""
+    view = view or level_view(ctx, img, space)
+    return apply_tables(ctx, img, view, [equalize_table(c) for c in counts], counts)
 
 
 def _clahe_rule(params: Mapping[str, Any], spec: ImageInfo) -> Footprint:
@@ -258,11 +262,13 @@ def match_histogram(ctx: Context, img: Image, *, reference: str | ImageValue, sp
     image matched to itself is unchanged. The reference is read once and cached; one
     histogram of the image (host statistics), then a lookup table on the device.
     """
-    return _matched(ctx, img, _counts(ctx, img, space), reference=reference, space=space)
-
-
-def _matched(ctx: Context, img: Image, counts: np.ndarray, *, reference: str | ImageValue, space: str) -> Image:
     view = level_view(ctx, img, space)
+    return _matched(ctx, img, view_counts(ctx, view), reference=reference, space=space, view=view)
+
+
+def _matched(ctx: Context, img: Image, counts: np.ndarray, *, reference: str | ImageValue, space: str,
+             view: LevelView | None = None) -> Image:
+    view = view or level_view(ctx, img, space)
     try:
         ref = _reference_counts_cached(_file_key(reference), ctx.info.channels, space)
     except (OSError, ValueError, CvfError) as exc:
