@@ -46,6 +46,11 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
           tile_size: int | None, large: bool, fuse: bool, linear: bool, colorspace: str, intent: str,
           compare: Path | None, compare_mode: str, histogram: Path | None) -> None:
     """``cvfilters apply``: run a pipeline on image and video files and write the results."""
+    if scheduler is None and devices is None and not dry_run:
+        from cvfilters.run import forkserver
+
+        if forkserver.likely(jobs, inputs):
+            forkserver.start()  # its imports overlap this command's own
     from cvfilters.cli.progress import Progress, process_start
     from cvfilters.core import leftovers
     from cvfilters.core.errors import UsageError

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import cv2
 
 from cvfilters.core.errors import UsageError
-from cvfilters.run import lifeline
+from cvfilters.run import forkserver, lifeline
 
 if TYPE_CHECKING:  # multiprocessing is imported when a pool starts: a one-file apply never needs it
     from concurrent.futures import Executor
@@ -101,8 +101,8 @@ def local_pool(jobs: int, *, backend: str = "cpu", devices: list[int] | None = N
     # A forkserver: workers fork from a clean process that imported cvfilters once. Forking
     # this process instead deadlocks once OpenCV's own thread pool has started here (any
     # parallel cv2 call does that), and with other Python threads (a Dask client, a GUI).
+    forkserver.start()
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["cvfilters.run.lifeline", "cvfilters.run.batch"])
     answers = _probe_answers(backend)
     return RenewingPool(lambda: ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker,
                                                     initargs=(None, backend, answers)), jobs)
