@@ -1,6 +1,7 @@
 """Hostile inputs through the CLI, each built here and run bounded in time and memory (issue 24).
 
-Every case is a subprocess with ``RLIMIT_AS`` and a wall-clock timeout, so a regression
+Every case is a process of its own (forked by :mod:`tests.bounded_server`) with ``RLIMIT_AS`` and
+a wall-clock timeout, so a regression
 fails the test instead of hanging the suite or exhausting the machine. The contract for a
 refused input: the stated exit code, one error line naming the file, no traceback, no
 output file, and nothing of a file outside the allowed folder in any output.
@@ -8,14 +9,13 @@ output file, and nothing of a file outside the allowed folder in any output.
 
 from __future__ import annotations
 
+import json
 import os
-import resource
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
-import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -27,37 +27,53 @@ TIME_LIMIT = 60.0
 MEASURED: dict[str, tuple[float, float]] = {}  # case -> (seconds, peak MiB), printed with -s
 
 
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+@pytest.fixture(scope="module")
+def server() -> Iterator[subprocess.Popen[str]]:
+    """One :mod:`tests.bounded_server` for the module: it forks a child per command."""
+    root = Path(__file__).resolve().parents[2]
+    with subprocess.Popen([sys.executable, "-m", "tests.bounded_server"], cwd=root, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True) as proc:
+        yield proc
+        assert proc.stdin is not None
+        proc.stdin.close()
+
+
+@pytest.fixture(autouse=True)
+def _bounded(server: subprocess.Popen[str]) -> Iterator[None]:
+    SERVER.append(server)
+    yield
+    SERVER.clear()
+
+
+SERVER: list[subprocess.Popen[str]] = []
 
 
 def run_bounded(*args: object, cwd: Path, case: str = "") -> tuple[int, list[str]]:
-    """Run ``cvfilters ARGS`` under the limits: ``(exit code, stderr lines)``; records its time and peak RSS.
+    """Run ``cvfilters ARGS`` in a process under the limits: ``(exit code, stderr lines)``; records its
+    time and peak RSS. The process is forked from :mod:`tests.bounded_server` (imports done once).
 
     A refused input writes nothing on standard output either (checked here for every non-zero exit but
     ``--dry-run``'s report).
     """
-    env = {**os.environ, "OPENCV_OPENCL_RUNTIME": "disabled"}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "cvfilters", *map(str, args)], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, preexec_fn=_limits)
-        timer = threading.Timer(TIME_LIMIT, proc.kill)
-        timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)  # this process's own peak, not the largest child so far
-        timer.cancel()
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        seconds = time.perf_counter() - start
+    (server,) = SERVER
+    assert server.stdin is not None and server.stdout is not None
+    with tempfile.TemporaryDirectory() as streams:
+        out, err = Path(streams) / "out", Path(streams) / "err"
+        request = {"args": [str(arg) for arg in args], "cwd": str(cwd), "out": str(out), "err": str(err),
+                   "env": {**os.environ, "OPENCV_OPENCL_RUNTIME": "disabled"}, "limit": MEMORY_LIMIT,
+                   "timeout": TIME_LIMIT}
+        server.stdin.write(json.dumps(request) + "\n")
+        server.stdin.flush()
+        reply = json.loads(server.stdout.readline())
+        code, seconds = os.waitstatus_to_exitcode(reply["status"]), reply["seconds"]
         if code == -signal.SIGKILL and seconds >= TIME_LIMIT:
             pytest.fail(f"{case or args}: still running after {TIME_LIMIT} s")
-        out.seek(0)
-        err.seek(0)
-        printed, lines = out.read(), err.read().decode("utf-8", "replace").splitlines()
+        printed, lines = out.read_bytes(), err.read_bytes().decode("utf-8", "replace").splitlines()
     if code != 0 and "--dry-run" not in args:  # a dry run prints its plan and counts whatever happens
         assert printed == b"", printed[:200]
     if case:
-        MEASURED[case] = (seconds, usage.ru_maxrss / 1024)
-        print(f"\n[hostile] {case}: exit {code} in {seconds:.2f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MiB")
+        MEASURED[case] = (seconds, reply["maxrss"] / 1024)
+        print(f"\n[hostile] {case}: exit {code} in {seconds:.2f} s, peak RSS {reply['maxrss'] / 1024:.0f} MiB")
     return code, lines
 
 
