@@ -27,8 +27,8 @@ import numpy as np
 
 from cvfilters.backends import auto_gaussian_ksize
 from cvfilters.core.context import Context
-from cvfilters.filters._shared.common import border_param, in_stripes
-from cvfilters.filters._shared.correlation import gaussian_blurred, gaussian_reach, prepare_kernel, respond
+from cvfilters.filters._shared.common import border_param
+from cvfilters.filters._shared.correlation import gaussian_blurred, prepare_kernel, respond
 from cvfilters.filters._shared.kernels import (
     EMBOSS_LIGHT,
     KernelData,
@@ -304,18 +304,13 @@ def unsharp_mask(ctx: Context, img: Any, *, radius: float, amount: float, thresh
     ``threshold`` is a fraction of full scale, compared per channel.
     """
     be = ctx.backend
-
-    def sharpened(part: Any) -> Any:
-        # The image and its float32 blur are mixed in float by add_weighted (no float copy of the image).
-        blurred = gaussian_blurred(ctx, part, radius, border)
-        if threshold == 0.0:
-            return be.add_weighted(part, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.info.dtype)
-        detail = be.add_weighted(part, 1.0, blurred, -1.0, dtype=np.float32)
-        mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.info.max_value, 1.0,
-                            cv2.THRESH_BINARY)
-        return be.add_weighted(part, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.info.dtype)
-
-    return in_stripes(img, gaussian_reach(ctx, radius), border, sharpened)
+    # The image and its float32 blur are mixed in float by add_weighted (no float copy of the image).
+    blurred = gaussian_blurred(ctx, img, radius, border)
+    if threshold == 0.0:
+        return be.add_weighted(img, 1.0 + amount, blurred, -amount, 0.0, dtype=ctx.info.dtype)
+    detail = be.add_weighted(img, 1.0, blurred, -1.0, dtype=np.float32)
+    mask = be.threshold(be.abs_convert(detail, np.float32), threshold * ctx.info.max_value, 1.0, cv2.THRESH_BINARY)
+    return be.add_weighted(img, 1.0, be.multiply(detail, mask), amount, 0.0, dtype=ctx.info.dtype)
 
 
 @register(
@@ -334,8 +329,5 @@ def high_pass(ctx: Context, img: Any, *, radius: float, border: str) -> Any:
 
     Detail smaller than about ``radius`` stays, flat areas turn mid-grey.
     """
-    def passed(part: Any) -> Any:
-        blurred = gaussian_blurred(ctx, part, radius, border)
-        return ctx.backend.add_weighted(part, 1.0, blurred, -1.0, 0.5 * ctx.info.max_value, dtype=ctx.info.dtype)
-
-    return in_stripes(img, gaussian_reach(ctx, radius), border, passed)
+    blurred = gaussian_blurred(ctx, img, radius, border)
+    return ctx.backend.add_weighted(img, 1.0, blurred, -1.0, 0.5 * ctx.info.max_value, dtype=ctx.info.dtype)

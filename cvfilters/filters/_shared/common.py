@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import cv2
-import numpy as np
 
 from cvfilters.backends import BORDER_HELP, BORDERS
 from cvfilters.core.context import Context, ImageInfo
@@ -40,36 +39,6 @@ def with_border(ctx: Context, image: Image, reach: tuple[int, int], border: str,
     rx, ry = reach
     padded = ctx.backend.pad(image, ry, ry, rx, rx, cv2.BORDER_WRAP)
     return ctx.backend.crop(run(padded, cv2.BORDER_REFLECT_101), rx, ry, ctx.info.width, ctx.info.height)
-
-
-# Rows per stripe of :func:`in_stripes`: a 24 MP float32 intermediate (288 MB) runs at memory
-# speed, a stripe of this many rows (6000 x 3 x 4 x 128 = 9 MB) in cache. bench/recipes.py:
-# unsharp_mask at 24 MP went from about 2x to about 1x its uint8 recipe.
-STRIPE_ROWS = 128
-
-
-def in_stripes(img: Image, reach: int, border: str, run: Callable[[Image], Image]) -> Image:
-    """``run(img)`` computed stripe by stripe of rows, bit for bit the same, where that is exact.
-
-    ``run`` must be a neighbourhood operation reaching ``reach`` rows up and down (then
-    pointwise work): each stripe is run with ``reach`` rows of context above and below, which
-    are cropped off, so only the image's own top and bottom see the border. Runs whole for
-    device images, the ``wrap`` border (it reaches the far side) and images of few stripes.
-    """
-    if not isinstance(img, np.ndarray) or border == "wrap" or img.shape[0] < 4 * STRIPE_ROWS \
-            or reach > STRIPE_ROWS:
-        return run(img)
-    height = img.shape[0]
-    out: np.ndarray | None = None
-    for top in range(0, height, STRIPE_ROWS):
-        bottom = min(height, top + STRIPE_ROWS)
-        first, last = max(0, top - reach), min(height, bottom + reach)
-        part = np.asarray(run(img[first:last]))[top - first:bottom - first]
-        if out is None:
-            out = np.empty((height, *part.shape[1:]), part.dtype)
-        out[top:bottom] = part
-    assert out is not None
-    return out
 
 
 def color_channels(spec: ImageInfo) -> int:

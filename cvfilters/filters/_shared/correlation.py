@@ -118,11 +118,6 @@ def respond(ctx: Context, img: Image, kernels: tuple[np.ndarray, ...], border: s
     return be.convert(be.magnitude(gx, gy), dtype, scale, delta)
 
 
-def gaussian_reach(ctx: Context, sigma: float) -> int:
-    """How many pixels :func:`gaussian_blurred` reaches on each side."""
-    return auto_gaussian_ksize(sigma, ctx.info.dtype) // 2
-
-
 def gaussian_blurred(ctx: Context, image: Image, sigma: float, border: str) -> Image:
     """The image blurred by :func:`gaussian_kernel` through :func:`correlate`, as float32 in its own units.
 
