@@ -43,14 +43,13 @@ class Runs(Protocol):
     def run(self, image: Any, *, backend: str = ..., channel_order: Any = ..., layout: Any = ...) -> Any: ...
 
 
-# With workers=None, batches of fewer pixels than this (all images together) run serially:
-# starting a thread pool (about 2 ms here) would cost more than it saves.
-THREADS_MIN_PIXELS = 1 << 20
 # With workers=None, when the first image took so little that the rest would take less than
 # this serially, the rest runs serially: starting the pool and holding OpenCV at one thread
-# (which restarts OpenCV's own pool) cost more. bench/map.py: invert and sepia on 24 crops of
-# 256 x 256 ran 2 to 10 times slower through the pool than in a loop.
-THREADS_MIN_SECONDS = 0.05
+# (which restarts OpenCV's own pool) cost more. bench/map.py on 2 idle cores, 32 crops of
+# 128 x 128: invert (2 ms in all) 2x slower through a pool, unsharp_mask and equalize (12 ms)
+# 0.85x, median_blur on float32 (20 ms) 1.5x faster. The judgement is by time, not pixels:
+# k-means on small crops takes seconds (1.65x through the pool).
+THREADS_MIN_SECONDS = 0.02
 
 
 def default_workers() -> int:
@@ -74,8 +73,6 @@ def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, or
         return pipe.run(item, backend=backend, channel_order=order, layout=layout)[0]
 
     count = min(workers or default_workers(), len(items))
-    if workers is None and _pixels(items) < THREADS_MIN_PIXELS:
-        count = 1  # starting threads would cost more than they save
     if count <= 1:
         results = [one(item) for item in items]
     else:
@@ -100,19 +97,6 @@ def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, or
     if len(shapes) > 1:
         raise InvalidImageError(f"map: the results have different shapes {sorted(shapes)}; pass a list to get a list")
     return np.stack(results)
-
-
-def _pixels(items: list[Any]) -> float:
-    """Pixels in all images together (infinite when a size cannot be told without converting)."""
-    total = 0
-    for item in items:
-        if arrays.is_pil(item):
-            total += item.size[0] * item.size[1]
-        elif isinstance(getattr(item, "shape", None), tuple) and len(item.shape) >= 2:
-            total += int(np.prod(item.shape[:2]))
-        else:
-            return float("inf")
-    return total
 
 
 _OPENCV_THREADS = {"users": 0, "saved": 0}

@@ -235,7 +235,6 @@ def test_map_runs_work_too_small_for_a_pool_in_the_calling_thread(monkeypatch: p
     """Judged by the first image's time: a pool and OpenCV's thread switch would cost more than the rest."""
     from cvfilters.engine import parallel
 
-    monkeypatch.setattr(parallel, "THREADS_MIN_PIXELS", 0)  # enough pixels: only the time decides
     monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)  # any first image is quick enough (no timing here)
     names: list[str] = []
 
