@@ -46,7 +46,8 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
           tile_size: int | None, large: bool, fuse: bool, linear: bool, colorspace: str, intent: str,
           compare: Path | None, compare_mode: str, histogram: Path | None) -> None:
     """``cvfilters apply``: run a pipeline on image and video files and write the results."""
-    if scheduler is None and devices is None and not dry_run:
+    if scheduler is None and devices is None and not dry_run and (
+            len(inputs) > 1 or any(os.path.isdir(source) for source in inputs)):  # one file never takes a pool
         from cvfilters.run import forkserver
 
         if forkserver.likely(jobs, inputs):
