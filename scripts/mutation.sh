@@ -42,6 +42,14 @@ for requested in "${names[@]}"; do
   stem="${module//\//.}"
   scratch="$(mktemp -d)"
   (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$scratch")
+  # cvfilters/cli is a link to cli/: mutmut's copy into mutants/ skips links, which left no
+  # cvfilters.cli there (every CLI test failed). A real copy makes it part of the package, and
+  # a cli/ module is mutated there, where `import cvfilters.cli` finds it.
+  if [[ -L "$scratch/cvfilters/cli" ]]; then
+    rm "$scratch/cvfilters/cli"
+    cp -r "$scratch/cli" "$scratch/cvfilters/cli"
+  fi
+  [[ "$source" == cli/* ]] && source="cvfilters/$source"
   # shellcheck disable=SC2086  # the test list is split on purpose
   "$PYTHON" - "$scratch/pyproject.toml" "$source" "$isolation" $tests <<'PY'
 import json, sys
@@ -50,14 +58,16 @@ path, source, isolation, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sy
 text = path.read_text()
 extra = (f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
          f"process_isolation = {json.dumps(isolation)}\n")
-if source.startswith("cli/"):  # cli/ is its own top-level folder (cvfilters/cli links to it)
-    text = text.replace('source_paths = ["cvfilters"]', 'source_paths = ["cvfilters", "cli"]')
 path.write_text(text.replace("[tool.mutmut]\n", "[tool.mutmut]\n" + extra, 1))
 PY
   echo "[$module] mutating $source against $tests ($isolation isolation, timeout ${LIMIT}s)" >&2
   status=0
   start=$(date +%s)
-  (cd "$scratch" && nice -n 19 timeout "$LIMIT" "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$stem.log" 2>&1) \
+  # PYTHONPATH: a test's subprocess (`python -m cvfilters` in a temporary folder) imports the
+  # mutated copy too; without it the editable install's path entry gave it the worktree's code,
+  # so no mutant could fail a CLI test run that way.
+  (cd "$scratch" && PYTHONPATH="$scratch/mutants" nice -n 19 timeout "$LIMIT" \
+     "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$stem.log" 2>&1) \
     || status=$?
   seconds=$(( $(date +%s) - start ))
   (cd "$scratch" && nice -n 19 "$PYTHON" -m mutmut export-cicd-stats >/dev/null 2>&1 || true
