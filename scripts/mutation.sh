@@ -65,7 +65,10 @@ PY
   start=$(date +%s)
   # PYTHONPATH: a test's subprocess (`python -m cvfilters` in a temporary folder) imports the
   # mutated copy too; without it the editable install's path entry gave it the worktree's code,
-  # so no mutant could fail a CLI test run that way.
+  # so no mutant could fail a CLI test run that way. mutants/ must exist before Python starts:
+  # a PYTHONPATH folder missing at start-up is cached as "nothing here" and never searched, so
+  # the tests imported the worktree's code and mutmut found no test for any mutant.
+  mkdir -p "$scratch/mutants"
   (cd "$scratch" && PYTHONPATH="$scratch/mutants" nice -n 19 timeout "$LIMIT" \
      "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$stem.log" 2>&1) \
     || status=$?
