@@ -4,6 +4,7 @@
 # Usage: scripts/mutation.sh MODULE...              (names: python scripts/mutation_plan.py --list)
 #        scripts/mutation.sh --all                  every module of cvfilters/ and cli/
 #        MUTATION_TIMEOUT=600 scripts/mutation.sh decoders atomic io/images
+#        (MUTATION_TIMEOUT_MULTIPLIER: mutmut's per-mutant timeout_multiplier, default 3)
 #
 # scripts/mutation_plan.py names each module's source file and the test files that cover it
 # (its mirror, every test file importing it, and listed extras) and mutmut's process isolation
@@ -24,7 +25,7 @@ LIMIT="${MUTATION_TIMEOUT:-1800}"  # seconds per module
 PYTHON="${PYTHON:-python}"
 
 if [[ $# -eq 0 ]]; then
-  sed -n '2,6p' "$0" >&2
+  sed -n '2,7p' "$0" >&2
   exit 2
 fi
 if [[ "$1" == "--all" ]]; then
@@ -52,12 +53,15 @@ for requested in "${names[@]}"; do
   [[ "$source" == cli/* ]] && source="cvfilters/$source"
   # shellcheck disable=SC2086  # the test list is split on purpose
   "$PYTHON" - "$scratch/pyproject.toml" "$source" "$isolation" $tests <<'PY'
-import json, sys
+import json, os, sys
 from pathlib import Path
 path, source, isolation, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 text = path.read_text()
+# timeout_multiplier: mutmut stops a mutant after (its tests' time + 1 s) * multiplier * 2 seconds of
+# CPU (default 15: minutes for one endless loop, a quarter of a 900 s bound); 3 is ample for CPU time.
 extra = (f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
-         f"process_isolation = {json.dumps(isolation)}\n")
+         f"process_isolation = {json.dumps(isolation)}\n"
+         f"timeout_multiplier = {float(os.environ.get('MUTATION_TIMEOUT_MULTIPLIER', '3'))}\n")
 path.write_text(text.replace("[tool.mutmut]\n", "[tool.mutmut]\n" + extra, 1))
 PY
   echo "[$module] mutating $source against $tests ($isolation isolation, timeout ${LIMIT}s)" >&2
