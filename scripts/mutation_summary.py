@@ -58,13 +58,17 @@ def score(result: tuple[dict[str, str], dict[str, int]] | None) -> str:
     return f"{killed} / {checked} ({percent:.1f}%{cut})" + (" below target" if percent < TARGET else "")
 
 
-def row(name: str, results: Path, after: Path | None) -> str:
-    """The table row of module ``name``."""
+def row(name: str, results: Path, after: Path | None, earlier: str | None = None) -> str:
+    """The table row of module ``name``; ``earlier`` (its row now in the document) gives the
+    first-run cell where that run's result file is gone."""
     stem = name.replace("/", ".")
     first = _read(results / f"{stem}.txt")
     later = _read(after / f"{stem}.txt") if after else None
     stats = (later or first or ({}, {}))[1]
-    return (f"| `{name}` | {score(first)} | {score(later) if later else ''} | {stats.get('survived', '')} | "
+    first_cell = score(first)
+    if first is None and earlier is not None:
+        first_cell = earlier.split("|")[2].strip()
+    return (f"| `{name}` | {first_cell} | {score(later) if later else ''} | {stats.get('survived', '')} | "
             f"{stats.get('no_tests', '')} | {stats.get('total', '')} |")
 
 
@@ -81,7 +85,7 @@ def table(results: Path, after: Path | None, earlier: dict[str, str] | None = No
         stem = name.replace("/", ".")
         measured = (results / f"{stem}.txt").exists() or (after is not None and (after / f"{stem}.txt").exists())
         kept = (earlier or {}).get(name)
-        lines.append(row(name, results, after) if measured or kept is None else kept)
+        lines.append(row(name, results, after, kept) if measured or kept is None else kept)
     return "\n".join(lines)
 
 
