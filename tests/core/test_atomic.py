@@ -202,3 +202,40 @@ def test_a_failed_write_to_a_new_file_leaves_nothing(tmp_path: Path, monkeypatch
     with pytest.raises((OSError, TypeError)):
         atomic.write_bytes(tmp_path / "new.bin", Unwritable())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_temporary_file_is_created_exclusively(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = tmp_path / ".out.bin.0123456789abcdef.tmp"
+    taken.write_bytes(b"another writer's")  # the same name drawn twice: never share the file
+    monkeypatch.setattr(atomic, "temporary_name", lambda target, keep_suffix=False: taken)
+    with pytest.raises(FileExistsError):
+        atomic.write_bytes(tmp_path / "out.bin", b"mine")
+    assert taken.read_bytes() == b"another writer's" and not (tmp_path / "out.bin").exists()
+
+
+def test_the_rename_happens_while_the_file_is_still_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    open_at_rename: list[bool] = []
+    real = os.replace
+
+    def replace(source: Path, target: Path) -> None:
+        held = {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")
+                if os.path.exists(f"/proc/self/fd/{fd}")}
+        open_at_rename.append(os.path.realpath(source) in held)  # a concurrent sweep sees it held open
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    atomic.write_bytes(tmp_path / "out.bin", b"x")
+    assert open_at_rename == [True] and (tmp_path / "out.bin").read_bytes() == b"x"
+
+
+def test_a_refused_change_of_owner_still_keeps_the_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "theirs.bin"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o640)
+
+    def refuse(*args: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted")  # what a non-root user gets
+
+    monkeypatch.setattr(os, "fchown", refuse)
+    atomic.write_bytes(target, b"new")
+    assert target.read_bytes() == b"new" and stat.S_IMODE(os.stat(target).st_mode) == 0o640
