@@ -88,15 +88,14 @@ def test_fsync_file_opens_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert flags and flags[0] & (os.O_WRONLY | os.O_RDWR) == 0
 
 
-def test_a_new_file_gets_0o666_less_the_umask(tmp_path: Path) -> None:
-    old = os.umask(0o027)
+@pytest.mark.parametrize(("umask", "mode"), [(0o027, 0o640), (0o002, 0o664), (0o000, 0o666)])
+def test_a_new_file_gets_0o666_less_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    old = os.umask(umask)
     try:
         atomic.write_bytes(tmp_path / "new.bin", b"x")
-        with atomic.replacing(tmp_path / "clip.bin") as temporary:
-            temporary.write_bytes(b"y")
     finally:
         os.umask(old)
-    assert stat.S_IMODE(os.stat(tmp_path / "new.bin").st_mode) == 0o640  # 0o666 & ~0o027, not mkstemp's 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "new.bin").st_mode) == mode  # not mkstemp's 0o600, never executable
 
 
 @pytest.mark.parametrize("mode", [0o600, 0o640, 0o755])
@@ -239,3 +238,16 @@ def test_a_refused_change_of_owner_still_keeps_the_mode(tmp_path: Path, monkeypa
     monkeypatch.setattr(os, "fchown", refuse)
     atomic.write_bytes(target, b"new")
     assert target.read_bytes() == b"new" and stat.S_IMODE(os.stat(target).st_mode) == 0o640
+
+
+def test_a_failed_cleanup_does_not_hide_the_write_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_space(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def refused(path: object) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "fsync", no_space)
+    monkeypatch.setattr(os, "unlink", refused)
+    with pytest.raises(OSError, match="No space left"):  # the cause, not the failed removal after it
+        atomic.write_bytes(tmp_path / "out.bin", b"x")
