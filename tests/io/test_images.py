@@ -213,3 +213,22 @@ def test_encode_dithers_a_gif_only_when_asked() -> None:
     gradient = np.dstack([ramp_x, ramp_y, np.full((64, 64), 128, np.uint8)])
     plain, dithered = bytes(cio.encode(gradient, "gif")), bytes(cio.encode(gradient, "gif", dither=True))
     assert plain == bytes(cio.encode(gradient, "gif", dither=False)) and plain != dithered
+
+
+def test_probe_of_a_damaged_decoded_format_names_the_file(tmp_path: Path) -> None:
+    whole = cio.write(tmp_path / "p.exr", np.zeros((10, 20, 3), np.float32)).read_bytes()
+    path = tmp_path / "cut.exr"
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(TruncatedImageError) as caught:
+        cio.probe(path)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_an_animated_webp_has_no_top_level_image_chunk_and_is_not_lossless(tmp_path: Path) -> None:
+    from PIL import Image
+
+    frames = [Image.fromarray(np.full((8, 8, 3), value, np.uint8)) for value in (10, 200)]
+    path = tmp_path / "anim.webp"
+    frames[0].save(path, "WEBP", save_all=True, append_images=frames[1:], quality=80)
+    assert b"VP8L" not in _webp_chunks(path.read_bytes()) and b"VP8 " not in _webp_chunks(path.read_bytes())
+    assert cio.read_with_metadata(path)[1].lossless is False
