@@ -232,3 +232,17 @@ def test_an_animated_webp_has_no_top_level_image_chunk_and_is_not_lossless(tmp_p
     frames[0].save(path, "WEBP", save_all=True, append_images=frames[1:], quality=80)
     assert b"VP8L" not in _webp_chunks(path.read_bytes()) and b"VP8 " not in _webp_chunks(path.read_bytes())
     assert cio.read_with_metadata(path)[1].lossless is False
+
+
+def test_encode_follows_the_source_metadata_and_passes_compression_to_every_encoder() -> None:
+    image = _noise((12, 10, 3))
+    assert _webp_chunks(bytes(cio.encode(image, "webp", metadata=cio.Metadata(lossless=True)))) == [b"VP8L"]
+    grey = np.repeat(_smooth()[..., :1], 3, axis=2)
+    grey_alpha = np.dstack([grey, np.full(grey.shape[:2], 200, np.uint8)])  # written as a grey+alpha PNG
+    sizes = {level: len(cio.encode(grey_alpha, "png", metadata=cio.Metadata(grey=True), compression=level))
+             for level in (0, None, 9)}
+    assert sizes[0] > grey_alpha.shape[0] * grey_alpha.shape[1] * 2 > sizes[None] >= sizes[9]
+    from PIL import Image
+
+    with Image.open(BytesIO(bytes(cio.encode(grey_alpha, "png", metadata=cio.Metadata(grey=True))))) as back:
+        assert back.mode == "LA"
