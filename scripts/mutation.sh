@@ -73,8 +73,10 @@ PY
   # a PYTHONPATH folder missing at start-up is cached as "nothing here" and never searched, so
   # the tests imported the worktree's code and mutmut found no test for any mutant.
   mkdir -p "$scratch/mutants"
-  (cd "$scratch" && PYTHONPATH="$scratch/mutants" nice -n 19 timeout "$LIMIT" \
-     "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$stem.log" 2>&1) \
+  # </dev/null: a mutant that reads standard input stopped the whole background run (SIGTTIN)
+  # past its bound; -k: a run that ignores the bound's SIGTERM is killed a minute later.
+  (cd "$scratch" && PYTHONPATH="$scratch/mutants" nice -n 19 timeout -k 60 "$LIMIT" \
+     "$PYTHON" -m mutmut run --max-children 1 </dev/null >"$OUT/$stem.log" 2>&1) \
     || status=$?
   seconds=$(( $(date +%s) - start ))
   (cd "$scratch" && nice -n 19 "$PYTHON" -m mutmut export-cicd-stats >/dev/null 2>&1 || true
