@@ -54,15 +54,16 @@ def _noise(shape: tuple[int, ...]) -> np.ndarray:
     return np.random.default_rng(7).integers(0, 256, shape, dtype=np.uint8)
 
 
-@pytest.mark.parametrize("icc_pad", [False, True])
-def test_a_lossless_webp_source_is_written_back_lossless(tmp_path: Path, icc_pad: bool) -> None:
+@pytest.mark.parametrize("icc_extra", [None, 0, 2])
+def test_a_lossless_webp_source_is_written_back_lossless(tmp_path: Path, icc_extra: int | None) -> None:
     from PIL import Image, ImageCms
 
     rgb = _noise((12, 10, 3))
     options: dict[str, object] = {"lossless": True}
-    if icc_pad:  # an extended WebP: VP8X, an ICCP chunk of odd size (then one pad byte), then VP8L
+    if icc_extra is not None:  # an extended WebP: VP8X, an ICCP chunk of odd size (then one pad byte), then VP8L
         icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
-        options["icc_profile"] = icc if len(icc) % 2 else icc + b"\0"
+        icc = icc if len(icc) % 2 else icc + b"\0"
+        options["icc_profile"] = icc + b"\0" * icc_extra  # two sizes: the VP8L chunk at two alignments
     source = tmp_path / "src.webp"
     Image.fromarray(rgb).save(source, "WEBP", **options)
     assert _webp_chunks(source.read_bytes())[-1] == b"VP8L"
