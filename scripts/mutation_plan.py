@@ -46,7 +46,11 @@ EXTRA: dict[str, list[str]] = {
     "engine/parallel": ["tests/run/test_batch.py"],
     "run/executors": ["tests/run/test_batch.py"],
     "run/lifeline": ["tests/run/test_batch.py"],
-    "filters/geometry": ["tests/properties/test_documented.py"],
+    # crop's and pad's footprints (which rows and columns a tile reads) run only where a pipeline is tiled
+    "filters/geometry": ["tests/properties/test_documented.py", "tests/engine/test_tiles.py",
+                         *(f"tests/properties/test_tiling.py::test_tiled_equals_whole[{case}]"
+                           for case in ("crop-uint8-4", "crop-uint16-1", "crop-float32-3", "pad-uint8-1",
+                                        "pad-uint16-3", "pad-float32-4"))],
     "filters/photo": ["tests/properties/test_documented.py"],
     "filters/looks": ["tests/properties/test_documented.py"],
     "filters/learned": ["tests/properties/test_documented.py"],
