@@ -8,7 +8,7 @@
 #
 # scripts/mutation_plan.py names each module's source file and the test files that cover it
 # (its mirror, every test file importing it, and listed extras) and mutmut's process isolation
-# (forkserver where the tests start processes of their own). Each module runs in a scratch
+# (forkserver: a forked mutant would reuse the caches of the stats run). Each module runs in a scratch
 # copy of the working tree (git ls-files), so the worktree is never touched: the
 # [tool.mutmut] table of pyproject.toml gets `only_mutate` (the module) and
 # `pytest_add_cli_args_test_selection` (its tests), then `mutmut run` mutates that module
