@@ -184,3 +184,20 @@ def test_image_value_refuses_what_is_not_an_image(image: np.ndarray, detail: str
         arrays.ImageValue(image, "reference")
     assert str(caught.value) == (f"reference: {detail} is not an image "
                                  "(use uint8, uint16 or float32, H x W or H x W x C)")
+
+
+def test_refusals_name_the_image_by_default_or_as_told() -> None:
+    not_an_image = ("expected a numpy array, PIL image, cv2.UMat, cv2.cuda.GpuMat or an object with __array__ or "
+                    "__dlpack__")
+    cmyk = Image.new("CMYK", (2, 2))
+    cases = [
+        (lambda: arrays.host_bgr(3, "bgr"), f"image: {not_an_image}, not int"),
+        (lambda: arrays.pil_array(cmyk), "image: PIL mode CMYK is not supported"),
+        (lambda: arrays.ImageValue(np.zeros((2, 2), np.int32)), "image: dtype int32"),
+        (lambda: arrays.ImageValue(cmyk, "reference"), "reference: PIL mode CMYK is not supported"),
+        (lambda: arrays.ImageValue(object(), "reference"), f"reference: {not_an_image}, not object"),
+    ]
+    for call, start in cases:
+        with pytest.raises(InvalidImageError) as caught:
+            call()
+        assert str(caught.value).startswith(start), str(caught.value)
