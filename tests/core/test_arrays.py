@@ -201,3 +201,10 @@ def test_refusals_name_the_image_by_default_or_as_told() -> None:
         with pytest.raises(InvalidImageError) as caught:
             call()
         assert str(caught.value).startswith(start), str(caught.value)
+
+
+def test_is_pil_without_pillow_imported(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.delitem(sys.modules, "PIL.Image")  # a caller that never imported Pillow: no PIL image can exist
+    assert arrays.is_pil(np.zeros((2, 2), np.uint8)) is False
