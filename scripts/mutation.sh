@@ -40,6 +40,7 @@ trap '[[ -n "$scratch" ]] && rm -rf "$scratch"' EXIT
 for requested in "${names[@]}"; do
   read -r module source isolation tests < <("$PYTHON" "$ROOT/scripts/mutation_plan.py" "$requested")
   [[ -n "$tests" ]] || { echo "[$module] no test file covers $source: skipped" >&2; continue; }
+  isolation="${MUTATION_ISOLATION:-$isolation}"  # fork where forkserver fails mutmut's clean pass (core/atomic)
   stem="${module//\//.}"
   scratch="$(mktemp -d)"
   (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$scratch")
