@@ -4,10 +4,11 @@
 # Usage: scripts/mutation.sh MODULE...              (names: python scripts/mutation_plan.py --list)
 #        scripts/mutation.sh --all                  every module of cvfilters/ and cli/
 #        MUTATION_TIMEOUT=600 scripts/mutation.sh decoders atomic io/images
+#        (MUTATION_TIMEOUT_MULTIPLIER: mutmut's per-mutant timeout_multiplier, default 3)
 #
 # scripts/mutation_plan.py names each module's source file and the test files that cover it
 # (its mirror, every test file importing it, and listed extras) and mutmut's process isolation
-# (forkserver where the tests start processes of their own). Each module runs in a scratch
+# (forkserver: a forked mutant would reuse the caches of the stats run). Each module runs in a scratch
 # copy of the working tree (git ls-files), so the worktree is never touched: the
 # [tool.mutmut] table of pyproject.toml gets `only_mutate` (the module) and
 # `pytest_add_cli_args_test_selection` (its tests), then `mutmut run` mutates that module
@@ -24,7 +25,7 @@ LIMIT="${MUTATION_TIMEOUT:-1800}"  # seconds per module
 PYTHON="${PYTHON:-python}"
 
 if [[ $# -eq 0 ]]; then
-  sed -n '2,6p' "$0" >&2
+  sed -n '2,7p' "$0" >&2
   exit 2
 fi
 if [[ "$1" == "--all" ]]; then
@@ -39,25 +40,44 @@ trap '[[ -n "$scratch" ]] && rm -rf "$scratch"' EXIT
 for requested in "${names[@]}"; do
   read -r module source isolation tests < <("$PYTHON" "$ROOT/scripts/mutation_plan.py" "$requested")
   [[ -n "$tests" ]] || { echo "[$module] no test file covers $source: skipped" >&2; continue; }
+  isolation="${MUTATION_ISOLATION:-$isolation}"  # fork where forkserver fails mutmut's clean pass (core/atomic)
   stem="${module//\//.}"
   scratch="$(mktemp -d)"
   (cd "$ROOT" && git ls-files -co --exclude-standard -z | xargs -0 cp -P --parents -t "$scratch")
+  # cvfilters/cli is a link to cli/: mutmut's copy into mutants/ skips links, which left no
+  # cvfilters.cli there (every CLI test failed). A real copy makes it part of the package, and
+  # a cli/ module is mutated there, where `import cvfilters.cli` finds it.
+  if [[ -L "$scratch/cvfilters/cli" ]]; then
+    rm "$scratch/cvfilters/cli"
+    cp -r "$scratch/cli" "$scratch/cvfilters/cli"
+  fi
+  [[ "$source" == cli/* ]] && source="cvfilters/$source"
   # shellcheck disable=SC2086  # the test list is split on purpose
   "$PYTHON" - "$scratch/pyproject.toml" "$source" "$isolation" $tests <<'PY'
-import json, sys
+import json, os, sys
 from pathlib import Path
 path, source, isolation, tests = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4:]
 text = path.read_text()
+# timeout_multiplier: mutmut stops a mutant after (its tests' time + 1 s) * multiplier * 2 seconds of
+# CPU (default 15: minutes for one endless loop, a quarter of a 900 s bound); 3 is ample for CPU time.
 extra = (f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
-         f"process_isolation = {json.dumps(isolation)}\n")
-if source.startswith("cli/"):  # cli/ is its own top-level folder (cvfilters/cli links to it)
-    text = text.replace('source_paths = ["cvfilters"]', 'source_paths = ["cvfilters", "cli"]')
+         f"process_isolation = {json.dumps(isolation)}\n"
+         f"timeout_multiplier = {float(os.environ.get('MUTATION_TIMEOUT_MULTIPLIER', '3'))}\n")
 path.write_text(text.replace("[tool.mutmut]\n", "[tool.mutmut]\n" + extra, 1))
 PY
   echo "[$module] mutating $source against $tests ($isolation isolation, timeout ${LIMIT}s)" >&2
   status=0
   start=$(date +%s)
-  (cd "$scratch" && nice -n 19 timeout "$LIMIT" "$PYTHON" -m mutmut run --max-children 1 >"$OUT/$stem.log" 2>&1) \
+  # PYTHONPATH: a test's subprocess (`python -m cvfilters` in a temporary folder) imports the
+  # mutated copy too; without it the editable install's path entry gave it the worktree's code,
+  # so no mutant could fail a CLI test run that way. mutants/ must exist before Python starts:
+  # a PYTHONPATH folder missing at start-up is cached as "nothing here" and never searched, so
+  # the tests imported the worktree's code and mutmut found no test for any mutant.
+  mkdir -p "$scratch/mutants"
+  # </dev/null: a mutant that reads standard input stopped the whole background run (SIGTTIN)
+  # past its bound; -k: a run that ignores the bound's SIGTERM is killed a minute later.
+  (cd "$scratch" && PYTHONPATH="$scratch/mutants" nice -n 19 timeout -k 60 "$LIMIT" \
+     "$PYTHON" -m mutmut run --max-children 1 </dev/null >"$OUT/$stem.log" 2>&1) \
     || status=$?
   seconds=$(( $(date +%s) - start ))
   (cd "$scratch" && nice -n 19 "$PYTHON" -m mutmut export-cicd-stats >/dev/null 2>&1 || true

@@ -11,7 +11,8 @@ killed / checked.
     python scripts/mutation_summary.py [RESULTS_DIR]      (default: mutation-results/)
 
 A re-run after new tests (``MUTATION_OUT=mutation-results/after scripts/mutation.sh MODULE``)
-fills the "after" column.
+fills the "after" column. A module with no result file keeps the row the document has for it
+(measured in an earlier session whose result files were not kept), or "not run".
 """
 
 from __future__ import annotations
@@ -57,20 +58,34 @@ def score(result: tuple[dict[str, str], dict[str, int]] | None) -> str:
     return f"{killed} / {checked} ({percent:.1f}%{cut})" + (" below target" if percent < TARGET else "")
 
 
-def row(name: str, results: Path, after: Path | None) -> str:
-    """The table row of module ``name``."""
+def row(name: str, results: Path, after: Path | None, earlier: str | None = None) -> str:
+    """The table row of module ``name``; ``earlier`` (its row now in the document) gives the
+    first-run cell where that run's result file is gone."""
     stem = name.replace("/", ".")
     first = _read(results / f"{stem}.txt")
     later = _read(after / f"{stem}.txt") if after else None
     stats = (later or first or ({}, {}))[1]
-    return (f"| `{name}` | {score(first)} | {score(later) if later else ''} | {stats.get('survived', '')} | "
+    first_cell = score(first)
+    if first is None and earlier is not None:
+        first_cell = earlier.split("|")[2].strip()
+    return (f"| `{name}` | {first_cell} | {score(later) if later else ''} | {stats.get('survived', '')} | "
             f"{stats.get('no_tests', '')} | {stats.get('total', '')} |")
 
 
-def table(results: Path, after: Path | None) -> str:
+def earlier_rows(text: str) -> dict[str, str]:
+    """The rows of the table now in the document, by module: measured earlier, results no longer on disk."""
+    return {match.group(1): match.group(0) for match in re.finditer(r"^\| `([^`]+)` \|.*$", text, re.MULTILINE)}
+
+
+def table(results: Path, after: Path | None, earlier: dict[str, str] | None = None) -> str:
+    """The table; a module with no result file keeps its earlier row (if it had one measured)."""
     lines = ["| module | first run: killed / checked | after the new tests | survived (last run) | no tests | "
              "mutants |", "|---|---|---|---|---|---|"]
-    lines += [row(name, results, after) for name in modules()]
+    for name in modules():
+        stem = name.replace("/", ".")
+        measured = (results / f"{stem}.txt").exists() or (after is not None and (after / f"{stem}.txt").exists())
+        kept = (earlier or {}).get(name)
+        lines.append(row(name, results, after, kept) if measured or kept is None else kept)
     return "\n".join(lines)
 
 
@@ -82,8 +97,8 @@ def main(argv: list[str]) -> int:
         print(f"{DOC}: the markers {START} and {END} are missing", file=sys.stderr)
         return 2
     head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    DOC.write_text(f"{head}{START}\n{table(results, after)}\n{END}{tail}")
+    current, _, tail = rest.partition(END)
+    DOC.write_text(f"{head}{START}\n{table(results, after, earlier_rows(current))}\n{END}{tail}")
     return 0
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 StrPath = str | os.PathLike[str]
-_TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?$")
+_TEMPORARY = re.compile(r"\..+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?")  # whole name: fullmatch
 
 
 def temporary_name(target: Path, *, keep_suffix: bool = False) -> Path:
@@ -43,7 +43,7 @@ def temporary_name(target: Path, *, keep_suffix: bool = False) -> Path:
 
 def is_temporary_name(name: str) -> bool:
     """Whether ``name`` is one :func:`temporary_name` makes (hidden, 16 lower-case hex digits, ``.tmp``)."""
-    return _TEMPORARY.match(name) is not None
+    return _TEMPORARY.fullmatch(name) is not None  # `$` let a trailing newline through
 
 
 def write_bytes(path: StrPath, data: bytes | memoryview | bytearray | object, *,

@@ -129,3 +129,61 @@ def test_steps_after_a_crop_see_its_own_edges(backend: str) -> None:
     expected = ndimage.gaussian_filter(image[8:20, 10:26].astype(np.float64), (2, 2, 0), mode="nearest",
                                        truncate=4.0)
     np.testing.assert_allclose(out, expected, atol=1e-4)
+
+
+# --- from the survivors of the geometry mutation run (docs/mutation.md) ------------------------
+
+
+@pytest.mark.parametrize(("args", "size", "expected"), [
+    ({"width": 100, "height": 100, "fit": "contain"}, (1000, 4), ((100, 1), (0, 0, 100, 1))),  # 0.4 px: 1 px
+    ({"width": 100, "height": 100, "fit": "contain"}, (4, 1000), ((1, 100), (0, 0, 1, 100))),
+    ({"width": 10}, (1000, 4), ((10, 1), (0, 0, 10, 1))),  # the side that follows rounds to 0: 1 px
+    ({"height": 10}, (4, 1000), ((1, 10), (0, 0, 1, 10))),
+    # cover into a box that is not square: 0.6 fills both (24 x 18), 6 rows cut, 3 at the top
+    ({"width": 24, "height": 12, "fit": "cover"}, (40, 30), ((24, 18), (0, 3, 24, 12))),
+    ({"width": 12, "height": 30, "fit": "cover"}, (40, 30), ((40, 30), (14, 0, 12, 30))),
+])
+def test_resize_plan_edge_cases_by_hand(args: dict, size: tuple[int, int], expected: tuple) -> None:
+    assert _plan(**args, size=size) == expected
+
+
+def test_resize_declares_the_size_it_outputs() -> None:
+    from cvfilters.core.context import ImageInfo
+    from cvfilters.registry import catalog
+
+    spec = ImageInfo(height=30, width=40, channels=3, dtype=np.dtype(np.uint8))
+    params = {"width": 24, "height": 12, "scale": 0.5, "fit": "cover", "interpolation": "area"}
+    out = catalog.get("resize").output_info(params, spec)
+    assert (out.width, out.height, out.channels, out.dtype) == (24, 12, 3, np.dtype(np.uint8))
+
+
+def test_resize_allows_exactly_the_largest_side_and_names_the_size_it_refuses() -> None:
+    with cvf.allow_large():
+        assert cvf.apply(np.zeros((1, 2), np.uint8), "resize", width=32768, height=1,
+                         backend="cpu").shape == (1, 32768)
+        with pytest.raises(cvf.ParameterError) as caught:
+            cvf.apply(np.zeros((1, 2000), np.uint8), "resize", scale=17.0, backend="cpu")
+    assert str(caught.value) == "resize: the result would be 34000 x 17 px; at most 32768 px a side"
+
+
+def test_crop_box_clips_to_the_image_and_names_the_parameter_outside() -> None:
+    from cvfilters.core.context import ImageInfo
+    from cvfilters.filters.geometry import crop_box
+
+    spec = ImageInfo(height=10, width=20, channels=3, dtype=np.dtype(np.uint8))
+    assert crop_box({"x": 5, "y": 3, "width": 0, "height": 0}, spec) == (5, 3, 15, 7)  # to the edges
+    assert crop_box({"x": 5, "y": 3, "width": 100, "height": 100}, spec) == (5, 3, 15, 7)
+    for name, params in (("x", {"x": 20, "y": 0}), ("y", {"x": 0, "y": 10})):
+        with pytest.raises(cvf.ParameterError) as caught:
+            crop_box({**params, "width": 0, "height": 0}, spec)
+        assert str(caught.value) == f"crop: {name}={params[name]} is outside the image (20 x 10 px)"
+
+
+@pytest.mark.parametrize("side", ["top", "bottom", "left", "right"])
+def test_pad_sides_are_declared_as_the_help_says(side: str) -> None:
+    # _pad_param runs once at import; called here, its declaration is checked against `cvfilters info pad`
+    from cvfilters.filters.geometry import _pad_param
+
+    param = _pad_param(side)
+    assert (param.name, param.kind, param.default, param.min, param.max, param.large, param.unit, param.example,
+            param.help) == (side, "int", 0, 0, 4096, 1024, "px", 16, f"pixels added at the {side}")

@@ -204,3 +204,26 @@ def test_coloured_keys_still_use_chroma() -> None:
         auto = cvf.apply(image, "chroma_key", color=key, backend="cpu")
         np.testing.assert_array_equal(auto, cvf.apply(image, "chroma_key", color=key, distance="chroma", backend="cpu"))
     assert (cvf.apply(image, "chroma_key", backend="cpu")[:, :10, 3] == 0).all()  # the default green key
+
+
+# --- from the survivors of the looks mutation run (docs/mutation.md) ---------------------------
+
+
+def test_seed_is_declared_as_the_help_says() -> None:
+    # _seed_param runs once at import (for grain, crystallize, pointillize); called here, its
+    # declaration is checked against `cvfilters info grain`
+    from cvfilters.filters.looks import _seed_param
+
+    param = _seed_param()
+    assert (param.name, param.kind, param.default, param.min, param.max, param.help) == (
+        "seed", "int", 0, 0, 2**31 - 1, "random seed: the same seed gives the same result")
+
+
+def test_from_chroma_is_the_bt601_ycbcr_inverse() -> None:
+    from cvfilters.filters.looks import from_chroma
+
+    bgr = np.random.default_rng(3).random((5, 7, 3))
+    b, g, r = bgr[..., 0], bgr[..., 1], bgr[..., 2]
+    y = 0.114 * b + 0.587 * g + 0.299 * r  # BT.601, written out
+    cb, cr = (b - y) / 1.772, (r - y) / 1.402
+    np.testing.assert_allclose(from_chroma(y, cb, cr), bgr, atol=1e-12)

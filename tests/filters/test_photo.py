@@ -198,3 +198,55 @@ def test_white_balance_takes_a_cropped_view() -> None:
     for method in ("grayworld", "simple", "learning"):
         np.testing.assert_array_equal(cvf.apply(view, "white_balance", method=method, backend="cpu"),
                                       cvf.apply(view.copy(), "white_balance", method=method, backend="cpu"))
+
+
+# --- from the survivors of the photo mutation run (docs/mutation.md) ---------------------------
+
+
+def test_denoise_passes_its_window_sizes_on() -> None:  # cv2 parity at sizes other than OpenCV's defaults
+    image = photo(32, 40, 3, np.uint8)
+    np.testing.assert_array_equal(cvf.apply(image, "denoise", template=5, search=11, backend="cpu"),
+                                  cv2.fastNlMeansDenoisingColored(image, None, 10, 10, 5, 11))
+    gray = image[..., 1].copy()
+    np.testing.assert_array_equal(cvf.apply(gray, "denoise", template=3, search=9, backend="cpu"),
+                                  cv2.fastNlMeansDenoising(gray, None, 10, 3, 9))
+    deep = image.astype(np.uint16) * 257
+    np.testing.assert_array_equal(cvf.apply(deep, "denoise", strength=6, template=5, search=9, backend="cpu"),
+                                  cv2.fastNlMeansDenoising(deep, [6 * 257.0], None, 5, 9, cv2.NORM_L1))
+    out = cvf.apply(deep.astype(np.float32) / 65535, "denoise", strength=6, template=5, search=9, backend="cpu")
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, cv2.fastNlMeansDenoising(deep, [6 * 257.0], None, 5, 9, cv2.NORM_L1) / 65535,
+                               atol=1e-7)
+
+
+@pytest.mark.parametrize(("name", "params"), [
+    ("temperature_tint", {"temperature": 4000.0}), ("vibrance", {}), ("highlights_shadows", {}),
+])
+def test_gray_images_become_the_bt601_luma_of_the_colour_result(name: str, params: dict) -> None:
+    gray = photo(24, 32, 1, np.float32)
+    out = cvf.apply(gray, name, **params, backend="cpu")
+    colour = cvf.apply(np.dstack([gray] * 3), name, **params, backend="cpu")
+    assert out.shape == gray.shape and out.dtype == np.float32
+    np.testing.assert_allclose(out, np.clip(colour.astype(np.float64) @ LUMA, 0, 1), atol=2e-6)
+
+
+def test_the_srgb_transfer_functions_are_iec_61966_2_1() -> None:
+    from cvfilters.filters.photo import srgb_decode, srgb_encode
+
+    encoded = np.array([0.0, 0.02, 0.04045, 0.5, 1.0])
+    reference = np.where(encoded <= 0.04045, encoded / 12.92, ((encoded + 0.055) / 1.055) ** 2.4)  # the standard
+    assert np.array_equal(srgb_decode(encoded), reference)
+    linear = np.array([-0.5, 0.0, 0.001, 0.0031308, 0.5, 1.0, 1.5])
+    clipped = np.clip(linear, 0.0, 1.0)
+    expected = np.where(clipped <= 0.0031308, clipped * 12.92, 1.055 * clipped ** (1 / 2.4) - 0.055)
+    assert np.array_equal(srgb_encode(linear), expected)
+    assert srgb_encode(np.array([-0.5]))[0] == 0.0 and srgb_encode(np.array([1.5]))[0] == pytest.approx(1.0)
+
+
+def test_from_unit_clips_before_storing() -> None:
+    from cvfilters.filters.photo import from_unit
+
+    values = np.array([-0.2, 0.0, 0.5, 1.0, 1.3])
+    np.testing.assert_array_equal(from_unit(values, np.dtype(np.uint8)), [0, 0, 128, 255, 255])  # half to even
+    np.testing.assert_array_equal(from_unit(values, np.dtype(np.uint16)), [0, 0, 32768, 65535, 65535])
+    np.testing.assert_array_equal(from_unit(values, np.dtype(np.float32)), [0, 0, 0.5, 1, 1])

@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 import cvfilters as cvf
+from cvfilters.core.errors import TruncatedImageError
 from cvfilters.io import decoders
 from cvfilters.io import images as cio
 from tests import cli_runner, makefiles
@@ -192,3 +193,39 @@ def test_a_truncated_file_for_the_second_decoder_is_one_clean_error(tmp_path: Pa
     errors = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 1 and len(errors) == 1 and "cut.tif" in errors[0], proc.stderr
     assert not (tmp_path / "out.png").exists()
+
+
+# --- from the survivors of the decoders mutation run (docs/mutation.md) -----------------------
+
+
+def _grey_keyed_png(exif: Image.Exif | None = None) -> bytes:
+    import io
+
+    grey = Image.fromarray((np.arange(256, dtype=np.uint16).reshape(16, 16) * 7 % 256).astype(np.uint8))
+    buffer = io.BytesIO()
+    grey.save(buffer, "PNG", transparency=0, **({"exif": exif} if exif is not None else {}))
+    return buffer.getvalue()
+
+
+def test_the_exif_of_a_file_pillow_decodes_is_kept(tmp_path: Path) -> None:
+    exif = Image.Exif()
+    exif[0x010F] = "Maker"  # Make
+    path = tmp_path / "keyed.png"
+    path.write_bytes(_grey_keyed_png(exif))
+    assert reason(path) == "grey PNG with a tRNS key"
+    image, metadata = cio.read_with_metadata(path)
+    assert image.shape == (16, 16, 4) and metadata.exif is not None
+    back = Image.Exif()
+    back.load(metadata.exif)
+    assert back[0x010F] == "Maker"
+
+
+def test_a_file_pillow_fails_on_names_the_file_the_reason_and_the_cause(tmp_path: Path) -> None:
+    data = bytearray(_grey_keyed_png())
+    data[data.find(b"IDAT") + 10] ^= 0xFF  # damage the zlib stream: Pillow and then OpenCV fail
+    path = tmp_path / "keyed.png"
+    path.write_bytes(bytes(data))
+    with pytest.raises(TruncatedImageError) as caught:
+        cio.read(path)
+    assert str(caught.value) == (f"{path}: image data is truncated or corrupt (grey PNG with a tRNS key: "
+                                 "broken data stream when reading image file)")
