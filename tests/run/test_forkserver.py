@@ -53,3 +53,22 @@ def test_start_runs_one_forkserver_that_knows_its_command(monkeypatch: pytest.Mo
     assert first is not None and server._forkserver._forkserver_pid == first  # type: ignore[attr-defined]
     assert os.environ[lifeline.PARENT_ENV] == str(os.getpid())
     assert lifeline.alive(first)
+
+
+def test_the_guess_counts_bytes_exactly_and_reads_past_what_it_cannot(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    short = [sized(tmp_path / "a.jpg", forkserver.POOL_MIN_BYTES - 1)]
+    assert not forkserver.likely(0, short)  # one byte short
+    assert forkserver.likely(0, [*short, sized(tmp_path / "b.jpg", 1)])  # exactly the threshold
+    # a file that cannot be read is skipped, and the files after it still count
+    assert forkserver.likely(0, [str(tmp_path / "missing.jpg"), sized(tmp_path / "c.jpg", 8 * MB)])
+
+
+def test_without_an_affinity_call_the_cpu_count_decides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "sched_getaffinity")  # not Linux
+    big = [sized(tmp_path / "a.jpg", 8 * MB)]
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert forkserver.likely(0, big)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # unknown: taken as one core
+    assert not forkserver.likely(0, big)
