@@ -62,11 +62,16 @@ def remove_stale(directory: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
-def remove_orphans_of(target: str | os.PathLike[str]) -> list[Path]:
+ORPHAN_WAIT_SECONDS = 1.0  # a dying writer's descriptors close in no set order: its pipe may close first
+
+
+def remove_orphans_of(target: str | os.PathLike[str], wait: float = ORPHAN_WAIT_SECONDS) -> list[Path]:
     """Remove the temporary files of writes to ``target`` that no live process holds open, whatever their age.
 
     For a writer known to be dead (a killed worker): its temporary file is removed at once
-    instead of by the next run into the folder.
+    instead of by the next run into the folder. A file still held is looked at again for up
+    to ``wait`` seconds: the pool learns of a worker's death when the worker's pipe closes,
+    which can come before the kernel has closed the worker's other files.
     """
     target = Path(target)
     try:
@@ -74,12 +79,23 @@ def remove_orphans_of(target: str | os.PathLike[str]) -> list[Path]:
                       if is_temporary_name(p.name) and p.name.startswith(f".{target.stem}.") and p.is_file()]
     except OSError:
         return []
-    held = _open_files() if candidates else None
-    removed = []
-    for path in candidates:
-        with contextlib.suppress(OSError):
-            info = path.stat()
-            if held is not None and (info.st_dev, info.st_ino) not in held:
-                path.unlink()
-                removed.append(path)
+    removed: list[Path] = []
+    deadline = time.monotonic() + wait
+    while candidates:
+        held = _open_files()
+        if held is None:
+            return removed
+        still_held = []
+        for path in candidates:
+            with contextlib.suppress(OSError):
+                info = path.stat()
+                if (info.st_dev, info.st_ino) in held:
+                    still_held.append(path)
+                else:
+                    path.unlink()
+                    removed.append(path)
+        if not still_held or time.monotonic() >= deadline:
+            return removed
+        candidates = still_held
+        time.sleep(0.02)
     return removed

@@ -4,6 +4,8 @@ documented minute, the hour where open files cannot be listed, only names of the
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -103,3 +105,37 @@ def test_one_failure_does_not_stop_the_others(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(Path, "unlink", unlink)
     removed = leftovers.remove_stale(tmp_path)
     assert len(removed) == 2 and failed[0] not in removed and set(removed) | set(failed) == set(paths)
+
+
+def _holder(path: Path, seconds: float) -> subprocess.Popen[str]:
+    """A process that holds ``path`` open for ``seconds`` (it says when it has it open)."""
+    script = "import sys, time\nf = open(sys.argv[1])\nprint('open', flush=True)\ntime.sleep(float(sys.argv[2]))"
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "open\n"
+    return proc
+
+
+def test_an_orphan_is_removed_once_its_dying_writer_lets_go(tmp_path: Path) -> None:
+    target = tmp_path / "001.png"
+    orphan = tmp_path / ".001.png.0123456789abcdef.tmp"
+    orphan.write_bytes(b"partial")
+    other = tmp_path / ".002.png.0123456789abcdef.tmp"  # another output's write: not this target's
+    other.write_bytes(b"partial")
+    holder = _holder(orphan, 0.3)
+    try:
+        assert leftovers.remove_orphans_of(target, wait=5.0) == [orphan]  # waited for the holder to exit
+    finally:
+        holder.wait()
+    assert not orphan.exists() and other.exists()
+
+
+def test_an_orphan_still_held_after_the_wait_is_kept(tmp_path: Path) -> None:
+    orphan = tmp_path / ".001.png.0123456789abcdef.tmp"
+    orphan.write_bytes(b"partial")
+    holder = _holder(orphan, 30.0)
+    try:
+        assert leftovers.remove_orphans_of(tmp_path / "001.png", wait=0.1) == []
+        assert orphan.exists()
+    finally:
+        holder.kill()
+        holder.wait()
