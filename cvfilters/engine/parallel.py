@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from cvfilters.core import arrays
+from cvfilters.core import arrays, machine
 from cvfilters.core.errors import InvalidImageError, UsageError
 from cvfilters.core.locks import ForkSafeLock
 
@@ -54,10 +54,7 @@ THREADS_MIN_SECONDS = 0.02
 
 def default_workers() -> int:
     """Threads ``map`` uses when not told: one per CPU core this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+    return machine.cores()
 
 
 def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, order: str,

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 import cv2
 import numpy as np
 
-from cvfilters.core import atomic, leftovers
+from cvfilters.core import atomic, leftovers, machine
 from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import colour, regions
@@ -79,7 +79,7 @@ class Options:
 
     def tile_workers(self) -> int:
         """Threads running the tiles of one image: every core when this is the only worker."""
-        return streaming.cores() if self.workers <= 1 else 1
+        return machine.cores() if self.workers <= 1 else 1
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import cv2
 
+from cvfilters.core import machine
 from cvfilters.core.errors import UsageError
 from cvfilters.run import forkserver, lifeline
 
@@ -191,7 +192,7 @@ def worker_count(jobs: int, sources: Sequence[Path]) -> int:
     """
     if jobs:
         return max(1, min(jobs, len(sources)))
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = machine.cores()
     if len(sources) < 2 or cores < 2:
         return 1
     from cvfilters.core.errors import CvfError

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 
+from cvfilters.core import machine
 from cvfilters.run import lifeline
 
 PRELOAD = ("cvfilters.run.lifeline", "cvfilters.run.batch")
@@ -34,7 +35,7 @@ def likely(jobs: int, inputs: Sequence[str]) -> bool:
     inputs or a folder, or by default :data:`POOL_MIN_BYTES` of input files (a folder's own files)."""
     if jobs:
         return jobs > 1 and (len(inputs) > 1 or any(os.path.isdir(source) for source in inputs))
-    if (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) < 2:
+    if machine.cores() < 2:
         return False
     total = 0
     for size in _file_sizes(inputs):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cvfilters.core import machine
 from cvfilters.core.errors import ImageTooLargeError, OutputExistsError, OverwriteInputError, ResourceLimitError
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline, as_pipeline
@@ -61,11 +62,6 @@ class Streamed:
 
     plan: tiles.TilePlan
     lines: list[str] = field(default_factory=list)
-
-
-def cores() -> int:
-    """CPU cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def check_claimed(path: StrPath, shape: tuple[int, ...], dtype: np.dtype[Any], limit: int) -> None:
@@ -200,7 +196,7 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
     """:func:`stream_file` with a resolved budget and pipeline; ``stdout_format`` writes standard output instead."""
     if stdout_format is None:
         _check_target(source, target, overwrite)
-    workers = workers or cores()
+    workers = workers or machine.cores()
     limit = io.max_pixels_limit(max_pixels)
     metadata: io.Metadata | None = None
     stream: regions.TiffSource | regions.ZarrSource | tiles.ArraySource
@@ -261,9 +257,9 @@ def process_array(image: NDArray[Any], pipeline: Pipeline, *, budget: int, tile_
                   workers: int | None = None) -> tuple[NDArray[Any], tiles.TilePlan]:
     """A decoded image through tiles in memory (the result, and the plan that ran)."""
     source = tiles.ArraySource(image)
-    plan = plan_for(pipeline, source.shape, source.dtype, tile_size=tile_size, workers=workers or cores(),
+    plan = plan_for(pipeline, source.shape, source.dtype, tile_size=tile_size, workers=workers or machine.cores(),
                     budget=budget)
     sink = tiles.ArraySink(plan.out_shape, plan.out_dtype)
-    tiles.run_tiled(pipeline, source, sink, tile_size=plan.tile_size, workers=workers or cores(), budget=budget)
+    tiles.run_tiled(pipeline, source, sink, tile_size=plan.tile_size, workers=workers or machine.cores(), budget=budget)
     return sink.array, plan
 
