@@ -50,9 +50,11 @@ import cv2
 import numpy as np
 
 from cvfilters.backends.base import CV_DEPTH
+from cvfilters.backends.cpu import host
 from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.pixels import LUMA_BGR, full_scale
 from cvfilters.core.types import Category
+from cvfilters.filters._shared import sepia_tone
 from cvfilters.registry import catalog as registry
 from cvfilters.registry.catalog import Filter, register
 from cvfilters.registry.footprints import POINT
@@ -496,52 +498,6 @@ hue_shift = matrix_filter(
     no hue: it is returned unchanged, with a warning once per process.""",
 )
 
-# ImageMagick's intensity (Rec. 709 luma of the encoded values) and its -normalize limits.
-REC709_BGR = np.array([0.072186, 0.715158, 0.212656])
-NORMALIZE_LIMITS = (0.0015, 0.9995)
-# Sepia is a function of the intensity alone: it is tabulated on this many intensity steps.
-_SEPIA_STEPS = 65536
-
-
-def _toned(intensity: np.ndarray, strength: float) -> np.ndarray:
-    """ImageMagick 6's toning of intensities 0..1: (..., 3) BGR, before -normalize."""
-    red = np.clip(intensity + 1.0 - strength, 0.0, 1.0)
-    green = np.maximum(np.clip(intensity + 1.0 - 7.0 * strength / 6.0, 0.0, 1.0), strength / 7.0)
-    blue = np.maximum(np.clip(intensity - strength / 6.0, 0.0, 1.0), strength / 7.0)
-    return np.stack([blue, green, red], axis=-1)
-
-
-def sepia_table(strength: float, low: float, high: float) -> np.ndarray:
-    """ImageMagick 6's ``-sepia-tone`` of each intensity step 0..1 (``_SEPIA_STEPS`` x 3, BGR float64 0..1).
-
-    With ``I`` the Rec. 709 luma and ``t = strength``: ``R = I + 1 - t``, ``G = I + 1 - 7t/6``,
-    ``B = I - t/6`` (clipped to 0..1; G and B at least ``t/7``); then ``-normalize`` (``low``
-    and ``high``, the 0.15 % and 99.95 % quantiles of the toned image's luma, become 0 and 1
-    for every channel) and ``-contrast`` (HSB brightness ``V`` moved to
-    ``V + (0.5 (sin(pi (V - 0.5)) + 1) - V) / 2``, hue and saturation kept).
-    """
-    toned = _toned(np.linspace(0.0, 1.0, _SEPIA_STEPS), strength)
-    if high > low:
-        toned = np.clip((toned - low) / (high - low), 0.0, 1.0)
-    value = toned.max(axis=-1)
-    raised = value + 0.5 * (0.5 * (np.sin(np.pi * (value - 0.5)) + 1.0) - value)
-    gain = np.divide(raised, value, out=np.zeros_like(value), where=value > 0)
-    return np.clip(toned * gain[..., None], 0.0, 1.0)
-
-
-def _quantiles(counts: np.ndarray, fractions: Sequence[float]) -> list[float]:
-    """``np.quantile``'s linear interpolation, of the values whose histogram (one bin per value) is ``counts``."""
-    ends = np.cumsum(counts)
-    last = int(ends[-1]) - 1
-    found = []
-    for fraction in fractions:
-        position = fraction * last
-        below = int(np.floor(position))
-        first, second = np.searchsorted(ends, [below, min(below + 1, last)], side="right")
-        found.append(first + (position - below) * (second - first))
-    return found
-
-
 def _sepia_spec(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
     return spec.with_(channels=3) if spec.channels == 1 else spec
 
@@ -557,8 +513,8 @@ def _sepia_spec(params: Mapping[str, Any], spec: ImageInfo) -> ImageInfo:
 )
 def sepia(ctx: Context, img: Any, *, strength: float, intensity: float) -> Any:
     """``out = (1 - intensity) * in + intensity * T(in)`` with ``T`` ImageMagick 6's
-    ``-sepia-tone`` (:func:`sepia_table`; the default 0.8 is ``-sepia-tone 80%``, within a
-    level of ``convert``'s output on photos). A gray (1-channel) image is toned as
+    ``-sepia-tone`` (:mod:`cvfilters.filters._shared.sepia_tone`; the default 0.8 is
+    ``-sepia-tone 80%``, within a level of ``convert``'s output on photos). A gray (1-channel) image is toned as
     (v, v, v) and comes back as 3-channel BGR, as ImageMagick's does. ``T`` depends on a
     pixel's intensity alone: the intensity is taken in 65536 steps, their histogram gives
     the normalize quantiles, and a table of the steps gives the colours. Whole-image (the
@@ -566,28 +522,21 @@ def sepia(ctx: Context, img: Any, *, strength: float, intensity: float) -> Any:
     """
     spec = ctx.info
 
-    def compute(host: np.ndarray) -> np.ndarray:
-        image = host.reshape(spec.height, spec.width, spec.channels)
-        step = (_SEPIA_STEPS - 1) / spec.max_value
-        weights = np.array([[1.0]]) if spec.channels == 1 else REC709_BGR[None, :]
+    def compute(pixels: np.ndarray) -> np.ndarray:
+        image = pixels.reshape(spec.height, spec.width, spec.channels)
+        step = (sepia_tone.STEPS - 1) / spec.max_value
+        weights = np.array([[1.0]]) if spec.channels == 1 else sepia_tone.REC709_BGR[None, :]
         steps = cv2.transform(image.astype(np.float32), weights * step)
         steps = np.rint(steps, out=steps).astype(np.uint16)
-        counts = cv2.calcHist([steps], [0], None, [_SEPIA_STEPS], [0, _SEPIA_STEPS]).ravel()
-        levels = [level / (_SEPIA_STEPS - 1) for level in _quantiles(counts, NORMALIZE_LIMITS)]
-        low, high = (float(v) for v in _toned(np.array(levels), strength) @ REC709_BGR)
-        table = sepia_table(strength, low, high)
+        counts = cv2.calcHist([steps], [0], None, [sepia_tone.STEPS], [0, sepia_tone.STEPS]).ravel()
+        table = sepia_tone.table(strength, *sepia_tone.normalize_range(counts, strength))
         bgr = cv2.merge([image] * 3) if spec.channels == 1 else image
         if intensity == 1.0:
-            return _stored(table * spec.max_value, spec.dtype)[steps]
+            return host().convert(table, spec.dtype, spec.max_value)[steps]
         toned = table.astype(np.float32)[steps] * spec.max_value
         return cv2.addWeighted(bgr, 1.0 - intensity, toned, intensity, 0.0, dtype=CV_DEPTH[spec.dtype])
 
     return ctx.backend.on_host(img, compute, "sepia (on host)")
-
-
-def _stored(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """Values in a dtype's units stored in it (rounded for integers)."""
-    return values.astype(dtype) if dtype == np.float32 else np.rint(values).astype(dtype)
 
 
 def _check_matrix(params: dict[str, Any]) -> str | None:

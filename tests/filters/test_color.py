@@ -649,3 +649,17 @@ def test_lut_and_color_kernels_in_fused_pipelines(square_kernel) -> None:
     fused, plain = Pipeline.parse(chain), Pipeline.parse(chain, fuse=False)
     assert len(fused.compile()) == 3
     np.testing.assert_array_equal(fused(image, backend="cpu"), plain(image, backend="cpu"))
+
+
+def test_sepia_normalize_range_is_the_quantiles_of_the_toned_luma() -> None:
+    """Against numpy's quantile of ImageMagick's toned luma, written out here (t = 0.8; luma Rec. 709)."""
+    from cvfilters.filters._shared import sepia_tone
+
+    steps = np.random.default_rng(7).integers(0, 65536, 5001)
+    level, t = steps / 65535.0, 0.8
+    red, green = np.clip(level + 1 - t, 0, 1), np.maximum(np.clip(level + 1 - 7 * t / 6, 0, 1), t / 7)
+    blue = np.maximum(np.clip(level - t / 6, 0, 1), t / 7)
+    luma = 0.212656 * red + 0.715158 * green + 0.072186 * blue
+    expected = np.quantile(luma, [0.0015, 0.9995])
+    got = sepia_tone.normalize_range(np.bincount(steps, minlength=65536), t)
+    np.testing.assert_allclose(got, expected, atol=1e-9)
