@@ -13,6 +13,8 @@ def test_the_affinity_decides_where_there_is_one(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5})
     monkeypatch.setattr(os, "cpu_count", lambda: 64)
     assert machine.cores() == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4})
+    assert machine.cores() == 1  # pinned to one core: one, however many the machine has
 
 
 def test_without_an_affinity_call_the_cpu_count_decides_and_unknown_is_one(monkeypatch: pytest.MonkeyPatch) -> None:
