@@ -21,6 +21,14 @@ def indices(shape: tuple[int, int] = (6, 9), colours: int = 4, seed: int = 1) ->
     return np.random.default_rng(seed).integers(0, colours, shape, dtype=np.uint8)
 
 
+def damaged_png(path: Path, png: bytes) -> Path:
+    """``png`` written to ``path`` with a byte of its first IDAT's zlib stream flipped (decoders fail on it)."""
+    data = bytearray(png)
+    data[data.find(b"IDAT") + 10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    return path
+
+
 def os2_palette_bmp(path: Path, index: np.ndarray | None = None) -> np.ndarray:
     """An OS/2 1.x BMP (12-byte BITMAPCOREHEADER, 3-byte palette entries), 8 bits per pixel."""
     index = indices() if index is None else index

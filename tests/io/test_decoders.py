@@ -221,10 +221,7 @@ def test_the_exif_of_a_file_pillow_decodes_is_kept(tmp_path: Path) -> None:
 
 
 def test_a_file_pillow_fails_on_names_the_file_the_reason_and_the_cause(tmp_path: Path) -> None:
-    data = bytearray(_grey_keyed_png())
-    data[data.find(b"IDAT") + 10] ^= 0xFF  # damage the zlib stream: Pillow and then OpenCV fail
-    path = tmp_path / "keyed.png"
-    path.write_bytes(bytes(data))
+    path = makefiles.damaged_png(tmp_path / "keyed.png", _grey_keyed_png())  # Pillow and then OpenCV fail
     with pytest.raises(TruncatedImageError) as caught:
         cio.read(path)
     assert str(caught.value) == (f"{path}: image data is truncated or corrupt (grey PNG with a tRNS key: "

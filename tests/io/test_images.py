@@ -11,6 +11,7 @@ import pytest
 
 from cvfilters.core.errors import ImageTooLargeError, ImageWriteError, TruncatedImageError, UnsupportedDepthError
 from cvfilters.io import images as cio
+from tests import makefiles
 
 HDR_HEADER = b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 10 +X 20\n"
 
@@ -132,10 +133,7 @@ def test_what_the_decoder_printed_is_the_detail_of_the_error(tmp_path: Path) -> 
 
     buffer = BytesIO()
     Image.fromarray(_noise((16, 16, 3))).save(buffer, "PNG")
-    data = bytearray(buffer.getvalue())
-    data[data.find(b"IDAT") + 10] ^= 0xFF  # damage the zlib stream
-    path = tmp_path / "damaged.png"
-    path.write_bytes(bytes(data))
+    path = makefiles.damaged_png(tmp_path / "damaged.png", buffer.getvalue())
     with pytest.raises(TruncatedImageError) as caught:
         cio.read(path)
     assert str(caught.value) == (f"{path}: image data is truncated or corrupt "
