@@ -663,3 +663,15 @@ def test_sepia_normalize_range_is_the_quantiles_of_the_toned_luma() -> None:
     expected = np.quantile(luma, [0.0015, 0.9995])
     got = sepia_tone.normalize_range(np.bincount(steps, minlength=65536), t)
     np.testing.assert_allclose(got, expected, atol=1e-9)
+
+
+def test_sepia_of_a_flat_image_skips_normalize_and_raises_the_contrast_by_hand() -> None:
+    """One intensity: no range to normalize (ImageMagick leaves the toned colour), then -contrast."""
+    grey = np.full((5, 7), 128, np.uint8)
+    level, t = 128 / 255, 0.8
+    toned = np.array([max(level - t / 6, t / 7), max(level + 1 - 7 * t / 6, t / 7), level + 1 - t])  # B, G, R
+    value = toned.max()
+    raised = value + 0.5 * (0.5 * (np.sin(np.pi * (value - 0.5)) + 1) - value)
+    expected = np.rint(toned * raised / value * 255)
+    out = cvf.apply(grey, "sepia", backend="cpu")
+    assert out.shape == (5, 7, 3) and (out == expected.astype(np.uint8)).all()
