@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import test_image
 
 import cvfilters as cvf
-from cvfilters.engine import parallel
+from cvfilters.core import machine
 
 RECORD = Path(__file__).resolve().parent / "MAP.md"
 # (spec, dtype of the images, OpenCV runs it on one thread)
@@ -123,7 +123,7 @@ def main(argv: list[str]) -> int:
     sets = {np.uint8: crops(args.images, args.size)}
     sets[np.float32] = [img.astype(np.float32) / 255 for img in sets[np.uint8]]
     load_start = os.getloadavg()[0]
-    workers = parallel.default_workers()
+    workers = machine.cores()
     rows = []
     with ThreadPoolExecutor(workers) as pool:
         for spec, dtype, single in pipelines(args.all):

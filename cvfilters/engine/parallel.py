@@ -52,11 +52,6 @@ class Runs(Protocol):
 THREADS_MIN_SECONDS = 0.02
 
 
-def default_workers() -> int:
-    """Threads ``map`` uses when not told: one per CPU core this process may run on."""
-    return machine.cores()
-
-
 def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, order: str,
                layout: str) -> Any:
     """Run ``pipe`` on every image of ``images`` (an iterable, or an array batch); see :meth:`Pipeline.map`."""
@@ -69,7 +64,7 @@ def map_images(pipe: Runs, images: Any, *, workers: int | None, backend: str, or
     def one(item: Any) -> Any:
         return pipe.run(item, backend=backend, channel_order=order, layout=layout)[0]
 
-    count = min(workers or default_workers(), len(items))
+    count = min(workers or machine.cores(), len(items))
     if count <= 1:
         results = [one(item) for item in items]
     else:
