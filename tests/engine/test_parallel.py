@@ -8,11 +8,14 @@ forked work runs under a timeout.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import cv2
@@ -22,6 +25,7 @@ from PIL import Image
 
 import cvfilters as cvf
 from cvfilters.backends import get_backend
+from cvfilters.core import machine
 from cvfilters.core.errors import InvalidImageError, UsageError
 from cvfilters.registry import catalog as registry
 from tests.conftest import FIXTURES, photo
@@ -101,11 +105,56 @@ def test_map_takes_iterables_and_pil_images() -> None:
     assert pipe.map([]) == []
 
 
+class ArrayOnly:
+    """An array-like that numpy reads through ``__array__`` alone (no ``__dlpack__``)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.array
+
+
+class DlpackOnly:
+    """An array-like that numpy reads through ``__dlpack__`` alone (no ``__array__``)."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.array.__dlpack_device__()
+
+
+class BrokenArray:
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise RuntimeError("no host copy")
+
+
+@pytest.mark.parametrize("wrap", [ArrayOnly, DlpackOnly], ids=["__array__", "__dlpack__"])
+def test_array_likes_are_batches(wrap: Any) -> None:
+    batch = np.stack(images(3))
+    out = cvf.Pipeline.parse("invert").map(wrap(batch))
+    assert isinstance(out, np.ndarray) and np.array_equal(out, 255 - batch)
+
+
 @pytest.mark.parametrize(("images_arg", "kwargs", "message"), [
-    (np.zeros((4, 4), np.uint8), {}, "must be"),
-    (Image.new("RGB", (4, 4)), {}, "not one Image"),
-    (42, {}, "not int"),
+    (np.zeros((4, 4), np.uint8), {},
+     r"^map: an array batch must be \(N, H, W\) or \(N, H, W, C\), not shape \(4, 4\)$"),
+    (np.zeros((4, 4), np.uint8), {"layout": "chw"}, r"^map: an array batch must be \(N, C, H, W\), not shape"),
+    (Image.new("RGB", (4, 4)), {}, r"^map: expected many images \(a list, an iterable or an \(N, H, W\[, C\]\) "
+                                   r"array\), not one Image; use pipe\(image\)$"),
+    (cv2.UMat(np.zeros((4, 4), np.uint8)), {}, r"^map: expected many images .*, not one UMat; use pipe\(image\)$"),
+    (42, {}, r"^map: expected a list, an iterable or an \(N, H, W\[, C\]\) array of images, not int$"),
+    ("photo.png", {}, r"^map: expected a list, .* not str$"),
+    (BrokenArray(), {}, r"^map: BrokenArray.__array__ failed"),
     ([np.zeros((4, 4), np.uint8)], {"workers": 0}, "workers=0 must be a positive integer"),
+    ([np.zeros((4, 4), np.uint8)], {"workers": 2.5}, "workers=2.5 must be a positive integer"),
+    ([np.zeros((4, 4), np.uint8)], {"workers": "2"}, "workers='2' must be a positive integer"),
+    ([np.zeros((4, 4), np.uint8)], {"workers": True}, "workers=True must be a positive integer"),
+    ([np.zeros((4, 4), np.uint8)], {"backend": "no-such-backend"}, "no-such-backend"),
 ])
 def test_map_errors_are_one_line(images_arg: Any, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises((InvalidImageError, UsageError), match=message) as info:
@@ -207,6 +256,41 @@ def test_a_cache_lock_held_at_fork_time_is_free_in_the_child() -> None:
     assert got == pytest.approx([_child_work(i) for i in range(2)], abs=1e-9)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is not available")
+def test_a_child_forked_during_a_map_gets_opencvs_thread_count_back() -> None:
+    """The child has none of the map's threads: its OpenCV thread count is the parent's from before the map."""
+    before = cv2.getNumThreads()
+    reports: list[tuple[int, ...]] = []
+    once = threading.Lock()
+
+    @cvf.register(category="color", summary="Forks once and reports the child's OpenCV thread counts (test).")
+    def test_map_fork(ctx: Any, img: Any) -> Any:
+        if threading.current_thread().name.startswith("cvfilters-map") and once.acquire(blocking=False):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: after the fork, inside a new single-threaded block, after it
+                try:
+                    from cvfilters.engine.parallel import opencv_single_threaded
+                    counts = [cv2.getNumThreads()]
+                    with opencv_single_threaded():
+                        counts.append(cv2.getNumThreads())
+                    counts.append(cv2.getNumThreads())
+                    os.write(write, ",".join(map(str, counts)).encode())
+                finally:
+                    os._exit(0)
+            os.close(write)
+            with os.fdopen(read) as pipe:
+                reports.append(tuple(int(n) for n in pipe.read().split(",")))
+            os.waitpid(pid, 0)
+        return img
+
+    try:
+        cvf.Pipeline.parse("test_map_fork").map(images(3, size=8), workers=2)
+    finally:
+        registry.unregister("test_map_fork")
+    assert reports == [(before, 1, before)]
+
+
 def test_map_restores_opencvs_thread_count() -> None:
     before = cv2.getNumThreads()
     seen: list[int] = []
@@ -231,11 +315,9 @@ def test_map_benchmark_runs_in_a_tiny_mode() -> None:
     assert "| pipeline | loop | thread pool | `pipe.map` |" in proc.stdout and "Misses: " in proc.stdout
 
 
-def test_map_runs_work_too_small_for_a_pool_in_the_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Judged by the first image's time: a pool and OpenCV's thread switch would cost more than the rest."""
-    from cvfilters.engine import parallel
-
-    monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)  # any first image is quick enough (no timing here)
+@pytest.fixture
+def thread_names() -> Iterator[list[str]]:
+    """A filter ``test_map_thread_names`` that records the name of the thread each image runs on."""
     names: list[str] = []
 
     @cvf.register(category="color", summary="Records the thread it runs on (test).")
@@ -243,17 +325,73 @@ def test_map_runs_work_too_small_for_a_pool_in_the_calling_thread(monkeypatch: p
         names.append(threading.current_thread().name)
         return img
 
+    yield names
+    registry.unregister("test_map_thread_names")
+
+
+@pytest.mark.parametrize(("clock", "count", "pooled"), [
+    ((0.0, 0.01), 3, True),  # the rest would take 2 x 10 ms = 20 ms: not under 20 ms
+    ((0.0, 0.009), 3, False),  # 18 ms
+    ((0.0, 0.015), 3, True),  # 30 ms (15 ms / 2 would be serial)
+    ((0.0, 0.006), 4, False),  # 3 x 6 ms = 18 ms (4 x 6 would not)
+    ((0.0, 0.015), 2, False),  # one image left: 15 ms
+    ((1000.0, 1000.001), 3, False),  # the clock's start does not count
+])
+def test_map_judges_the_pool_by_the_first_images_time(monkeypatch: pytest.MonkeyPatch, thread_names: list[str],
+                                                       clock: tuple[float, float], count: int,
+                                                       pooled: bool) -> None:
+    """With workers=None the rest of the images use a pool when (first image's time) x (images left) >= 20 ms."""
+    ticks = iter(clock)  # map reads the clock before and after the first image
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks, clock[-1]))
+    monkeypatch.setattr(machine, "cores", lambda: 2)
+    cvf.Pipeline.parse("test_map_thread_names").map(images(count, size=8))
+    assert len(thread_names) == count
+    assert any(name.startswith("cvfilters-map") for name in thread_names) == pooled
+
+
+def test_map_pools_at_most_the_workers_asked_for(thread_names: list[str]) -> None:
+    pipe = cvf.Pipeline.parse("test_map_thread_names | gaussian_blur:sigma=3")
+    pipe.map(images(12, size=96), workers=2)
+    assert len({name for name in thread_names if name.startswith("cvfilters-map")}) <= 2
+    thread_names.clear()
+    pipe.map(images(2, size=8), workers=2)  # one image left for the pool: a pool of one
+    assert [name.startswith("cvfilters-map") for name in thread_names] == [False, True]
+    thread_names.clear()
+    pipe.map(images(3, size=8), workers=1)
+    assert set(thread_names) == {threading.current_thread().name}
+
+
+def test_map_refuses_a_batch_whose_results_differ_in_shape() -> None:
+    """A filter whose output size depends on the content (a user's trim) cannot make one array batch."""
+
+    @cvf.register(category="geometry", summary="Trims one row, or two from a bright image (test).",
+                  output_info=lambda params, info: replace(info, height=info.height - 1))
+    def test_map_trim(ctx: Any, img: Any) -> Any:
+        return img[1 + int(img[0, 0, 0] > 127):]
+
+    batch = np.stack([np.zeros((8, 8, 3), np.uint8), np.full((8, 8, 3), 255, np.uint8)])
     try:
-        pipe = cvf.Pipeline.parse("test_map_thread_names")
-        pipe.map(images(6))
-        assert set(names) == {threading.current_thread().name}
-        names.clear()
-        monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 0.0)
-        pipe.map(images(6))
-        assert any(name.startswith("cvfilters-map") for name in names[1:])
-        names.clear()
-        monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)
-        pipe.map(images(6), workers=2)  # asked for: threads whatever the time
-        assert any(name.startswith("cvfilters-map") for name in names[1:])
+        with pytest.raises(InvalidImageError, match=r"^map: the results have different shapes \[\(6, 8, 3\), "
+                                                    r"\(7, 8, 3\)\]; pass a list to get a list$"):
+            cvf.Pipeline.parse("test_map_trim").map(batch, workers=1)
     finally:
-        registry.unregister("test_map_thread_names")
+        registry.unregister("test_map_trim")
+
+
+def test_map_runs_work_too_small_for_a_pool_in_the_calling_thread(monkeypatch: pytest.MonkeyPatch,
+                                                                   thread_names: list[str]) -> None:
+    """Judged by the first image's time: a pool and OpenCV's thread switch would cost more than the rest."""
+    from cvfilters.engine import parallel
+
+    monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)  # any first image is quick enough (no timing here)
+    pipe = cvf.Pipeline.parse("test_map_thread_names")
+    pipe.map(images(6))
+    assert set(thread_names) == {threading.current_thread().name}
+    thread_names.clear()
+    monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 0.0)
+    pipe.map(images(6))
+    assert any(name.startswith("cvfilters-map") for name in thread_names[1:])
+    thread_names.clear()
+    monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)
+    pipe.map(images(6), workers=2)  # asked for: threads whatever the time
+    assert any(name.startswith("cvfilters-map") for name in thread_names[1:])
