@@ -4,21 +4,30 @@ Every ``.py`` file of ``cvfilters/`` and ``cli/`` with code (package ``__init__`
 ``__main__`` excepted) is a module, named by its path without ``.py`` and without the leading
 ``cvfilters/`` (``io/images``, ``core/atomic``, ``cli/app``), or by its file name where that
 is unique (``decoders``, ``atomic``). A module's tests are its mirror (``tests/io/test_images.py``
-for ``io/images``), every test file that imports it, and the extra files in ``EXTRA`` (tests
-that reach it through the CLI or the registry without importing it), less the tests in
-``FORK_UNSAFE`` where others cover the module.
+for ``io/images``), the test files that run its lines, every test file that imports it, and
+the extra files in ``EXTRA``, less the tests in ``FORK_UNSAFE`` where others cover the module.
+
+"The test files that run its lines" come from ``COVERAGE_MAP``, written by ``--map`` from a
+run of the suite under coverage with a context per test: for each module, the fewest test
+files that together run every line the whole suite runs there (a greedy set cover, the mirror
+first). A filter module is reached through the registry and the command line, which no import
+of it shows.
 
     python scripts/mutation_plan.py --list          every module, one a line
     python scripts/mutation_plan.py MODULE          its source file, mutmut's isolation, its test files
+    python scripts/mutation_plan.py --map DATA      write COVERAGE_MAP from a coverage data file
+                                                    (the suite run with dynamic_context = test_function)
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+COVERAGE_MAP = ROOT / "mutation-results" / "coverage-map.json"
 # module -> test files (or test ids) that exercise it without importing it
 EXTRA: dict[str, list[str]] = {
     "registry/policies": ["tests/properties/test_registry_contract.py", "tests/filters/test_filters_oracles.py",
@@ -47,15 +56,15 @@ EXTRA: dict[str, list[str]] = {
     "run/executors": ["tests/run/test_batch.py"],
     "run/lifeline": ["tests/run/test_batch.py"],
     # crop's and pad's footprints (which rows and columns a tile reads) run only where a pipeline is tiled
-    "filters/geometry": ["tests/properties/test_documented.py", "tests/engine/test_tiles.py",
+    "filters/geometry": ["tests/engine/test_tiles.py",
                          *(f"tests/properties/test_tiling.py::test_tiled_equals_whole[{case}]"
                            for case in ("crop-uint8-4", "crop-uint16-1", "crop-float32-3", "pad-uint8-1",
                                         "pad-uint16-3", "pad-float32-4"))],
-    "filters/photo": ["tests/properties/test_documented.py"],
-    "filters/looks": ["tests/properties/test_documented.py"],
-    "filters/learned": ["tests/properties/test_documented.py"],
     "backends/cuda_capabilities": ["tests/backends/test_cuda_backend.py", "tests/backends/test_cuda_capabilities.py"],
 }
+# Every filter family's module: the catalogue-wide oracles (each filter against cv2 called
+# directly) and the documented defaults, choices and identities.
+FILTER_WIDE = ["tests/filters/test_filters_oracles.py", "tests/properties/test_documented.py"]
 _SKIP = {"__init__.py", "__main__.py"}
 # Test files that start processes outliving a test: mutmut's fork runner reaps them with
 # os.wait() and stops (KeyError on an unknown pid). Another module's run leaves them out;
@@ -87,16 +96,28 @@ def resolve(name: str) -> str:
     return matches[0]
 
 
-def tests_for(name: str) -> list[str]:
-    """The test files (and test ids) that cover module ``name``: mirror, importers, extras."""
+def mirror_of(name: str) -> Path:
+    """The test file that mirrors module ``name`` (it may not exist)."""
+    return ROOT / "tests" / Path(name).parent / f"test_{Path(name).name}.py"
+
+
+def importers_of(name: str) -> list[str]:
+    """The test files whose text imports module ``name``."""
     dotted = "cvfilters." + name.replace("/", ".")
     package, _, leaf = dotted.rpartition(".")
     imports = re.compile(rf"{re.escape(dotted)}\b|from {re.escape(package)} import [^\n]*\b{leaf}\b")
-    mirror = ROOT / "tests" / Path(name).parent / f"test_{leaf}.py"
+    return [str(path.relative_to(ROOT)) for path in sorted((ROOT / "tests").rglob("test_*.py"))
+            if imports.search(path.read_text())]
+
+
+def tests_for(name: str) -> list[str]:
+    """The test files (and test ids) that cover module ``name``: mirror, covering files, extras."""
+    mirror = mirror_of(name)
     selected = [str(mirror.relative_to(ROOT))] if mirror.exists() else []
-    for path in sorted((ROOT / "tests").rglob("test_*.py")):
-        if imports.search(path.read_text()):
-            selected.append(str(path.relative_to(ROOT)))
+    covering = json.loads(COVERAGE_MAP.read_text()) if COVERAGE_MAP.exists() else {}
+    selected += [test for test in covering.get(name, []) if (ROOT / test).exists()] + importers_of(name)
+    if name.startswith("filters/") and not name.startswith("filters/_shared/"):
+        selected += FILTER_WIDE
     selected += [test for test in EXTRA.get(name, []) if (ROOT / test.split("::")[0]).exists()]
     selected = list(dict.fromkeys(selected))
     safe = [test for test in selected if test.split("::")[0] not in FORK_UNSAFE]
@@ -116,9 +137,59 @@ def isolation(tests: list[str]) -> str:
     return "forkserver"
 
 
+def test_file(context: str) -> str | None:
+    """The test file of a coverage context (``tests.io.test_images.test_x`` or ``...Class.test_x``)."""
+    parts = context.split(".")
+    for end in range(len(parts), 1, -1):
+        path = Path(*parts[:end]).with_suffix(".py")
+        if path.parts[0] == "tests" and (ROOT / path).exists():
+            return str(path)
+    return None
+
+
+def cover(lines_by_file: dict[str, set[int]], first: str | None) -> list[str]:
+    """The fewest files (greedily) whose lines together are every line of ``lines_by_file``."""
+    left = set().union(*lines_by_file.values())
+    chosen: list[str] = []
+    while left:
+        best = first if first in lines_by_file and not chosen else max(
+            sorted(lines_by_file), key=lambda path: len(lines_by_file[path] & left))
+        chosen.append(best)
+        left -= lines_by_file[best]
+    return chosen
+
+
+def coverage_map(data_file: Path) -> dict[str, list[str]]:
+    """Module -> its covering test files, from coverage data recorded with a context per test.
+
+    The data's paths are those of the tree the suite ran in, the data file's folder.
+    """
+    import coverage  # mutmut's dependency; only this command needs it
+
+    data = coverage.CoverageData(basename=str(data_file))
+    data.read()
+    run_root = data_file.resolve().parent
+    by_source = {str(path): name for name, path in modules().items()}
+    result: dict[str, list[str]] = {}
+    for measured in data.measured_files():
+        name = by_source.get(str(Path(measured).relative_to(run_root)).replace("cvfilters/cli/", "cli/", 1))
+        if name is None:
+            continue
+        lines_by_file: dict[str, set[int]] = {}
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            for test in filter(None, map(test_file, contexts)):
+                lines_by_file.setdefault(test, set()).add(line)
+        mirror = str(mirror_of(name).relative_to(ROOT))
+        result[name] = cover(lines_by_file, mirror)
+    return dict(sorted(result.items()))
+
+
 def main(argv: list[str]) -> int:
     if argv == ["--list"]:
         print("\n".join(modules()))
+        return 0
+    if len(argv) == 2 and argv[0] == "--map":
+        COVERAGE_MAP.write_text(json.dumps(coverage_map(Path(argv[1])), indent=1) + "\n")
         return 0
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
