@@ -156,6 +156,16 @@ def test_an_unreadable_model_names_the_systems_reason(tmp_path: Path) -> None:
         learned.load_net(str(missing))
 
 
+def test_model_names_in_messages_are_escaped_as_ls_b(tmp_path: Path) -> None:
+    junk = tmp_path / "junk\n\033[2J.onnx"  # a newline and a terminal escape in the name
+    junk.write_text("not a model")
+    for path, problem in [(tmp_path / "nope\n\033[2J.onnx", "cannot be read"), (junk, "is not an ONNX model")]:
+        with pytest.raises(cvf.ParameterError) as caught:
+            learned.load_net(str(path))
+        assert f"{path.name[:4]}\\n\\033[2J.onnx {problem}" in str(caught.value)
+        assert str(caught.value).isprintable()
+
+
 def test_dnn_target_follows_the_backend() -> None:
     assert learned.dnn_target("cpu") == "cpu"
     listed = cv2.dnn.getAvailableTargets(cv2.dnn.DNN_BACKEND_OPENCV)  # cv2 asked directly: parity on this machine
