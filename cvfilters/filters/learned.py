@@ -61,7 +61,7 @@ def _stamp(path: str) -> int:
     try:
         return os.stat(path).st_mtime_ns
     except OSError as exc:
-        raise ParameterError(FILTER, "model", f"={path} cannot be read ({exc.strerror or exc})") from None
+        raise ParameterError(FILTER, "model", f"={shown(path)} cannot be read ({exc.strerror or exc})") from None
 
 
 @lru_cache(maxsize=NET_CACHE)
@@ -74,7 +74,8 @@ def _read(path: str, stamp: int, target: str) -> LoadedNet:
         net = cv2.dnn.readNetFromONNX(path)
     except cv2.error as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else "unreadable"
-        raise ParameterError(FILTER, "model", f"={path} is not an ONNX model OpenCV can read ({reason})") from None
+        raise ParameterError(FILTER, "model", f"={shown(path)} is not an ONNX model OpenCV can read "
+                             f"({shown(reason)})") from None
     if target != "cpu":
         _prefer(net, *_TARGETS[target])
     return LoadedNet(net, path)

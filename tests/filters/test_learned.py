@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
+import re
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 from scipy import ndimage
@@ -41,6 +44,12 @@ def pointwise_reference(bgr: np.ndarray, weights: np.ndarray, bias: np.ndarray, 
     y = np.tanh(x @ weights.T + bias)
     out = np.clip((y - low) / (high - low), 0, 1)
     return out[..., ::-1] if rgb else out
+
+
+def conv3_reference(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """A 3x3 ONNX Conv on an H x W x C array: correlation with zero padding (scipy), float64."""
+    return np.stack([sum(ndimage.correlate(x[..., i], kernel[o, i].astype(np.float64), mode="constant")
+                         for i in range(x.shape[2])) for o in range(kernel.shape[0])], axis=-1)
 
 
 def test_example_fixture_is_the_builders_output() -> None:
@@ -99,9 +108,7 @@ def test_tiling_is_close_for_a_3x3_model(tmp_path: Path) -> None:
     image = photo(40, 64, 3, np.float32)
     whole = cvf.apply(image, "dnn_style", model=model, max_side=0, backend="cpu")
     # numpy/scipy reference of the untiled 3x3 model: correlation with zero padding
-    x = image[..., ::-1].astype(np.float64) * 2 - 1
-    y = np.stack([sum(ndimage.correlate(x[..., i], kernel[o, i].astype(np.float64), mode="constant")
-                      for i in range(3)) for o in range(3)], axis=-1)
+    y = conv3_reference(image[..., ::-1].astype(np.float64) * 2 - 1, kernel)
     np.testing.assert_allclose(whole, np.clip((np.tanh(y) + 1) / 2, 0, 1)[..., ::-1], atol=1e-5)
     tiled = cvf.apply(image, "dnn_style", model=model, max_side=24, overlap=2, backend="cpu")
     np.testing.assert_allclose(tiled, whole, atol=1e-5)  # the overlap covers the 1 px receptive radius
@@ -137,6 +144,218 @@ def test_bad_model_files_name_the_parameter(tmp_path: Path) -> None:
         Pipeline.parse(f"dnn_style:model={FIXTURES / 'tiny-style.onnx'},max_side=64,overlap=32")
 
 
+def test_a_max_side_just_over_twice_the_overlap_is_accepted() -> None:
+    Pipeline.parse(f"dnn_style:model={FIXTURES / 'tiny-style.onnx'},max_side=63,overlap=31")  # 63 > 2 x 31
+
+
+def test_an_unreadable_model_names_the_systems_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.onnx"
+    reason = os.strerror(errno.ENOENT)  # "No such file or directory", not Python's "[Errno 2] ... 'path'"
+    with pytest.raises(cvf.ParameterError, match=f"^dnn_style: model={re.escape(str(missing))} cannot be read "
+                                                 rf"\({re.escape(reason)}\)$"):
+        learned.load_net(str(missing))
+
+
+def test_model_names_in_messages_are_escaped_as_ls_b(tmp_path: Path) -> None:
+    junk = tmp_path / "junk\n\033[2J.onnx"  # a newline and a terminal escape in the name
+    junk.write_text("not a model")
+    for path, problem in [(tmp_path / "nope\n\033[2J.onnx", "cannot be read"), (junk, "is not an ONNX model")]:
+        with pytest.raises(cvf.ParameterError) as caught:
+            learned.load_net(str(path))
+        assert f"{path.name[:4]}\\n\\033[2J.onnx {problem}" in str(caught.value)
+        assert str(caught.value).isprintable()
+
+
 def test_dnn_target_follows_the_backend() -> None:
     assert learned.dnn_target("cpu") == "cpu"
+    listed = cv2.dnn.getAvailableTargets(cv2.dnn.DNN_BACKEND_OPENCV)  # cv2 asked directly: parity on this machine
+    assert learned.dnn_target("opencl") == ("opencl" if cv2.dnn.DNN_TARGET_OPENCL in listed else "cpu")
     assert learned.dnn_target("cuda") in ("cuda", "cpu")  # cuda only where cv2.dnn lists it
+
+
+def test_dnn_target_asks_cv2_dnn_for_each_backends_targets(monkeypatch: pytest.MonkeyPatch) -> None:
+    dnn = cv2.dnn
+    listed = {dnn.DNN_BACKEND_OPENCV: (dnn.DNN_TARGET_CPU, dnn.DNN_TARGET_OPENCL),
+              dnn.DNN_BACKEND_CUDA: (dnn.DNN_TARGET_CUDA, dnn.DNN_TARGET_CUDA_FP16)}
+    monkeypatch.setattr(dnn, "getAvailableTargets", lambda backend: listed.get(backend, ()))
+    assert [learned.dnn_target(name) for name in ("cpu", "opencl", "cuda")] == ["cpu", "opencl", "cuda"]
+    listed = {dnn.DNN_BACKEND_OPENCV: (dnn.DNN_TARGET_CPU,)}  # a build without OpenCL or CUDA in dnn
+    assert [learned.dnn_target(name) for name in ("cpu", "opencl", "cuda")] == ["cpu", "cpu", "cpu"]
+
+
+def test_prefer_asks_for_the_target_with_opencv_logging_quietened() -> None:
+    logging = cv2.utils.logging
+    calls = []
+
+    class Net:
+        def setPreferableBackend(self, value: int) -> None:
+            calls.append(("backend", value, logging.getLogLevel()))
+
+        def setPreferableTarget(self, value: int) -> None:
+            calls.append(("target", value, logging.getLogLevel()))
+
+    before = logging.getLogLevel()
+    try:
+        logging.setLogLevel(logging.LOG_LEVEL_WARNING)
+        learned._prefer(Net(), cv2.dnn.DNN_BACKEND_CUDA, cv2.dnn.DNN_TARGET_CUDA)
+        assert logging.getLogLevel() == logging.LOG_LEVEL_WARNING  # restored afterwards
+    finally:
+        logging.setLogLevel(before)
+    assert calls == [("backend", cv2.dnn.DNN_BACKEND_CUDA, logging.LOG_LEVEL_ERROR),
+                     ("target", cv2.dnn.DNN_TARGET_CUDA, logging.LOG_LEVEL_ERROR)]
+
+
+# ------------------------------------------------------------------ the pieces, on stand-in or wrapped nets
+class FakeNet:
+    """Stands in for a cv2.dnn net: keeps each input tensor and answers ``respond(tensor)``."""
+
+    def __init__(self, respond) -> None:
+        self.respond = respond
+        self.inputs: list[np.ndarray] = []
+
+    def setInput(self, tensor: np.ndarray) -> None:
+        self.inputs.append(np.array(tensor))
+
+    def forward(self) -> np.ndarray:
+        return self.respond(self.inputs[-1])
+
+
+class Recorder(FakeNet):
+    """A real cv2.dnn net that also keeps the shape of each input it is given."""
+
+    def __init__(self, path: str) -> None:
+        net = learned.load_net(path).net
+        super().__init__(lambda tensor: (net.setInput(tensor), net.forward())[1])
+
+
+def test_codec_encodes_a_hand_checked_tile_as_float32() -> None:
+    tile = np.array([[[0.0, 0.5, 1.0], [1.0, 0.25, 0.0]]])  # 1 x 2 BGR, float64 on purpose
+    tensor = learned.Codec("0..255", "nchw", "rgb").encode(tile)
+    assert tensor.dtype == np.float32 and tensor.flags.c_contiguous
+    np.testing.assert_array_equal(tensor, [[[[255.0, 0.0]], [[127.5, 63.75]], [[0.0, 255.0]]]])  # R, G, B planes
+    np.testing.assert_array_equal(learned.Codec("-1..1", "nhwc", "bgr").encode(tile),
+                                  [[[[-1.0, 0.0, 1.0], [1.0, -0.5, -1.0]]]])
+
+
+def test_codec_decodes_hand_checked_tensors_clipped_and_as_float32() -> None:
+    # R, G, B planes of a 1 x 2 output on -1..1: R = (-1, 3), G = (0, 0.5), B = (1, -2)
+    tensor = np.array([[[[-1.0, 3.0]], [[0.0, 0.5]], [[1.0, -2.0]]]])
+    tile = learned.Codec("-1..1", "nchw", "rgb").decode(tensor)
+    assert tile.dtype == np.float32 and tile.shape == (1, 2, 3)
+    np.testing.assert_array_equal(tile, [[[1.0, 0.5, 0.0], [0.0, 0.75, 1.0]]])  # BGR, 2 -> 1 and -0.5 -> 0
+    gray = learned.Codec("0..255", "nhwc", "rgb").decode(np.array([[[[51.0], [510.0]]]], np.float32))
+    assert gray.shape == (1, 2, 3)  # one output channel is gray: the same value in B, G and R
+    np.testing.assert_allclose(gray, [[[0.2, 0.2, 0.2], [1.0, 1.0, 1.0]]], atol=1e-7)
+
+
+@pytest.mark.parametrize(("layout", "shape"), [("nchw", (1, 2, 4, 4)), ("nchw", (2, 3, 4, 4)), ("nchw", (1, 3, 4)),
+                                               ("nhwc", (1, 4, 4, 2)), ("nhwc", (1, 4, 4))])
+def test_codec_refuses_tensors_that_are_not_one_image(layout: str, shape: tuple[int, ...]) -> None:
+    with pytest.raises(cvf.ParameterError) as caught:
+        learned.Codec("-1..1", layout, "rgb").decode(np.zeros(shape, np.float32))
+    assert str(caught.value) == (f"dnn_style: model gives a tensor of shape {shape}; an image-to-image model returns "
+                                 "1 x 3 x H x W (layout=nchw) or 1 x H x W x 3 (nhwc)")
+    assert (caught.value.filter_name, caught.value.param) == ("dnn_style", "model")
+
+
+def test_a_one_channel_model_gives_gray_in_all_three_channels(tmp_path: Path) -> None:
+    weights = np.array([[0.299, 0.587, 0.114]], np.float32)  # R, G, B in -> one channel out
+    model = write_model(tmp_path / "luma.onnx", weights[:, :, None, None], np.zeros(1, np.float32), tanh=False)
+    image = photo(10, 12, 3, np.float32)
+    out = cvf.apply(image, "dnn_style", model=model, input_range="0..1", backend="cpu")
+    expected = image.astype(np.float64) @ LUMA  # the image is BGR
+    np.testing.assert_allclose(out, np.repeat(expected[..., None], 3, axis=2), atol=2e-6)
+
+
+@pytest.mark.parametrize(("height", "width", "rows", "columns"), [(13, 17, 16, 24), (16, 17, 16, 24), (13, 16, 16, 16)])
+def test_run_model_pads_by_reflection_to_the_multiple(tmp_path: Path, height: int, width: int, rows: int,
+                                                      columns: int) -> None:
+    kernel = np.random.default_rng(1).normal(0, 0.3, (3, 3, 3, 3)).astype(np.float32)
+    net = Recorder(write_model(tmp_path / "conv3.onnx", kernel, np.zeros(3, np.float32)))
+    image = photo(height, width, 3, np.float32)
+    out = learned.run_model(learned.LoadedNet(net), learned.Codec("-1..1", "nchw", "rgb"), image, 8)
+    assert [x.shape for x in net.inputs] == [(1, 3, rows, columns)]  # the next multiples of 8
+    # OpenCV's BORDER_REFLECT_101 is numpy's "reflect": the pad mirrors the edge without repeating it
+    padded = np.pad(image.astype(np.float64), ((0, rows - height), (0, columns - width), (0, 0)), mode="reflect")
+    y = np.tanh(conv3_reference(padded[..., ::-1] * 2 - 1, kernel))
+    np.testing.assert_allclose(out, ((y + 1) / 2)[..., ::-1][:height, :width], atol=1e-5)
+
+
+def test_run_model_resizes_an_output_of_another_size_by_area() -> None:
+    big = np.random.default_rng(2).random((1, 3, 15, 21)).astype(np.float32)  # 3 x the 5 x 7 input
+    net = FakeNet(lambda tensor: big)
+    out = learned.run_model(learned.LoadedNet(net), learned.Codec("0..1", "nchw", "bgr"), np.zeros((5, 7, 3)), 1)
+    blocks = big[0].transpose(1, 2, 0).astype(np.float64).reshape(5, 3, 7, 3, 3).mean(axis=(1, 3))  # 3 x 3 means
+    assert out.shape == (5, 7, 3)
+    np.testing.assert_allclose(out, blocks, atol=1e-6)
+
+
+def test_output_growth_is_measured_on_a_zero_probe_once_per_codec_and_multiple() -> None:
+    net = FakeNet(lambda tensor: np.zeros((1, 3, 8, 8), np.float32))  # 192 values whatever the input
+    loaded, codec = learned.LoadedNet(net), learned.Codec("0..1", "nchw", "rgb")
+    assert learned.output_growth(loaded, codec, 1) == 192 / (16 * 16 * 3)
+    assert learned.output_growth(loaded, codec, 12) == 192 / (24 * 24 * 3)  # 24: the multiple of 12 from 16 px
+    assert learned.output_growth(loaded, codec, 1) == 192 / (16 * 16 * 3)
+    assert [x.shape for x in net.inputs] == [(1, 3, 16, 16), (1, 3, 24, 24)]  # the third call was cached
+    assert not any(x.any() for x in net.inputs)
+    upscale = FakeNet(lambda tensor: np.zeros((1, 3, 2 * tensor.shape[2], 2 * tensor.shape[3]), np.float32))
+    assert learned.output_growth(learned.LoadedNet(upscale), codec, 1) == 4.0  # a 2x model: 4 values per value
+
+
+def huge_output_net() -> learned.LoadedNet:
+    """A model giving 2**24 values for the 16 x 16 x 3 probe: 2**24 / 768 per value; a 64 x 64 piece is 1 GiB."""
+    def respond(tensor: np.ndarray) -> np.ndarray:
+        assert tensor.shape == (1, 3, 16, 16), "only the probe may run"
+        return np.broadcast_to(np.float32(0), (1, 1, 4096, 4096))  # no memory behind it
+    return learned.LoadedNet(FakeNet(respond), "m.onnx")
+
+
+@pytest.mark.parametrize(("multiple", "height", "width", "fits"), [
+    (1, 64, 64, True),  # 64 x 64 x 3 x 2**24/768 x 4 bytes = exactly 2**30
+    (1, 64, 65, False),
+    (8, 57, 64, True),  # padded to 64 x 64
+    (8, 49, 80, False),  # padded to 56 x 80 (49 x 80 would fit)
+    (8, 80, 49, False),
+])
+def test_check_output_counts_the_padded_piece(multiple: int, height: int, width: int, fits: bool) -> None:
+    loaded, codec = huge_output_net(), learned.Codec("-1..1", "nchw", "rgb")
+    if fits:
+        learned.check_output(loaded, codec, multiple, height, width)
+    else:
+        with pytest.raises(cvf.ParameterError, match="GiB of output"):
+            learned.check_output(loaded, codec, multiple, height, width)
+
+
+def test_check_output_message_names_growth_piece_and_sizes() -> None:
+    with pytest.raises(cvf.ParameterError) as caught:
+        learned.check_output(huge_output_net(), learned.Codec("-1..1", "nchw", "rgb"), 1, 96, 128)
+    assert str(caught.value) == ("dnn_style: model=m.onnx gives 21845.3 output values per input value: a 128x96 "
+                                 "piece needs 3.0 GiB of output, more than 1 GiB (lower max_side)")
+    assert (caught.value.filter_name, caught.value.param) == ("dnn_style", "model")
+
+
+def test_run_tiled_refuses_a_whole_image_over_the_output_bound() -> None:
+    with pytest.raises(cvf.ParameterError, match="a 64x65 piece needs"):
+        learned.run_tiled(huge_output_net(), learned.Codec("-1..1", "nchw", "rgb"), np.zeros((65, 64, 3), np.float32),
+                          1, 0, 0)
+
+
+@pytest.mark.parametrize(("height", "width", "max_side", "overlap", "pieces"), [
+    (20, 30, 0, 4, [(20, 30)]),  # 0: always the whole image
+    (20, 30, 30, 4, [(20, 30)]),  # the longer side equals max_side: one pass
+    # cores of 20 (24 - 2 x 2): rows 0-20, 20-40; columns 0-16, 16-32, 32-48, 48-64, each with 2 px around
+    (40, 64, 24, 2, [(22, 18), (22, 20), (22, 20), (22, 18)] * 2),
+])
+def test_run_tiled_cuts_pieces_of_core_plus_overlap(height: int, width: int, max_side: int, overlap: int,
+                                                    pieces: list[tuple[int, int]]) -> None:
+    net = Recorder(str(FIXTURES / "tiny-style.onnx"))
+    image = photo(height, width, 3, np.float32)
+    learned.run_tiled(learned.LoadedNet(net), learned.Codec("-1..1", "nchw", "rgb"), image, 1, max_side, overlap)
+    assert [x.shape for x in net.inputs] == [(1, 3, 16, 16)] + [(1, 3, *piece) for piece in pieces]  # probe first
+
+
+def test_run_tiled_keeps_every_piece_within_max_side() -> None:
+    net = Recorder(str(FIXTURES / "tiny-style.onnx"))
+    learned.run_tiled(learned.LoadedNet(net), learned.Codec("-1..1", "nchw", "rgb"), photo(8, 8, 3, np.float32),
+                      1, 5, 2)  # cores of 1 px: 5 - 2 x 2
+    assert len(net.inputs) == 1 + 8 * 8 and max(max(x.shape[2:]) for x in net.inputs[1:]) == 5
