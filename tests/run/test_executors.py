@@ -1,0 +1,267 @@
+"""Where batch tasks run: device lists, pool workers' set-up, the scheduler probe and the pool size.
+
+The references are written out here: OpenCV's own thread count and the signal table read in
+the worker itself, the environment variable OpenCV reads for its OpenCL device, a socket
+this test listens on, and headers' megapixels counted by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+import cvfilters.backends
+from cvfilters.backends.base import Availability
+from cvfilters.core import machine
+from cvfilters.core.errors import UsageError
+from cvfilters.run import executors
+
+# Set in this process only: a worker forked from it (not from the forkserver, not spawned) sees it.
+_MARK = {"test process": False}
+
+
+def _worker_state(pause: float = 0.0) -> dict[str, Any]:
+    time.sleep(pause)  # long enough that the pool hands the next task to another worker
+    return {"pid": os.getpid(), "threads": cv2.getNumThreads(),
+            "sigint ignored": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+            "opencl device": os.environ.get("OPENCV_OPENCL_DEVICE"), "forked from the test": _MARK["test process"],
+            "probed": sorted(cvfilters.backends.probed())}
+
+
+# ---------------------------------------------------------------- --devices
+
+
+@pytest.fixture
+def three_cuda_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cv2.cuda, "getCudaEnabledDeviceCount", lambda: 3)
+
+
+@pytest.mark.usefixtures("three_cuda_devices")
+@pytest.mark.parametrize(("spec", "ids"), [("all", [0, 1, 2]), ("0", [0]), ("2", [2]), ("2,0", [2, 0]),
+                                           ("0, 1,", [0, 1]), (" 1 ,2", [1, 2])])
+def test_devices_resolve_to_indices(spec: str, ids: list[int]) -> None:
+    assert executors.device_ids(spec, "cuda") == ids
+
+
+@pytest.mark.usefixtures("three_cuda_devices")
+@pytest.mark.parametrize(("spec", "message"), [
+    ("3", "--devices '3': this machine has 3 cuda GPU device(s); no device 3"),
+    ("-1", "--devices '-1': this machine has 3 cuda GPU device(s); no device -1"),
+    ("1,5,7", "--devices '1,5,7': this machine has 3 cuda GPU device(s); no device 5"),
+    ("1,1", "--devices '1,1': this machine has 3 cuda GPU device(s)"),
+    (",", "--devices ',': this machine has 3 cuda GPU device(s)"),
+    ("0;1", "--devices '0;1' must be 'all' or indices like 0,1"),
+    ("ALL", "--devices 'ALL' must be 'all' or indices like 0,1"),
+    ("one", "--devices 'one' must be 'all' or indices like 0,1"),
+])
+def test_bad_device_lists_are_refused_by_name(spec: str, message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        executors.device_ids(spec, "cuda")
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("asked", ["cpu", "auto", "CUDA", "OpenCL"])
+def test_devices_need_a_gpu_backend(asked: str) -> None:
+    with pytest.raises(UsageError) as info:
+        executors.device_ids("all", asked)
+    assert str(info.value) == f"--devices needs --backend cuda or opencl, not {asked!r}"
+
+
+def test_no_cuda_device_refuses_every_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cv2.cuda, "getCudaEnabledDeviceCount", lambda: 0)
+    with pytest.raises(UsageError, match=r"^--devices 'all': this machine has 0 cuda GPU device\(s\)$"):
+        executors.device_ids("all", "cuda")
+
+
+@pytest.mark.parametrize(("is_gpu", "ids"), [(True, [0]), (False, None)])
+def test_opencl_counts_its_default_device_when_it_is_a_gpu(monkeypatch: pytest.MonkeyPatch, is_gpu: bool,
+                                                           ids: list[int] | None) -> None:
+    asked: list[str] = []
+
+    def availability(name: str) -> Availability:
+        asked.append(name)
+        return Availability(name, True, "a device", is_gpu=is_gpu)
+
+    monkeypatch.setattr(cv2.cuda, "getCudaEnabledDeviceCount", lambda: 5)  # must not count for opencl
+    monkeypatch.setattr(cvfilters.backends, "availability", availability)
+    if ids is None:
+        with pytest.raises(UsageError, match=r"this machine has 0 opencl GPU device\(s\)"):
+            executors.device_ids("all", "opencl")
+    else:
+        assert executors.device_ids("all", "opencl") == ids
+    assert asked == ["opencl"]
+
+
+# ---------------------------------------------------------------- a worker's set-up
+
+
+def _in_forked_child(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``work()`` in a forked child (it changes signals, threads and the environment), its result sent back."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        text = pipe.read()
+    os.waitpid(pid, 0)
+    result: dict[str, Any] = json.loads(text)
+    return result
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is not available")
+@pytest.mark.parametrize(("kind", "device", "set_device", "opencl"), [
+    ("cuda", 4, [4], None), ("opencl", 4, [], ":GPU:4"), ("opencl", 0, [], ":GPU:0"),
+])
+def test_a_device_worker_takes_one_device(monkeypatch: pytest.MonkeyPatch, kind: str, device: int,
+                                          set_device: list[int], opencl: str | None) -> None:
+    monkeypatch.delenv("OPENCV_OPENCL_DEVICE", raising=False)
+    calls: list[int] = []
+    monkeypatch.setattr(cv2.cuda, "setDevice", calls.append)
+    devices: queue.Queue[int] = queue.Queue()
+    devices.put(device)
+
+    def work() -> dict[str, Any]:
+        executors._init_worker(devices, kind)
+        return {**_worker_state(), "set device": calls, "left": devices.qsize()}
+
+    state = _in_forked_child(work)
+    assert (state["threads"], state["sigint ignored"]) == (1, True)
+    assert (state["set device"], state["opencl device"], state["left"]) == (set_device, opencl, 0)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is not available")
+def test_a_worker_adopts_its_parents_probe_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cvfilters.backends, "_PROBED", {})
+    answers = {"cuda": Availability("cuda", False, reason="no device (test)")}
+
+    def work() -> dict[str, Any]:
+        executors._init_worker(None, "auto", answers)
+        return {**_worker_state(), "cuda": cvfilters.backends.availability("cuda").reason}
+
+    state = _in_forked_child(work)
+    assert (state["threads"], state["sigint ignored"], state["cuda"]) == (1, True, "no device (test)")
+
+
+def test_a_local_pool_forks_its_workers_from_the_forkserver(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(_MARK, "test process", True)
+    pool = executors.local_pool(1, backend="cpu")
+    try:
+        states = [future.result(timeout=120) for future in [pool.submit(_worker_state, 0.2) for _ in range(3)]]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    assert pool.max_workers == 1 and len({state["pid"] for state in states}) == 1  # one worker, as asked
+    state = states[0]
+    assert (state["threads"], state["sigint ignored"], state["forked from the test"]) == (1, True, False)
+    assert state["opencl device"] == os.environ.get("OPENCV_OPENCL_DEVICE")
+    assert state["probed"] == []  # cpu: no GPU answers handed on
+
+
+def test_an_auto_pool_hands_its_probe_answers_on() -> None:
+    pool = executors.local_pool(1, backend="auto")
+    try:
+        state = pool.submit(_worker_state).result(timeout=120)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    assert state["probed"] == ["cuda", "opencl"]
+
+
+def test_a_device_pool_spawns_one_worker_per_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(_MARK, "test process", True)
+    pool = executors.local_pool(8, backend="opencl", devices=[3, 5])
+    try:
+        states = [future.result(timeout=180) for future in [pool.submit(_worker_state, 0.5) for _ in range(6)]]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    assert pool.max_workers == 2
+    by_worker = {state["pid"]: state["opencl device"] for state in states}
+    assert sorted(by_worker.values()) == [":GPU:3", ":GPU:5"]  # each worker its own device
+    assert all(state["threads"] == 1 and state["sigint ignored"] and not state["forked from the test"]
+               for state in states)
+
+
+# ---------------------------------------------------------------- --scheduler
+
+
+def test_the_scheduler_probe_connects_to_a_tcp_address() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        executors._reachable(f"tcp://127.0.0.1:{port}")
+        server.settimeout(10)
+        connection, _ = server.accept()  # the probe connected (and closed)
+        with connection:
+            assert connection.recv(1) == b""
+
+
+def test_the_scheduler_probe_fails_a_refused_address_at_once() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(ConnectionRefusedError):
+        executors._reachable(f"tcp://127.0.0.1:{port}")
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("address", ["tls://127.0.0.1:9", "tcp://127.0.0.1", "inproc://scheduler", "tcp://:9"])
+def test_the_scheduler_probe_leaves_other_addresses_to_dask(address: str) -> None:
+    executors._reachable(address)  # no connection tried: Dask reports these itself
+
+
+# ---------------------------------------------------------------- how many workers
+
+
+@pytest.fixture
+def four_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(machine, "cores", lambda: 4)
+
+
+def _pngs(folder: Path, sizes: list[tuple[int, int]]) -> list[Path]:
+    paths = []
+    for i, (width, height) in enumerate(sizes):
+        path = folder / f"{i}.png"
+        cv2.imwrite(str(path), np.zeros((height, width), np.uint8))
+        paths.append(path)
+    return paths
+
+
+@pytest.mark.usefixtures("four_cores")
+@pytest.mark.parametrize(("jobs", "count", "workers"), [(3, 5, 3), (8, 5, 5), (1, 5, 1), (2, 1, 1), (4, 0, 1)])
+def test_asked_for_jobs_are_capped_by_the_files(tmp_path: Path, jobs: int, count: int, workers: int) -> None:
+    assert executors.worker_count(jobs, [tmp_path / f"{i}.png" for i in range(count)]) == workers
+
+
+@pytest.mark.usefixtures("four_cores")
+def test_a_pool_starts_at_48_megapixels_of_headers(tmp_path: Path) -> None:
+    small = _pngs(tmp_path, [(4000, 3000)] * 3 + [(3999, 3000)])  # 47.997 MP
+    assert executors.worker_count(0, small) == 1
+    (tmp_path / "more").mkdir()
+    enough = _pngs(tmp_path / "more", [(4000, 3000)] * 4)
+    assert executors.worker_count(0, enough) == 4
+    assert executors.worker_count(0, enough[:3] + [tmp_path / "missing.png"]) == 1  # unreadable: 0 MP
+    assert executors.worker_count(0, enough + [tmp_path / "x.png", tmp_path / "y.png"]) == 4  # at most the cores
+
+
+@pytest.mark.usefixtures("four_cores")
+def test_two_videos_pay_for_a_pool(tmp_path: Path) -> None:
+    videos = [tmp_path / "a.mp4", tmp_path / "b.MOV"]
+    assert executors.worker_count(0, videos) == 2
+    assert executors.worker_count(0, videos[:1]) == 1
+
+
+def test_one_core_never_pools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(machine, "cores", lambda: 1)
+    assert executors.worker_count(0, [tmp_path / "a.mp4", tmp_path / "b.mp4"]) == 1
