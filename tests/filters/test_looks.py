@@ -227,3 +227,143 @@ def test_from_chroma_is_the_bt601_ycbcr_inverse() -> None:
     y = 0.114 * b + 0.587 * g + 0.299 * r  # BT.601, written out
     cb, cr = (b - y) / 1.772, (r - y) / 1.402
     np.testing.assert_allclose(from_chroma(y, cb, cr), bgr, atol=1e-12)
+
+
+def reference_grain(height: int, width: int, channels: int, size: float, seed: int, monochrome: bool) -> np.ndarray:
+    """grain_field as its docstring says: one seeded normal draw (H, W, planes) in float32, each plane blurred
+    by a Gaussian of sigma `size` (scipy, mirrored edges as OpenCV's default, kernel radius 3 sigma), over
+    the std."""
+    planes = 1 if monochrome or channels == 1 else channels
+    noise = np.random.default_rng(seed).standard_normal((height, width, planes)).astype(np.float32)
+    noise = noise.astype(np.float64)
+    if size > 0:
+        noise = np.dstack([ndimage.gaussian_filter(noise[..., p], size, mode="mirror", truncate=3.0)
+                           for p in range(planes)])
+    noise = noise / noise.std()
+    return noise[..., 0] if channels == 1 else np.repeat(noise, channels // planes, axis=2)
+
+
+@pytest.mark.parametrize(("channels", "size", "monochrome"), [
+    (1, 0.8, True), (3, 0.8, True), (3, 1.3, False), (2, 0.4, False), (3, 0.0, False), (1, 0.0, True),
+])
+def test_grain_field_is_the_seeded_draw_blurred_and_rescaled(channels: int, size: float, monochrome: bool) -> None:
+    from cvfilters.filters.looks import grain_field
+
+    field = grain_field(19, 23, channels, size, 11, monochrome)
+    expected = reference_grain(19, 23, channels, size, 11, monochrome)
+    assert field.dtype == np.float32 and field.shape == expected.shape
+    np.testing.assert_allclose(field, expected, rtol=0, atol=2e-5)  # float32 blur against scipy's float64
+    np.testing.assert_array_equal(field, grain_field(19, 23, channels, size, 11, monochrome))  # the same seed
+
+
+def test_grain_field_of_one_pixel_is_its_draw() -> None:
+    from cvfilters.filters.looks import grain_field
+
+    # one value has no spread to divide by: it stays the seed's first normal draw
+    draw = np.float32(np.random.default_rng(4).standard_normal())
+    np.testing.assert_allclose(grain_field(1, 1, 1, 0.8, 4, True), [[draw]], rtol=1e-6)
+    np.testing.assert_allclose(cvf.apply(np.full((1, 1), 0.5, np.float32), "grain", amount=0.01, seed=4,
+                                         backend="cpu"), [[0.5 + 0.01 * draw]], rtol=0, atol=1e-6)
+
+
+def test_a_hard_edge_keys_out_exactly_the_key_colour() -> None:
+    # tolerance 0, softness 0: a distance of exactly 0 (the key itself) is keyed out, anything else stays
+    pixels = np.array([[[0.0, 1.0, 0.0], [0.0, 0.98, 0.0], [0.5, 0.5, 0.5]]], np.float32)
+    out = cvf.apply(pixels, "chroma_key", color=(0.0, 1.0, 0.0), tolerance=0.0, softness=0.0, spill=0.0,
+                    distance="rgb", backend="cpu")
+    np.testing.assert_array_equal(out[0, :, 3], [0.0, 1.0, 1.0])
+
+
+def test_lab_distance_is_delta_e_over_100() -> None:
+    import cv2
+
+    image = np.random.default_rng(8).random((12, 14, 3)).astype(np.float32)
+    key_rgb = (0.2, 0.6, 0.3)
+    delta_e = np.linalg.norm(cv2.cvtColor(image, cv2.COLOR_BGR2Lab)
+                             - cv2.cvtColor(np.array([[key_rgb[::-1]]], np.float32), cv2.COLOR_BGR2Lab), axis=-1)
+    out = cvf.apply(image, "chroma_key", color=key_rgb, tolerance=0.0, softness=1.5, spill=0.0, distance="lab",
+                    backend="cpu")
+    t = np.clip(delta_e / 100 / 1.5, 0, 1)
+    np.testing.assert_allclose(out[..., 3], t * t * (3 - 2 * t), rtol=0, atol=1e-5)
+
+
+def spill_reference(bgr: np.ndarray, key_bgr: np.ndarray, spill: float) -> np.ndarray:
+    """Spill suppression written out in BT.601 YCbCr: remove `spill` x the chroma along the key's, keep Y."""
+    matrix = np.array([[0.299, 0.587, 0.114], [-0.168736, -0.331264, 0.5], [0.5, -0.418688, -0.081312]])
+    ycc, key = ycbcr(bgr), ycbcr(key_bgr)
+    unit = key[1:] / np.hypot(*key[1:])
+    along = np.maximum(ycc[..., 1:] @ unit, 0.0) * spill
+    ycc[..., 1:] -= along[..., None] * unit
+    return (ycc @ np.linalg.inv(matrix).T)[..., ::-1]
+
+
+def test_key_out_defaults_to_auto_and_suppresses_a_share_of_the_spill_then_clips() -> None:
+    from cvfilters.filters.looks import key_out
+
+    bgr = np.array([[0.0, 1.0, 1.0], [0.45, 0.65, 0.45], [0.2, 0.9, 0.0], [0.9, 0.1, 0.5], [0.0, 0.8, 0.6]])
+    key = (0.0, 1.0, 0.0)  # BGR green
+    colour, alpha = key_out(bgr, key, 0.1, 0.3, 0.5)  # no distance: auto, which is chroma for a coloured key
+    unclipped = spill_reference(bgr, np.array(key), 0.5)
+    assert unclipped.max() > 1.1  # yellow's red passes full scale once half its green cast is gone
+    np.testing.assert_allclose(colour, np.clip(unclipped, 0, 1), rtol=0, atol=1e-6)
+    distance = np.hypot(*(ycbcr(bgr)[..., 1:] - ycbcr(np.array(key))[1:]).T)
+    t = np.clip((distance - 0.1) / 0.3, 0, 1)
+    np.testing.assert_allclose(alpha, t * t * (3 - 2 * t), rtol=0, atol=1e-6)
+    # a cyan key takes green out of a blue with a little green: below 0 before the clip
+    blue = np.array([[1.0, 0.1, 0.0]])
+    unclipped = spill_reference(blue, np.array([1.0, 1.0, 0.0]), 1.0)
+    assert unclipped.min() < -0.04
+    np.testing.assert_allclose(key_out(blue, (1.0, 1.0, 0.0), 0.1, 0.1, 1.0)[0], np.clip(unclipped, 0, 1),
+                               rtol=0, atol=1e-6)
+
+
+def test_a_neutral_key_has_no_spill_direction() -> None:
+    image = np.random.default_rng(2).random((6, 7, 3)).astype(np.float32)
+    for key in ("white", "black", "grey"):
+        out = cvf.apply(image, "chroma_key", color=key, spill=1.0, backend="cpu")
+        np.testing.assert_array_equal(out[..., :3], image)
+
+
+def test_chroma_key_declares_four_channels() -> None:
+    from cvfilters.core.context import ImageInfo
+    from cvfilters.engine.pipeline import Pipeline
+    from cvfilters.registry import catalog
+
+    spec = ImageInfo(height=6, width=8, channels=3, dtype=np.dtype(np.uint16))
+    params = {"color": (0.0, 1.0, 0.0), "tolerance": 0.15, "softness": 0.1, "spill": 0.5, "distance": "auto"}
+    out = catalog.get("chroma_key").output_info(params, spec)
+    assert (out.height, out.width, out.channels, out.dtype) == (6, 8, 4, np.dtype(np.uint16))
+    # the next step sees the alpha channel: vibrance keeps it as it is
+    image = photo(6, 8, 3, np.uint16)
+    result, _ = Pipeline.parse("chroma_key | vibrance:amount=0").run(image, backend="cpu")
+    np.testing.assert_array_equal(result, cvf.apply(image, "chroma_key", backend="cpu"))
+
+
+def test_pointillize_maps_send_every_pixel_outside_a_dot_off_the_image() -> None:
+    from cvfilters.filters.looks import cell_maps
+
+    # spacing 10, dot 0.5: a dot of radius exactly 5 px, whose rim (offsets (3, 4), (5, 0)...) is inside it
+    points = cell_points(40, 30, 10.0, 6)
+    labels = brute_force_labels(40, 30, points)
+    y, x = np.mgrid[0:30, 0:40]
+    inside = (x - points[labels, 0]) ** 2 + (y - points[labels, 1]) ** 2 <= 25
+    map_x, map_y = cell_maps(40, 30, 10.0, 6, 0.5)
+    np.testing.assert_array_equal(map_x[inside], points[labels, 0][inside])
+    np.testing.assert_array_equal(map_y[inside], points[labels, 1][inside])
+    assert np.all((map_x[~inside] < -30) & (map_y[~inside] < -30))  # both coordinates far off the image
+    image = photo(30, 40, 3, np.uint8)
+    out = cvf.apply(image, "pointillize", radius=10.0, dot=0.5, fill="white", seed=6, backend="cpu")
+    spots = points.astype(int)[labels]
+    np.testing.assert_array_equal(out[inside], image[spots[..., 1], spots[..., 0]][inside])
+    assert np.all(out[~inside] == 255)
+
+
+def test_pointillize_paper_with_alpha_is_not_premultiplied() -> None:
+    # alpha "all": the paper's colour is stored as given, with its alpha beside it
+    image = photo(20, 30, 4, np.uint8)
+    out = cvf.apply(image, "pointillize", radius=8.0, dot=0.2, fill=(1.0, 0.0, 0.0, 0.5), seed=1, backend="cpu")
+    points = cell_points(30, 20, 8.0, 1)
+    labels = brute_force_labels(30, 20, points)
+    y, x = np.mgrid[0:20, 0:30]
+    outside = (x - points[labels, 0]) ** 2 + (y - points[labels, 1]) ** 2 > (0.2 * 8.0) ** 2
+    assert np.all(out[outside] == [0, 0, 255, 128])  # BGRA; 0.5 x 255 rounds to 128

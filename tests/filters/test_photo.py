@@ -250,3 +250,111 @@ def test_from_unit_clips_before_storing() -> None:
     np.testing.assert_array_equal(from_unit(values, np.dtype(np.uint8)), [0, 0, 128, 255, 255])  # half to even
     np.testing.assert_array_equal(from_unit(values, np.dtype(np.uint16)), [0, 0, 32768, 65535, 65535])
     np.testing.assert_array_equal(from_unit(values, np.dtype(np.float32)), [0, 0, 0.5, 1, 1])
+
+
+# Robertson's isotemperature table (Wyszecki & Stiles, Color Science, 2nd ed., table 1(3.11)), the rows
+# these tests use, written out: reciprocal megakelvin -> CIE 1960 u, v of the Planckian locus, isotherm slope t.
+ROBERTSON_ROWS = {
+    0: (0.18006, 0.26352, -0.24341), 10: (0.18066, 0.26589, -0.25479), 150: (0.19962, 0.30921, -0.70471),
+    175: (0.20525, 0.31647, -0.84901), 300: (0.24010, 0.34308, -2.0637), 325: (0.24792, 0.34655, -2.4681),
+    575: (0.32931, 0.36038, -40.770), 600: (0.33724, 0.36051, -116.45),
+}
+
+
+def uv_1960(x: float, y: float) -> np.ndarray:
+    """CIE 1960 UCS (u, v) of CIE 1931 (x, y): u = 4x / (-2x + 12y + 3), v = 6y / (-2x + 12y + 3)."""
+    d = -2.0 * x + 12.0 * y + 3.0
+    return np.array([4.0 * x / d, 6.0 * y / d])
+
+
+def isotherm(t: float) -> np.ndarray:
+    """Unit vector along an isotherm of slope t in (u, v)."""
+    return np.array([1.0, t]) / np.hypot(1.0, t)
+
+
+@pytest.mark.parametrize(("low", "high"), [(0, 10), (150, 175), (300, 325), (575, 600)])
+@pytest.mark.parametrize("tint", [0.0, 150.0, -90.0])
+def test_white_xy_interpolates_robertsons_table_between_rows(low: int, high: int, tint: float) -> None:
+    # halfway (in reciprocal temperature) between two rows: the point is the rows' midpoint, and the tint
+    # moves it tint / 3000 along the bisector of the two isotherms (positive: towards green, -u +v)
+    (u0, v0, t0), (u1, v1, t1) = ROBERTSON_ROWS[low], ROBERTSON_ROWS[high]
+    direction = isotherm(t0) + isotherm(t1)
+    expected = np.array([(u0 + u1) / 2, (v0 + v1) / 2]) - tint / 3000.0 * direction / np.hypot(*direction)
+    np.testing.assert_allclose(uv_1960(*white_xy(2.0e6 / (low + high), tint)), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("row", [10, 150, 325, 575])
+def test_white_xy_at_a_row_is_that_row_moved_along_its_isotherm(row: int) -> None:
+    u, v, t = ROBERTSON_ROWS[row]
+    np.testing.assert_allclose(uv_1960(*white_xy(1.0e6 / row, 0.0)), [u, v], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(uv_1960(*white_xy(1.0e6 / row, 60.0)), np.array([u, v]) - 0.02 * isotherm(t),
+                               rtol=0, atol=1e-12)
+
+
+def test_white_xy_extends_the_last_segment_below_1667_k() -> None:
+    # 1600 K is 625 mrd, one segment past the table's last row (600): linear extrapolation, no IndexError
+    (u0, v0, _), (u1, v1, _) = ROBERTSON_ROWS[575], ROBERTSON_ROWS[600]
+    np.testing.assert_allclose(uv_1960(*white_xy(1600.0, 0.0)), [2 * u1 - u0, 2 * v1 - v0], rtol=0, atol=1e-12)
+
+
+def test_tone_luma_is_gpuimages_curves_checked_by_hand() -> None:
+    from cvfilters.filters.photo import tone_luma
+
+    # shadows 1/3: exponents 3/4 and 3/2; y = 1/16: lift = 1/8 - 0.76/64 - 1/16 = 0.050625 (no cut there).
+    # highlights 1/2: exponents 2/3 and 4/3 of 1 - y; y = 7/8: cut = 1 - (1/4 - 0.8/16) - 7/8 = -0.075 (no lift)
+    np.testing.assert_allclose(tone_luma(np.array([1 / 16, 0.875]), 1 / 3, 0.5), [0.113125, 0.8], rtol=0, atol=1e-12)
+    # shadows 1: y = 1/4 lifts by 1/2 - 0.76/4 - 1/4 = 0.06; highlights 0: y = 3/4 cuts by 1 - (1/2 - 0.8/4) - 3/4
+    np.testing.assert_allclose(tone_luma(np.array([0.25, 0.75]), 1.0, 0.0), [0.31, 0.70], rtol=0, atol=1e-12)
+    # a gray image becomes its new luma
+    gray = np.array([[1 / 16, 0.875]], np.float32)
+    np.testing.assert_allclose(cvf.apply(gray, "highlights_shadows", shadows=1 / 3, highlights=0.5, backend="cpu"),
+                               [[0.113125, 0.8]], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.float32], ids=lambda d: np.dtype(d).name)
+def test_simple_white_balance_of_deep_images_stretches_over_0_to_1(dtype: type) -> None:
+    image = cast(dtype)
+    out = cvf.apply(image, "white_balance", method="simple", percent=2.0, backend="cpu").astype(np.float64)
+    out /= full_scale(dtype)
+    unit = (image.astype(np.float64) / full_scale(dtype)).astype(np.float32)
+    # each channel stretched linearly from its 2nd to its 98th percentile (numpy's percentiles; SimpleWB finds
+    # them on a histogram: within 0.005)
+    low, high = np.percentile(unit.reshape(-1, 3), [2, 98], axis=0)
+    np.testing.assert_allclose(out, np.clip((unit - low) / (high - low), 0, 1), rtol=0, atol=0.005)
+    wb = cv2.xphoto.createSimpleWB()  # cv2 parity: SimpleWB on float32 values over the range 0..1
+    wb.setP(2.0)
+    wb.setInputMax(1.0)
+    wb.setOutputMax(1.0)
+    np.testing.assert_allclose(out, np.clip(wb.balanceWhite(unit), 0, 1), rtol=0, atol=0.5 / full_scale(dtype) + 1e-7)
+
+
+def test_learning_white_balance_of_uint16_uses_the_16_bit_range() -> None:
+    image = cast(np.uint8)
+    deep = image.astype(np.uint16) * 257
+    out = cvf.apply(deep, "white_balance", method="learning", backend="cpu").astype(np.float64)
+    # the same picture at 8 bits, balanced by OpenCV: within 2 levels of 8 bits
+    np.testing.assert_allclose(out / 257, cv2.xphoto.createLearningBasedWB().balanceWhite(image), rtol=0, atol=2)
+    # OpenCV counts a pixel as saturated from max(B, G, R) >= int(0.98 x RangeMaxVal) (xphoto's
+    # learning_based_color_balance.cpp): int(0.98 x 65535) = 64224, so a block at 64224 weighs as white does
+    block, white = deep[:32].copy(), deep[:32].copy()
+    block[:, 40:] = (20000, 40000, 64224)
+    white[:, 40:] = 65535
+    kept = cvf.apply(block, "white_balance", method="learning", backend="cpu")
+    np.testing.assert_array_equal(kept[:, :40], cvf.apply(white, "white_balance", method="learning",
+                                                          backend="cpu")[:, :40])
+    wb = cv2.xphoto.createLearningBasedWB()  # cv2 parity
+    wb.setRangeMaxVal(65535)
+    np.testing.assert_array_equal(kept, wb.balanceWhite(block))
+
+
+def test_grayworld_saturation_threshold_selects_the_pixels_averaged() -> None:
+    image = cast(np.uint8)
+    values = image.astype(np.float64)
+    high, low = values.max(axis=2), values.min(axis=2)
+    used = (high - low) <= 0.5 * high  # saturation (max - min) / max at most the threshold
+    sums = values[used].sum(axis=0)
+    expected = values * (sums.min() / sums)  # OpenCV's gains are at most 1 (xphoto grayworld_white_balance.cpp)
+    out = cvf.apply(image, "white_balance", method="grayworld", saturation=0.5, backend="cpu")
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1.5)  # 8-bit fixed-point gains, truncated
+    default = cvf.apply(image, "white_balance", method="grayworld", backend="cpu")
+    assert np.abs(default.astype(int) - out).max() > 5  # the threshold matters on this picture
