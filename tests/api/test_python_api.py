@@ -211,6 +211,17 @@ def test_fx_lists_filters_registered_later() -> None:
         registry.unregister("test_fx_identity")
 
 
+def test_fx_dunder_lookups_raise_at_once_naming_the_attribute(monkeypatch) -> None:
+    # copy, pickle, inspect.unwrap and doctest probe modules for dunders: the registry is not asked
+    import cvfilters.fx as fx
+
+    monkeypatch.setattr(fx, "get", lambda name: pytest.fail(f"the registry was asked for {name!r}"))
+    with pytest.raises(AttributeError) as caught:
+        fx.__wrapped__  # noqa: B018
+    assert caught.value.args == ("__wrapped__",)
+    assert not hasattr(fx, "__path__")
+
+
 def test_fx_stub_is_current() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "update_fx_stub.py"), "--check"],
                           capture_output=True, text=True, timeout=120)

@@ -355,6 +355,36 @@ def test_normalize_takes_any_nonzero_sum() -> None:
     assert str(caught.value) == "sobel: dx + dy must be at least 1 (or set magnitude=true)"
 
 
+def test_normalize_refuses_an_overflowing_sum_and_takes_one_of_1e_12() -> None:
+    convolve = cvf.get_filter("convolve")
+    huge = [[1e308, 1e308]]  # finite values whose sum is inf: dividing by it would zero the kernel
+    assert convolve.resolve({"kernel": huge})["kernel"] == ((1e308, 1e308),)
+    with pytest.raises(cvf.ParameterError, match="whose sum is finite"):
+        convolve.resolve({"kernel": huge, "normalize": True})
+    with pytest.raises(cvf.ParameterError, match="do not sum to 0"):
+        convolve.resolve({"kernel": [[0.1, 0.2, -0.3]], "normalize": True})  # 5.6e-17, rounding residue
+    # 1e-12 is the smallest sum taken as not 0; the kernel divided by it is the identity
+    image = photo(5, 6, 1, np.float32)
+    out = cvf.apply(image, "convolve", kernel=[[1e-12]], normalize=True, backend="cpu")
+    np.testing.assert_allclose(out, image, rtol=1e-6)
+
+
+@pytest.mark.parametrize(("args", "scale"), [((), 1.0), ((0.25,), 0.25)])
+def test_gradient_params_are_declared_as_the_help_says(args: tuple[float, ...], scale: float) -> None:
+    # _gradient_params runs once at import (scharr and prewitt); called here, its declaration is
+    # checked against `cvfilters info prewitt` (default scale 1) and `info scharr` (0.25)
+    from cvfilters.filters.convolve import _gradient_params
+
+    direction, scale_param, border = (p.describe() for p in _gradient_params(*args))
+    assert direction == {"name": "direction", "type": "choice", "default": "magnitude",
+                         "choices": ["magnitude", "x", "y"], "unit": "", "required": False,
+                         "help": "x: |d/dx| (vertical edges), y: |d/dy| (horizontal edges), "
+                                 "magnitude: sqrt(Gx^2 + Gy^2)"}
+    assert scale_param == {"name": "scale", "type": "float", "default": scale, "min": 0.0, "max": 1000.0,
+                           "unit": "", "required": False, "help": "multiplies the result before saturation"}
+    assert (border["name"], border["default"]) == ("border", "reflect101")
+
+
 @pytest.mark.parametrize(("name", "kx"), [("prewitt", [[-1, 0, 1]] * 3), ("scharr", [[-3, 0, 3], [-10, 0, 10],
                                                                                       [-3, 0, 3]])])
 def test_gradient_direction_x_is_scaled(name: str, kx: list[list[int]]) -> None:
