@@ -78,7 +78,11 @@ PY
   # the trampolines; in a test's subprocess (`python -m cvfilters` in a temporary folder) that
   # recording looks for pyproject.toml in the working folder and fails the test, and it could not
   # be attributed to a test anyway. Python imports sitecustomize from PYTHONPATH at start-up.
-  printf '%s\n' 'import os' 'if os.environ.get("MUTANT_UNDER_TEST") == "stats":' \
+  # No bytecode is written there either: a test's subprocess writing the .pyc files of mutants/
+  # while a forkserver process imported them failed the clean pass with "marshal data too short"
+  # (io/frames; core/atomic's unexplained "Failed to run clean test" before it).
+  printf '%s\n' 'import os, sys' 'sys.dont_write_bytecode = True' \
+    'if os.environ.get("MUTANT_UNDER_TEST") == "stats":' \
     '    os.environ["MUTANT_UNDER_TEST"] = ""  # a subprocess of the stats pass runs the original code' \
     >"$scratch/mutants/sitecustomize.py"
   # </dev/null: a mutant that reads standard input stopped the whole background run (SIGTTIN)
