@@ -77,6 +77,18 @@ def test_manifest_matches_the_registry() -> None:
         assert entry["module"] in FAMILIES
 
 
+def test_the_listing_from_the_manifest_is_the_declarations() -> None:
+    """``catalog()`` in a fresh process (the manifest alone) lists what the loaded filters declare here."""
+    code = "import json; from cvfilters.registry import catalog; print(json.dumps(catalog.catalog()))"
+    fresh = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                                      check=True).stdout)
+    cvf.list_filters()  # every family loaded: each entry comes from its filter's declaration
+    names = {e["name"] for e in fresh}
+    declared = [{key: e[key] for key in ("name", "category", "summary", "params")}
+                for e in json.loads(json.dumps(registry.catalog())) if e["name"] in names]
+    assert fresh == declared and len(fresh) >= 92
+
+
 def test_import_cvfilters_loads_no_family_and_no_opencv() -> None:
     modules = python_modules("import cvfilters")
     assert not families(modules) and not heavy(modules)
