@@ -36,7 +36,7 @@ def _worker_state(pause: float = 0.0) -> dict[str, Any]:
     return {"pid": os.getpid(), "threads": cv2.getNumThreads(),
             "sigint ignored": signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
             "opencl device": os.environ.get("OPENCV_OPENCL_DEVICE"), "forked from the test": _MARK["test process"],
-            "probed": sorted(cvfilters.backends.probed())}
+            "probed": sorted(cvfilters.backends.probed()), "command": os.environ.get("CVFILTERS_PARENT_PID")}
 
 
 # ---------------------------------------------------------------- --devices
@@ -169,6 +169,7 @@ def test_a_local_pool_forks_its_workers_from_the_forkserver(monkeypatch: pytest.
     assert (state["threads"], state["sigint ignored"], state["forked from the test"]) == (1, True, False)
     assert state["opencl device"] == os.environ.get("OPENCV_OPENCL_DEVICE")
     assert state["probed"] == []  # cpu: no GPU answers handed on
+    assert state["command"] == str(os.getpid())  # what the workers and the forkserver die with (lifeline)
 
 
 def test_an_auto_pool_hands_its_probe_answers_on() -> None:
@@ -201,7 +202,7 @@ def test_the_scheduler_probe_connects_to_a_tcp_address() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         executors._reachable(f"tcp://127.0.0.1:{port}")
-        server.settimeout(10)
+        server.settimeout(2)
         connection, _ = server.accept()  # the probe connected (and closed)
         with connection:
             assert connection.recv(1) == b""
