@@ -496,3 +496,124 @@ def test_color_matrix_refusal_names_rows_and_columns() -> None:
         cvf.get_filter("color_matrix").resolve({"matrix": [[1, 0, 0], [0, 1, 0]]})
     with pytest.raises(ParameterError, match="not 3x5$"):
         cvf.get_filter("color_matrix").resolve({"matrix": [[1, 0, 0, 0, 0]] * 3})
+
+
+# ---------------------------------------------------------------- from the re-run's survivors
+def test_three_identical_curves_make_one_column(names: list[str]) -> None:
+    def curves(params: Any, full: float) -> list[Callable[[np.ndarray], Any] | None]:
+        square = lambda v: v ** 2  # noqa: E731
+        return [square, square, square]
+
+    name = fresh("pf_same")
+    flt = point_filter(name, curves, summary="Square.")
+    names.append(name)
+    expected = stored((np.arange(256) / 255.0) ** 2, U8)
+    for channels in (1, 3):  # one curve for all channels: an (N,) table, also for colour
+        table = table_of(flt, {}, ImageInfo(1, 1, channels, U8))
+        assert table.shape == (256,)
+        np.testing.assert_array_equal(table, expected)
+
+
+def test_exact_halves_round_to_even_whatever_the_float_error(names: list[str]) -> None:
+    name = fresh("ck_half")  # v / 3 * 1.5 is v / 2 with float64 error beside the halves
+    flt = color_kernel(lambda v: v / 3 * 1.5, name, summary="Halve.")
+    names.append(name)
+    for dtype in (np.uint8, np.uint16):
+        full = np.iinfo(dtype).max
+        ramp = np.arange(full + 1)
+        expected = np.rint(ramp / 2)  # exact halves, rounded half to even
+        np.testing.assert_array_equal(table_of(flt, {}, ImageInfo(1, 1, 1, np.dtype(dtype))), expected)
+
+
+def test_curves_get_the_full_scale_of_the_dtype(names: list[str]) -> None:
+    seen: list[float] = []
+
+    def curves(params: Any, full: float) -> list[Callable[[np.ndarray], Any]]:
+        seen.append(full)
+        return [lambda v: v + 10.0 / full]  # ten levels brighter
+
+    name = fresh("pf_levels")
+    flt = point_filter(name, curves, summary="Ten levels brighter.")
+    names.append(name)
+    np.testing.assert_array_equal(table_of(flt, {}, ImageInfo(1, 1, 1, U8)), np.minimum(np.arange(256) + 10, 255))
+    table_of(flt, {}, ImageInfo(1, 1, 1, np.dtype(np.uint16)))
+    op = point_op_of(name)
+    assert op is not None
+    assert_within(op.evaluate(np.array([[0.5, 0.95]]), {}), np.array([[0.5 + 10.0, 1.0]]).clip(0, 1), 1e-6)
+    assert seen == [255.0, 65535.0, 1.0]
+
+
+def test_evaluate_passes_the_parameters_for_one_channel_images(names: list[str]) -> None:
+    def scale(v: np.ndarray, *, k: float) -> np.ndarray:
+        return v * k
+
+    name = fresh("ck_scale")
+    color_kernel(scale, name, summary="Scale.", params=[Param("k", "float", 1.0, min=0.0, max=2.0, help="k")])
+    names.append(name)
+    op = point_op_of(name)
+    assert op is not None
+    v = np.linspace(0, 1, 12).reshape(3, 4, 1)
+    assert_within(op.evaluate(v, {"k": 0.5}), v * 0.5, 1e-7)
+
+
+def test_non_finite_values_come_out_as_nan_without_warnings(names: list[str]) -> None:
+    name = fresh("ck_lift")
+    color_kernel(lambda v: 2 * v - v * v, name, summary="Lift.")  # inf gives inf - inf: invalid, quietly
+    names.append(name)
+    op = point_op_of(name)
+    assert op is not None
+    values = np.array([[0.5, np.inf, np.nan, -np.inf, 0.0, 2.0]], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = op.evaluate(values, {})
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(np.isnan(out), [[False, True, True, True, False, False]])
+    assert_within(out[:, [0, 4, 5]], np.array([[0.75, 0.0, 0.0]]), 1e-7)  # 2 * 2 - 4 = 0
+
+
+def test_native_gets_the_parameters(names: list[str]) -> None:
+    def native(ctx: Any, img: Any, *, k: float) -> Any:
+        return ctx.backend.convert(img, ctx.info.dtype, k, 0.0)
+
+    name = fresh("pf_native_k")
+    point_filter(name, lambda p, full: [lambda v: v * p["k"]], summary="Scale.", native=native,
+                 params=[Param("k", "float", 1.0, min=0.0, max=2.0, help="k")])
+    names.append(name)
+    image = photo(8, 8, 3, np.uint8)
+    assert_within(cvf.apply(image, name, k=0.5, backend="cpu"), stored(normalised(image) * 0.5, U8), 1.0)
+
+
+def test_an_integer_matrix_runs(names: list[str]) -> None:
+    name = fresh("mf_swap")
+    swap = np.array([[0, 0, 1, 0], [0, 1, 0, 0], [1, 0, 0, 0]])  # B <-> R, as integers
+    matrix_filter(name, lambda p: swap, summary="Swap blue and red.")
+    names.append(name)
+    image = photo(8, 8, 3, np.uint8)
+    np.testing.assert_array_equal(cvf.apply(image, name, backend="cpu"), image[..., ::-1])
+
+
+def test_a_matrix_keeping_gray_returns_gray_as_is_and_others_run(names: list[str]) -> None:
+    gray = photo(12, 16, 1, np.float32)
+
+    def register_luma(m: np.ndarray) -> str:
+        name = fresh("mf_luma")
+        matrix_filter(name, lambda p: m, summary="A matrix.")
+        names.append(name)
+        return name
+
+    # rows summing to 1, no offsets: gray is returned bit for bit (running it would move some by an ulp)
+    keeps = np.array([[0.5, 0.25, 0.25, 0.0], [0.25, 0.5, 0.25, 0.0], [-1.2, 1.6, 0.6, 0.0]])
+    np.testing.assert_array_equal(cvf.apply(gray, register_luma(keeps), backend="cpu"), gray)
+    v = gray.astype(np.float64)
+    offset = np.hstack([np.eye(3), np.full((3, 1), 0.2)])  # an offset is not gray-keeping
+    assert_within(cvf.apply(gray, register_luma(offset), backend="cpu"), np.clip(v + 0.2, 0, 1), 1e-5)
+    near = np.hstack([np.eye(3) * 1.000009, np.zeros((3, 1))])  # 9e-6 from keeping gray: it runs
+    assert_within(cvf.apply(gray, register_luma(near), backend="cpu"), np.clip(v * 1.000009, 0, 1), 5e-7)
+
+
+def test_sepia_declares_three_channels_for_gray_only() -> None:
+    sepia = cvf.get_filter("sepia")
+    params = sepia.resolve({})
+    for channels, declared in ((1, 3), (3, 3), (4, 4)):
+        spec = ImageInfo(5, 7, channels, U8)
+        assert sepia.output_info(params, spec) == ImageInfo(5, 7, declared, U8)
