@@ -617,3 +617,12 @@ def test_sepia_declares_three_channels_for_gray_only() -> None:
     for channels, declared in ((1, 3), (3, 3), (4, 4)):
         spec = ImageInfo(5, 7, channels, U8)
         assert sepia.output_info(params, spec) == ImageInfo(5, 7, declared, U8)
+
+
+def test_evaluate_clips_results_to_the_unit_range(names: list[str]) -> None:
+    name = fresh("ck_stretch")
+    color_kernel(lambda v: 3 * v - 1, name, summary="Stretch.")
+    names.append(name)
+    op = point_op_of(name)
+    assert op is not None
+    assert_within(op.evaluate(np.array([[0.0, 0.5, 0.9]]), {}), np.array([[0.0, 0.5, 1.0]]), 1e-6)
