@@ -61,6 +61,8 @@ EXTRA: dict[str, list[str]] = {
                          *(f"tests/properties/test_tiling.py::test_tiled_equals_whole[{case}]"
                            for case in ("crop-uint8-4", "crop-uint16-1", "crop-float32-3", "pad-uint8-1",
                                         "pad-uint16-3", "pad-float32-4"))],
+    # the factories (point_filter, color_kernel, matrix_filter) run at import: only tests that call them reach a mutant
+    "filters/color": ["tests/filters/test_color_factories.py"],
     "backends/cuda_capabilities": ["tests/backends/test_cuda_backend.py", "tests/backends/test_cuda_capabilities.py"],
 }
 # Every filter family's module: the catalogue-wide oracles (each filter against cv2 called

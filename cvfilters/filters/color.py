@@ -265,7 +265,8 @@ def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: st
         float32 images it runs on the image itself (float32 values) with numpy: on a
         device backend that is a counted host fallback.
     name : str, optional
-        snake_case filter name; ``fn.__name__`` by default (required for a lambda).
+        snake_case filter name; ``fn.__name__`` by default (required for a lambda and for
+        a callable without ``__name__``, such as a ``functools.partial``).
     summary : str
         One line for ``cvfilters list``.
     params : iterable of Param
@@ -298,8 +299,8 @@ def color_kernel(fn: Callable[..., Any], name: str | None = None, *, summary: st
     np.uint8(64)
     """
     filter_name = str(name or getattr(fn, "__name__", ""))
-    if filter_name == "<lambda>":
-        raise ValueError("color_kernel: pass name= for a lambda")
+    if filter_name in ("", "<lambda>"):  # "": a callable without __name__ (a functools.partial, an object)
+        raise ValueError("color_kernel: pass name= for a lambda or a callable without __name__")
     params = tuple(params)
     check_keywords(filter_name, fn, params, positional=1)
 
