@@ -65,5 +65,14 @@ def test_check_memory_refuses_what_cannot_fit(machine: dict[str, object]) -> Non
                                     "worker(s), but only 1.0 GiB is available; use fewer --jobs")
     with pytest.raises(ResourceLimitError, match=r"\(4000x3000, 3 channels, 20 frames\) x 1 worker"):
         limits.check_memory("anim.gif", 3000, 4000, 3, 1, frames=20)  # 19 decoded frames more: 0.64 GiB
+    machine["meminfo"] = "MemAvailable: 14 kB\n"  # exactly 32 x 32 gray 8-bit: 1024 x (2 + 12) bytes
+    limits.check_memory("fits.png", 32, 32, 1, 1)
+    with pytest.raises(ResourceLimitError, match=r"\(32x32, 1 channels\) x 2 worker"):
+        limits.check_memory("fits.png", 32, 32, 1, 1, workers=2)
+    machine["meminfo"] = "MemAvailable: 17 kB\n"  # 16-bit, 2 frames: 1024 x (4 + 12) + 1024 x 2 = 18 kB
+    with pytest.raises(ResourceLimitError, match=r"\(32x32, 1 channels, 2 frames\) x 1 worker"):
+        limits.check_memory("two.tif", 32, 32, 1, 2, frames=2)
+    machine["meminfo"] = "MemAvailable: 36 kB\n"
+    limits.check_memory("two.tif", 32, 32, 1, 2, frames=2, workers=2)
     machine["meminfo"], machine["pages"] = None, None
     limits.check_memory("huge.png", 100000, 100000, 4, 4, workers=8)  # unknown memory: not refused
