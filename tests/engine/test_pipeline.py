@@ -333,3 +333,37 @@ def test_map_takes_the_channel_order_it_is_given() -> None:
             want = cv2.cvtColor(image, code)
             for channel in range(3):
                 np.testing.assert_array_equal(out[..., channel], want)  # exact: cv2's cvtColor both
+
+
+def test_compile_is_cached_until_the_steps_change() -> None:
+    pipe = Pipeline.parse("gamma:gamma=2 | invert | gaussian_blur:sigma=1")
+    first = pipe.compile()
+    assert [s.filter.name for s in first] == ["fused[gamma:gamma=2 | invert]", "gaussian_blur"]
+    assert pipe.compile() is first  # one plan while the steps stay the same
+    pipe.steps[2] = Pipeline.parse("gaussian_blur:sigma=2").steps[0]  # as many steps, another one
+    second = pipe.compile()
+    assert second is not first and second[1].params["sigma"] == 2.0
+    unfused = Pipeline.parse("gamma:gamma=2 | invert", fuse=False)
+    assert unfused.compile() == unfused.steps and unfused.compile() is not unfused.steps
+
+
+def test_strings_in_a_pipeline_read_files_from_base_dir(tmp_path) -> None:
+    (tmp_path / "k.txt").write_text("0 2 0\n")
+    pipe = Pipeline(["convolve:kernel=@k.txt"], base_dir=tmp_path)
+    assert pipe.steps[0].params["kernel"] == ((0.0, 2.0, 0.0),)
+
+
+def test_linear_light_of_the_run_then_the_pipeline_then_the_default() -> None:
+    # A 1-px checkerboard blurred: 128 on the codes, 188 = 255 * srgb_encode(0.5) in linear light
+    # (IEC 61966-2-1: 1.055 * 0.5 ** (1 / 2.4) - 0.055 = 0.7354); 1 code of tolerance.
+    checker = np.dstack([(np.indices((48, 48)).sum(0) % 2 * 255).astype(np.uint8)] * 3)
+    centre = (slice(16, 32), slice(16, 32))
+    want = round(255 * (1.055 * 0.5 ** (1 / 2.4) - 0.055))
+    on = Pipeline(["gaussian_blur:sigma=6"], linear=True)
+    off = Pipeline(["gaussian_blur:sigma=6"])
+    for pipe, linear, brighter in ((on, None, True), (on, False, False), (off, True, True), (off, None, False)):
+        out = pipe.run(checker, backend="cpu", linear=linear)[0][centre].astype(int)
+        if brighter:
+            assert np.abs(out - want).max() <= 1, (pipe.linear, linear)
+        else:
+            assert np.abs(out - 128).max() <= 1, (pipe.linear, linear)
