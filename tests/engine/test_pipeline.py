@@ -276,6 +276,11 @@ def test_load_counts_every_files_steps_towards_256_in_all(tmp_path) -> None:
     _steps_file(tmp_path / "flat255.yaml", *["{filter: invert}"] * 255)
     _steps_file(tmp_path / "outer.yaml", nested.replace("flat256", "flat255"))
     assert len(Pipeline.load(tmp_path / "outer.yaml")) == 1
+    # A file whose steps are not a list adds none: at 256 it fails for its own fault, not the bound.
+    (tmp_path / "bad.yaml").write_text("version: 1\nsteps: 3\n")
+    _steps_file(tmp_path / "outer.yaml", *["{filter: invert}"] * 255, nested.replace("flat256", "bad"))
+    with pytest.raises(ParameterError, match=r"bad\.yaml:2: 'steps' must be a non-empty list"):
+        Pipeline.load(tmp_path / "outer.yaml")
 
 
 def test_pipelines_equal_only_pipelines_of_the_same_steps() -> None:
