@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import types
+
 import cv2
 import numpy as np
 import pytest
@@ -253,3 +256,119 @@ def test_null_values_are_refused_unless_the_default_is_automatic() -> None:
     with pytest.raises(ParameterError, match="gaussian_blur: sigma has no value"):
         Pipeline.from_dict({"version": 1, "steps": [{"filter": "gaussian_blur", "params": {"sigma": None}}]})
     assert cvf.get_filter("blend").resolve({"source": None})["source"] is None  # None is its default
+
+
+def _steps_file(path, *steps: str) -> None:
+    path.write_text("version: 1\nsteps:\n" + "".join(f"  - {step}\n" for step in steps))
+
+
+def test_load_counts_every_files_steps_towards_256_in_all(tmp_path) -> None:
+    _steps_file(tmp_path / "flat256.yaml", *["{filter: invert}"] * 256)
+    assert len(Pipeline.load(tmp_path / "flat256.yaml")) == 256
+    _steps_file(tmp_path / "flat257.yaml", *["{filter: invert}"] * 257)
+    with pytest.raises(SpecError, match=r"flat257\.yaml: the pipeline files it names expand to more than 256 steps"):
+        Pipeline.load(tmp_path / "flat257.yaml")
+    # One step naming a file of 256: 257 in all, the outer file's own step counted too.
+    nested = "{filter: masked, params: {filter: '@flat256.yaml', mask: 'ellipse:0.5,0.5,0.3,0.4'}}"
+    _steps_file(tmp_path / "outer.yaml", nested)
+    with pytest.raises(ParameterError, match=r"masked: filter has a bad step: .*flat256\.yaml: .* more than 256 steps"):
+        Pipeline.load(tmp_path / "outer.yaml")
+    _steps_file(tmp_path / "flat255.yaml", *["{filter: invert}"] * 255)
+    _steps_file(tmp_path / "outer.yaml", nested.replace("flat256", "flat255"))
+    assert len(Pipeline.load(tmp_path / "outer.yaml")) == 1
+    # A file whose steps are not a list adds none: at 256 it fails for its own fault, not the bound.
+    (tmp_path / "bad.yaml").write_text("version: 1\nsteps: 3\n")
+    _steps_file(tmp_path / "outer.yaml", *["{filter: invert}"] * 255, nested.replace("flat256", "bad"))
+    with pytest.raises(ParameterError, match=r"bad\.yaml:2: 'steps' must be a non-empty list"):
+        Pipeline.load(tmp_path / "outer.yaml")
+
+
+def test_pipelines_equal_only_pipelines_of_the_same_steps() -> None:
+    pipe = Pipeline.parse("gaussian_blur:sigma=3 | invert")
+    assert pipe == Pipeline([("gaussian_blur", {"sigma": 3.0}), ("invert", {})])
+    assert pipe != Pipeline.parse("gaussian_blur:sigma=2 | invert")
+    assert pipe != Pipeline.parse("invert | gaussian_blur:sigma=3")
+    assert (pipe == "gaussian_blur:sigma=3 | invert") is False
+    look_alike = types.SimpleNamespace(steps=list(pipe.steps))  # the same steps, not a Pipeline
+    assert (pipe == look_alike) is False
+
+
+def test_calling_a_pipeline_passes_backend_and_layout() -> None:
+    pipe = Pipeline.parse("flip:axis=horizontal | grayscale")
+    with pytest.raises(UsageError, match="unknown backend 'bogus'"):
+        pipe(photo(8, 8, 3, np.uint8), backend="bogus")
+    chw = np.ascontiguousarray(photo(6, 10, 3, np.uint8).transpose(2, 0, 1))  # 3 x 6 x 10
+    gray = cv2.cvtColor(cv2.flip(np.ascontiguousarray(chw.transpose(1, 2, 0)), 1), cv2.COLOR_BGR2GRAY)
+    out = pipe(chw, backend="cpu", layout="chw")
+    assert out.shape == (3, 6, 10)
+    for channel in out:
+        np.testing.assert_array_equal(channel, gray)  # exact: both are cv2's own flip and cvtColor
+
+
+@pytest.fixture
+def thread_probe():
+    seen: list[tuple[str, int]] = []
+
+    @cvf.register("test_thread_probe", category="color", summary="Record the thread.", replace=True)
+    def probe(ctx, img):
+        seen.append((threading.current_thread().name, cv2.getNumThreads()))
+        return img
+
+    yield seen
+    registry.unregister("test_thread_probe")
+
+
+def test_map_runs_on_the_threads_asked_for(thread_probe: list[tuple[str, int]]) -> None:
+    images = [photo(8, 8, 3, np.uint8) for _ in range(4)]
+    Pipeline.parse("test_thread_probe").map(images, workers=1, backend="cpu")
+    assert {name for name, _ in thread_probe} == {threading.current_thread().name}
+    thread_probe.clear()
+    # Two workers on four small images: the first alone, the rest on the pool's threads, where
+    # OpenCV's own pool is one thread (workers=None would run so small a batch serially).
+    Pipeline.parse("test_thread_probe").map(images, workers=2, backend="cpu")
+    assert thread_probe[0][0] == threading.current_thread().name
+    assert all(name.startswith("cvfilters-map") and threads == 1 for name, threads in thread_probe[1:])
+
+
+def test_map_takes_the_channel_order_it_is_given() -> None:
+    images = [photo(8, 8, 3, np.uint8), photo(8, 8, 3, np.uint8)[::-1].copy()]
+    for order, code in (("rgb", cv2.COLOR_RGB2GRAY), ("bgr", cv2.COLOR_BGR2GRAY)):
+        for image, out in zip(images, Pipeline.parse("grayscale").map(images, workers=1, channel_order=order),
+                              strict=True):
+            want = cv2.cvtColor(image, code)
+            for channel in range(3):
+                np.testing.assert_array_equal(out[..., channel], want)  # exact: cv2's cvtColor both
+
+
+def test_compile_is_cached_until_the_steps_change() -> None:
+    pipe = Pipeline.parse("gamma:gamma=2 | invert | gaussian_blur:sigma=1")
+    first = pipe.compile()
+    assert [s.filter.name for s in first] == ["fused[gamma:gamma=2 | invert]", "gaussian_blur"]
+    assert pipe.compile() is first  # one plan while the steps stay the same
+    pipe.steps[2] = Pipeline.parse("gaussian_blur:sigma=2").steps[0]  # as many steps, another one
+    second = pipe.compile()
+    assert second is not first and second[1].params["sigma"] == 2.0
+    unfused = Pipeline.parse("gamma:gamma=2 | invert", fuse=False)
+    assert unfused.compile() == unfused.steps and unfused.compile() is not unfused.steps
+
+
+def test_strings_in_a_pipeline_read_files_from_base_dir(tmp_path) -> None:
+    (tmp_path / "k.txt").write_text("0 2 0\n")
+    pipe = Pipeline(["convolve:kernel=@k.txt"], base_dir=tmp_path)
+    assert pipe.steps[0].params["kernel"] == ((0.0, 2.0, 0.0),)
+
+
+def test_linear_light_of_the_run_then_the_pipeline_then_the_default() -> None:
+    # A 1-px checkerboard blurred: 128 on the codes, 188 = 255 * srgb_encode(0.5) in linear light
+    # (IEC 61966-2-1: 1.055 * 0.5 ** (1 / 2.4) - 0.055 = 0.7354); 1 code of tolerance.
+    checker = np.dstack([(np.indices((48, 48)).sum(0) % 2 * 255).astype(np.uint8)] * 3)
+    centre = (slice(16, 32), slice(16, 32))
+    want = round(255 * (1.055 * 0.5 ** (1 / 2.4) - 0.055))
+    on = Pipeline(["gaussian_blur:sigma=6"], linear=True)
+    off = Pipeline(["gaussian_blur:sigma=6"])
+    for pipe, linear, brighter in ((on, None, True), (on, False, False), (off, True, True), (off, None, False)):
+        out = pipe.run(checker, backend="cpu", linear=linear)[0][centre].astype(int)
+        if brighter:
+            assert np.abs(out - want).max() <= 1, (pipe.linear, linear)
+        else:
+            assert np.abs(out - 128).max() <= 1, (pipe.linear, linear)
