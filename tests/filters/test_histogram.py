@@ -439,6 +439,17 @@ def test_normalize_is_cv2_normalize_minmax(backend: str) -> None:
     np.testing.assert_array_equal(run(image, "normalize", backend, linked=False), per_channel)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_normalize_stretches_a_range_of_1_to_full_scale(dtype: type) -> None:
+    # only a range of exactly 0..full is left as it is; 1..full is stretched as cv2.normalize does
+    full = np.iinfo(dtype).max
+    for channels, linked in ((3, True), (1, False)):
+        image = np.maximum(photo(20, 24, channels, dtype), 1)
+        image.reshape(-1)[[0, -1]] = 1, full
+        expected = cv2.normalize(image, None, 0, full, cv2.NORM_MINMAX)
+        np.testing.assert_array_equal(run(image, "normalize", linked=linked), expected)
+
+
 def test_normalize_brings_hdr_float_into_range() -> None:
     image = photo(30, 40, 3, np.float32) * 3.0 - 0.5
     expected = (image - image.min()) / (image.max() - image.min())
@@ -494,30 +505,6 @@ def test_adaptive_threshold_colour_uses_luma(backend: str) -> None:
     expected = cv2.adaptiveThreshold(luma, 255, cv2.ADAPTIVE_THRESH_GAUSSIAN_C, cv2.THRESH_BINARY, 11, 2)
     out = run(image, "adaptive_threshold", backend, c=2 / 255)
     np.testing.assert_array_equal(out, cv2.merge([expected] * 3))
-
-
-# ---------------------------------------------------------------- histogram_overlay
-def test_histogram_overlay_draws_a_blended_panel_and_nothing_else(backend: str) -> None:
-    image = np.zeros((40, 100, 3), np.uint8)
-    image[:, 50:] = 255  # two spikes: level 0 and level 255, each half the pixels
-    image[:, :50, 0] = 0
-    out = run(image, "histogram_overlay", backend, position=(1.0, 1.0), size=(0.5, 0.5), opacity=0.5)
-    panel = out[20:, 50:].astype(int)
-    assert np.array_equal(out[:20], image[:20]) and np.array_equal(out[20:, :50], image[20:, :50])
-    # 50 columns, 50 bins: the spikes are full-height bars in the first and last column (all
-    # channels: white); elsewhere the black panel at opacity 0.5 over white, round(127.5) = 128.
-    np.testing.assert_array_equal(panel[:, 1:-1], np.full((20, 48, 3), 128))
-    np.testing.assert_array_equal(panel[:, [0, -1]], np.full((20, 2, 3), 255))
-    np.testing.assert_array_equal(run(image, "histogram_overlay", backend, opacity=0.0), image)
-
-
-def test_histogram_overlay_panel_matches_the_histogram() -> None:
-    image = photo(60, 80, 1)
-    out = run(image, "histogram_overlay", position=(0.0, 0.0), size=(1.0, 1.0), opacity=1.0)
-    coarse = np.bincount(image.ravel().astype(int) * 80 // 256, minlength=80)  # 80 columns show 80 equal-width bins
-    heights = np.rint(coarse / coarse.max() * 60)
-    np.testing.assert_array_equal((out == 255).sum(axis=0), heights)
-    assert set(np.unique(out)) <= {0, 255}
 
 
 # ---------------------------------------------------------------- device work and parity
