@@ -34,7 +34,9 @@ EXTRA: dict[str, list[str]] = {
     "registry/policies": ["tests/properties/test_registry_contract.py", "tests/filters/test_filters_oracles.py",
                           "tests/filters/test_blend.py"],
     "engine/fusion": ["tests/engine/test_pipeline.py"],
-    "filters/_shared/histograms": ["tests/filters/test_histogram.py"],
+    "filters/_shared/histograms": ["tests/filters/test_histogram.py", "tests/filters/test_histogram_overlay.py"],
+    # the mirror's tests split by job: the two-pass footprint factory, the overlay's placement
+    "filters/histogram": ["tests/filters/test_histogram_passes.py", "tests/filters/test_histogram_overlay.py"],
     "registry/params": ["tests/properties/test_registry_contract.py", "tests/engine/test_pipeline.py",
                         "tests/cli/test_front_door.py::test_colours_are_rgb_as_people_write_them",
                         "tests/cli/test_front_door.py::test_colour_forms_and_errors"],
