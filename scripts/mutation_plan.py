@@ -4,9 +4,9 @@ Every ``.py`` file of ``cvfilters/`` and ``cli/`` with code (package ``__init__`
 ``__main__`` excepted) is a module, named by its path without ``.py`` and without the leading
 ``cvfilters/`` (``io/images``, ``core/atomic``, ``cli/app``), or by its file name where that
 is unique (``decoders``, ``atomic``). A module's tests are its mirror (``tests/io/test_images.py``
-for ``io/images``), the test files that run its lines (without a coverage map: every test file
-that imports it), and the extra files in ``EXTRA``, less the tests in ``FORK_UNSAFE`` where
-others cover the module.
+for ``io/images``), the test files that run its lines, the test files that import it (all of
+them without a coverage map, else up to ``MAX_IMPORTERS``), and the extra files in ``EXTRA``,
+less the tests in ``FORK_UNSAFE`` where others cover the module.
 
 "The test files that run its lines" come from ``COVERAGE_MAP``, written by ``--map`` from a
 run of the suite under coverage with a context per test: for each module, the fewest test
@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 COVERAGE_MAP = ROOT / "mutation-results" / "coverage-map.json"
+MAX_IMPORTERS = 5  # beside the coverage map's cover (see tests_for)
 # module -> test files (or test ids) that exercise it without importing it
 EXTRA: dict[str, list[str]] = {
     "registry/policies": ["tests/properties/test_registry_contract.py", "tests/filters/test_filters_oracles.py",
@@ -120,9 +121,17 @@ def tests_for(name: str) -> list[str]:
     mirror = mirror_of(name)
     selected = [str(mirror.relative_to(ROOT))] if mirror.exists() else []
     covering = json.loads(COVERAGE_MAP.read_text()) if COVERAGE_MAP.exists() else {}
-    # The cover, not every importer: a module most tests import (engine/pipeline: 23 files) spent
-    # a 300 s bound on mutmut's two passes over its tests before checking one mutant.
-    selected += [test for test in covering[name] if (ROOT / test).exists()] if name in covering else importers_of(name)
+    # The cover, and the importers where they are few: the test files that import a module are
+    # usually the ones written for it (the cover alone gave filters/_shared/model_files one file
+    # that runs its lines, not the learned-style tests that check what it refuses), but a module
+    # most tests import (engine/pipeline: 23 files) spent a 300 s bound on mutmut's two passes
+    # over them before checking one mutant.
+    importers = importers_of(name)
+    if name in covering:
+        selected += [test for test in covering[name] if (ROOT / test).exists()]
+        selected += importers if len(importers) <= MAX_IMPORTERS else []
+    else:
+        selected += importers
     if name.startswith("filters/") and not name.startswith("filters/_shared/"):
         selected += FILTER_WIDE
     selected += [test for test in EXTRA.get(name, []) if (ROOT / test.split("::")[0]).exists()]
