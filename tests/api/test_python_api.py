@@ -22,6 +22,7 @@ from scipy import ndimage
 import cvfilters as cvf
 from cvfilters.core import boundary
 from cvfilters.core.errors import InvalidImageError, ParameterError, SpecError
+from tests.array_likes import ArrayOnly, DLPackOnly
 from tests.conftest import FIXTURES, photo
 
 ROOT = FIXTURES.parent
@@ -116,30 +117,9 @@ def test_unsupported_dtypes_are_one_line(dtype: type) -> None:
 
 
 # ---------------------------------------------------------------- array-likes and layouts
-class ArrayLike:
-    """A minimal foreign tensor: only ``__array__``."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self.array
 
 
-class DLPackOnly:
-    """A foreign tensor that speaks only DLPack (numpy's own implementation underneath)."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return self.array.__dlpack_device__()
-
-
-@pytest.mark.parametrize("kind", [ArrayLike, DLPackOnly])
+@pytest.mark.parametrize("kind", [ArrayOnly, DLPackOnly])
 def test_array_likes_are_taken_without_a_copy(kind: type) -> None:
     image = photo(24, 32, 3)
     host, _ = boundary.enter(kind(image), "bgr")

@@ -15,36 +15,14 @@ from PIL import Image
 from cvfilters.core import arrays
 from cvfilters.core.defaults import running_in
 from cvfilters.core.errors import InvalidImageError
+from tests.array_likes import ArrayOnly, BrokenArray, DLPackOnly
 
 
 def _image(shape: tuple[int, ...], dtype: Any = np.uint8) -> np.ndarray:
     return (np.arange(int(np.prod(shape))) % 251).reshape(shape).astype(dtype)
 
 
-class DLPackOnly:
-    """A tensor that exports DLPack and nothing else (no __array__)."""
 
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> Any:
-        return self.array.__dlpack_device__()
-
-
-class ArrayOnly:
-    def __init__(self, array: Any) -> None:
-        self.array = array
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return np.asarray(self.array, dtype=dtype)
-
-
-class BrokenArray:
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise RuntimeError("device lost\nsecond line")
 
 
 class SilentlyBroken:

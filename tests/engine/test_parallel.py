@@ -28,6 +28,7 @@ from cvfilters.backends import get_backend
 from cvfilters.core import machine
 from cvfilters.core.errors import InvalidImageError, UsageError
 from cvfilters.registry import catalog as registry
+from tests.array_likes import ArrayOnly, BrokenArray, DLPackOnly
 from tests.conftest import FIXTURES, photo
 
 # Steps that cache something: a fused LUT run, a vignette mask, a warp map, a blend overlay, a k-means palette.
@@ -105,35 +106,10 @@ def test_map_takes_iterables_and_pil_images() -> None:
     assert pipe.map([]) == []
 
 
-class ArrayOnly:
-    """An array-like that numpy reads through ``__array__`` alone (no ``__dlpack__``)."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self.array
 
 
-class DlpackOnly:
-    """An array-like that numpy reads through ``__dlpack__`` alone (no ``__array__``)."""
 
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self) -> Any:
-        return self.array.__dlpack_device__()
-
-
-class BrokenArray:
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise RuntimeError("no host copy")
-
-
-@pytest.mark.parametrize("wrap", [ArrayOnly, DlpackOnly], ids=["__array__", "__dlpack__"])
+@pytest.mark.parametrize("wrap", [ArrayOnly, DLPackOnly], ids=["__array__", "__dlpack__"])
 def test_array_likes_are_batches(wrap: Any) -> None:
     batch = np.stack(images(3))
     out = cvf.Pipeline.parse("invert").map(wrap(batch))
