@@ -22,9 +22,6 @@ def _image(shape: tuple[int, ...], dtype: Any = np.uint8) -> np.ndarray:
     return (np.arange(int(np.prod(shape))) % 251).reshape(shape).astype(dtype)
 
 
-
-
-
 class SilentlyBroken:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise RuntimeError("")

@@ -106,9 +106,6 @@ def test_map_takes_iterables_and_pil_images() -> None:
     assert pipe.map([]) == []
 
 
-
-
-
 @pytest.mark.parametrize("wrap", [ArrayOnly, DLPackOnly], ids=["__array__", "__dlpack__"])
 def test_array_likes_are_batches(wrap: Any) -> None:
     batch = np.stack(images(3))
