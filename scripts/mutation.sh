@@ -4,7 +4,8 @@
 # Usage: scripts/mutation.sh MODULE...              (names: python scripts/mutation_plan.py --list)
 #        scripts/mutation.sh --all                  every module of cvfilters/ and cli/
 #        MUTATION_TIMEOUT=600 scripts/mutation.sh decoders atomic io/images
-#        (MUTATION_TIMEOUT_MULTIPLIER: mutmut's per-mutant timeout_multiplier, default 3)
+#        (MUTATION_TIMEOUT_MULTIPLIER: mutmut's per-mutant timeout_multiplier, default 3;
+#         MUTATION_BACKENDS: the tests' --backend, default cpu: cpu,opencl for a device backend's module)
 #
 # scripts/mutation_plan.py names each module's source file and the test files that cover it
 # (its mirror, every test file importing it, and listed extras) and mutmut's process isolation
@@ -63,6 +64,9 @@ text = path.read_text()
 extra = (f"only_mutate = {json.dumps([source])}\npytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
          f"process_isolation = {json.dumps(isolation)}\n"
          f"timeout_multiplier = {float(os.environ.get('MUTATION_TIMEOUT_MULTIPLIER', '3'))}\n")
+# MUTATION_BACKENDS: the backends the tests run on (pytest --backend); cpu unless a device
+# backend's module is measured (cpu,opencl on pocl: its kernels compile on first use, slowly).
+text = text.replace('"--backend=cpu"', json.dumps("--backend=" + os.environ.get("MUTATION_BACKENDS", "cpu")), 1)
 path.write_text(text.replace("[tool.mutmut]\n", "[tool.mutmut]\n" + extra, 1))
 PY
   echo "[$module] mutating $source against $tests ($isolation isolation, timeout ${LIMIT}s)" >&2
