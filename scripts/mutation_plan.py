@@ -6,7 +6,7 @@ Every ``.py`` file of ``cvfilters/`` and ``cli/`` with code (package ``__init__`
 is unique (``decoders``, ``atomic``). A module's tests are its mirror (``tests/io/test_images.py``
 for ``io/images``), the test files that run its lines, the test files that import it (all of
 them without a coverage map, else up to ``MAX_IMPORTERS``), and the extra files in ``EXTRA``,
-less the tests in ``FORK_UNSAFE`` where others cover the module.
+less the tests in ``FORK_UNSAFE`` (but its mirror) where others cover the module.
 
 "The test files that run its lines" come from ``COVERAGE_MAP``, written by ``--map`` from a
 run of the suite under coverage with a context per test: for each module, the fewest test
@@ -73,8 +73,9 @@ EXTRA: dict[str, list[str]] = {
 FILTER_WIDE = ["tests/filters/test_filters_oracles.py", "tests/properties/test_documented.py"]
 _SKIP = {"__init__.py", "__main__.py"}
 # Test files that start processes outliving a test: mutmut's fork runner reaps them with
-# os.wait() and stops (KeyError on an unknown pid). Another module's run leaves them out;
-# a module they alone cover runs them under mutmut's forkserver isolation.
+# os.wait() and stops (KeyError on an unknown pid); they also take minutes. Another module's
+# run leaves them out, but a module's own mirror is kept (every run uses forkserver isolation:
+# run/lifeline's run without its mirror left `alive`'s mutants to tests that never call it).
 FORK_UNSAFE = {"tests/run/test_lifeline.py", "tests/run/test_batch.py"}
 
 
@@ -136,7 +137,8 @@ def tests_for(name: str) -> list[str]:
         selected += FILTER_WIDE
     selected += [test for test in EXTRA.get(name, []) if (ROOT / test.split("::")[0]).exists()]
     selected = list(dict.fromkeys(selected))
-    safe = [test for test in selected if test.split("::")[0] not in FORK_UNSAFE]
+    own = str(mirror.relative_to(ROOT))
+    safe = [test for test in selected if test.split("::")[0] not in FORK_UNSAFE or test == own]
     return safe or selected
 
 

@@ -4,11 +4,13 @@ is alive a few seconds later; then the next run cleans up and completes the batc
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -111,6 +113,72 @@ def test_alive_tells_running_dead_and_zombie_processes_apart() -> None:
     assert not lifeline.alive(child.pid)
     child.wait()
     assert not lifeline.alive(child.pid)
+
+
+def _forked(work: Callable[[int], int]) -> tuple[int, int]:
+    """``work(write_fd)`` in a forked child, which exits with its return value: (exit code, int it wrote)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            os.close(read)
+            code = work(write)
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), int(text or -1)
+
+
+def _death_signal() -> int:
+    """This process's parent-death signal, read back from the kernel (prctl PR_GET_PDEATHSIG)."""
+    value = ctypes.c_int(-1)
+    ctypes.CDLL(None, use_errno=True).prctl(2, ctypes.byref(value), 0, 0, 0)
+    return value.value
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+@pytest.mark.parametrize("expected", [True, False], ids=["named parent", "any parent"])
+def test_die_with_parent_asks_the_kernel_for_sigkill(expected: bool) -> None:
+    def work(write: int) -> int:
+        armed = lifeline.die_with_parent(os.getppid() if expected else None)
+        os.write(write, str(_death_signal()).encode())
+        return 0 if armed is True else 4
+
+    assert _forked(work) == (0, int(signal.SIGKILL))
+
+
+def test_die_with_parent_exits_when_the_parent_is_not_the_one_named() -> None:
+    def work(write: int) -> int:
+        lifeline.die_with_parent(os.getppid() + 1_000_000)  # a parent that is already gone
+        os.write(write, b"5")
+        return 0
+
+    assert _forked(work) == (1, -1)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_a_process_that_asked_dies_with_its_parent() -> None:
+    def work(write: int) -> int:  # the child forks a grandchild that asks, then exits
+        asked, told = os.pipe()
+        grandchild = os.fork()
+        if grandchild == 0:
+            lifeline.die_with_parent(os.getppid())
+            os.write(told, b"x")
+            time.sleep(30)
+            os._exit(0)
+        os.read(asked, 1)  # the grandchild has asked
+        os.write(write, str(grandchild).encode())
+        return 0
+
+    code, grandchild = _forked(work)
+    deadline = time.monotonic() + 10
+    while lifeline.alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert code == 0 and not lifeline.alive(grandchild)
 
 
 def test_remove_stale_touches_only_our_unheld_temporaries(tmp_path: Path) -> None:
