@@ -23,7 +23,8 @@ def test_the_plot_has_the_asked_size(tmp_path: Path) -> None:
 
 
 def test_two_inputs_are_overlaid_under_the_given_title(tmp_path: Path) -> None:
-    proc = run_cli("histogram", ASTRONAUT, FIXTURES / "badge-rgba.png", "-o", tmp_path / "h.svg", "--title", "Before/after")
+    proc = run_cli("histogram", ASTRONAUT, FIXTURES / "badge-rgba.png", "-o", tmp_path / "h.svg",
+                   "--title", "Before/after")
     assert proc.returncode == 0, proc.stderr
     assert "Before/after" in (tmp_path / "h.svg").read_text()
 
