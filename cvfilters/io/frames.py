@@ -474,6 +474,12 @@ class _Webp:
         self.file.write(data)
 
 
+# A TIFF source's compression is kept where a still TIFF keeps it (lossless, and written by both libtiff and
+# tifffile); any other is written as none: tifffile has no CCITT fax or old-JPEG encoder, and its JPEG and
+# WebP refuse alpha or float samples.
+_TIFF_KEPT = io._TIFF_COMPRESSIONS_WRITTEN
+
+
 class _Tiff:
     def __init__(self, file: IO[bytes], options: FrameOptions) -> None:
         import tifffile
@@ -487,7 +493,7 @@ class _Tiff:
             image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if channels == 3 else cv2.COLOR_BGRA2RGBA)
         self.writer.write(image, photometric="rgb" if channels >= 3 else "minisblack",
                           extrasamples=("unassalpha",) if channels == 4 else None,
-                          compression=self.options.compression if self.options.compression not in (None, 1) else None,
+                          compression=self.options.compression if self.options.compression in _TIFF_KEPT else None,
                           iccprofile=self.options.icc, contiguous=False)
 
     def close(self) -> None:

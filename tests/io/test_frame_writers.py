@@ -1,0 +1,231 @@
+"""What :func:`cvfilters.io.frames.write_frames` puts in each multi-frame format, read by a second reader.
+
+tifffile reads the TIFF tags and pages (photometric, extra samples, compression, ICC profile, one
+series per page), Pillow the WebP frames, alpha and loop count. For AVIF, Pillow's AVIF plugin and
+OpenCV's ``cv2.imdecodeanimation`` both read the file; both use libavif (1.4.2 here, separate builds),
+so the AVIF checks are not independent of the codec library, only of cvfilters. References are
+hand-built numpy arrays (RGB order by slicing, inversion by subtraction) and PSNR by its formula.
+The writers are called in-process (mutation testing counts only those calls).
+"""
+
+from __future__ import annotations
+
+import warnings
+from io import BytesIO
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import tifffile
+from PIL import Image, ImageCms, ImageSequence, features
+
+from cvfilters.core.errors import ImageWriteError
+from cvfilters.io import frames as frames_io
+from cvfilters.io.frames import Frame, FramesInfo
+
+RNG = np.random.default_rng(26)
+
+
+def noise(shape: tuple[int, ...], dtype: type = np.uint8) -> np.ndarray:
+    return RNG.integers(0, 256, shape).astype(dtype)
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR in dB by its formula (numpy), 8-bit peak."""
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else float(10 * np.log10(255.0**2 / mse))
+
+
+def write_quietly(path: Path, frames: list[Frame], **options: object) -> int:
+    """write_frames with every warning an error: these frames need no conversion."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return frames_io.write_frames(path, frames, **options)  # type: ignore[arg-type]
+
+
+def tiff_like(compression: int | None = None, icc: bytes | None = None) -> FramesInfo:
+    return FramesInfo("TIFF", 2, (8, 6), icc=icc, compression=compression)
+
+
+# ---------------------------------------------------------------- TIFF pages (tifffile reads them)
+def test_tiff_pages_are_rgb_rgba_and_grey_each_its_own_series(tmp_path: Path) -> None:
+    bgr, bgra, grey = noise((6, 8, 3)), noise((5, 7, 4)), noise((4, 9))
+    assert write_quietly(tmp_path / "out.tif", [Frame(bgr), Frame(bgra), Frame(grey)]) == 3
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        pages = list(tif.pages)
+        assert [page.photometric for page in pages] == [2, 2, 1]  # RGB, RGB, MINISBLACK
+        assert [page.extrasamples for page in pages] == [(), (2,), ()]  # the 4th sample: unassociated alpha
+        assert [page.planarconfig for page in pages[:2]] == [1, 1]  # samples interleaved
+        np.testing.assert_array_equal(pages[0].asarray(), bgr[..., ::-1])  # RGB order
+        np.testing.assert_array_equal(pages[1].asarray(), bgra[..., [2, 1, 0, 3]])
+        np.testing.assert_array_equal(pages[2].asarray(), grey)
+        # one series per page (contiguous=False): not one stack, each page its own shape
+        assert [series.shape for series in tif.series] == [(6, 8, 3), (5, 7, 4), (4, 9)]
+
+
+def test_same_sized_tiff_pages_stay_separate_series(tmp_path: Path) -> None:
+    pages = [noise((4, 5)) for _ in range(3)]
+    write_quietly(tmp_path / "out.tif", [Frame(page) for page in pages])
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        assert len(tif.pages) == 3 and [series.shape for series in tif.series] == [(4, 5)] * 3  # not one (3, 4, 5)
+        for want, series in zip(pages, tif.series, strict=True):
+            np.testing.assert_array_equal(series.asarray(), want)
+
+
+def test_float_colour_tiff_pages_are_rgb_not_three_grey_samples(tmp_path: Path) -> None:
+    bgr = RNG.random((4, 6, 3)).astype(np.float32)
+    write_quietly(tmp_path / "out.tif", [Frame(bgr), Frame(1 - bgr)])  # no warning: tifffile is told RGB
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        assert [page.photometric for page in tif.pages] == [2, 2]
+        assert tif.pages[0].dtype == np.float32
+        np.testing.assert_array_equal(tif.pages[1].asarray(), (1 - bgr)[..., ::-1])
+
+
+@pytest.mark.parametrize(("source", "written"), [
+    (None, 1), (1, 1), (5, 5), (8, 8), (32773, 32773), (32946, 32946),  # none, LZW, Deflate, PackBits kept
+    (4, 1), (7, 1), (50000, 1),  # CCITT fax 4, JPEG, Zstandard: written uncompressed, as a still TIFF
+])
+def test_tiff_pages_keep_a_lossless_source_compression_else_none(tmp_path: Path, source: int | None,
+                                                                 written: int) -> None:
+    pages = [noise((6, 8, 3)), noise((6, 8, 3))]
+    write_quietly(tmp_path / "out.tif", [Frame(page) for page in pages], like=tiff_like(source))
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        assert [page.compression for page in tif.pages] == [written, written]
+        for want, page in zip(pages, tif.pages, strict=True):
+            np.testing.assert_array_equal(page.asarray(), want[..., ::-1])  # lossless either way
+
+
+def test_a_group_4_fax_tiff_is_filtered_into_tiff_pages(tmp_path: Path) -> None:
+    # the bug: the fax compression was passed on to tifffile, which has no CCITT encoder ("internal error: KeyError")
+    bits = [(np.indices((6, 8)).sum(axis=0) % (index + 2)) == 0 for index in range(2)]
+    images = [Image.fromarray(page) for page in bits]  # mode "1"
+    images[0].save(tmp_path / "fax.tif", save_all=True, append_images=images[1:], compression="group4")
+    with frames_io.read_frames(tmp_path / "fax.tif") as reader:
+        assert reader.info.compression == 4
+        frames_io.write_frames(tmp_path / "out.tif", (f.replace(255 - f.image) for f in reader), like=reader.info)
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        assert [page.compression for page in tif.pages] == [1, 1]
+        for want, page in zip(bits, tif.pages, strict=True):
+            np.testing.assert_array_equal(page.asarray(), np.where(want, 0, 255).astype(np.uint8))
+
+
+def test_a_multi_page_lzw_tiff_stays_lzw_page_by_page(tmp_path: Path) -> None:
+    pages = [noise((6, 8, 3)) for _ in range(3)]
+    images = [Image.fromarray(page[..., ::-1]) for page in pages]
+    images[0].save(tmp_path / "in.tif", save_all=True, append_images=images[1:], compression="tiff_lzw")
+    with frames_io.read_frames(tmp_path / "in.tif") as reader:
+        frames_io.write_frames(tmp_path / "out.tif", (f.replace(255 - f.image) for f in reader), like=reader.info)
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        assert [page.compression for page in tif.pages] == [5, 5, 5]
+        for want, page in zip(pages, tif.pages, strict=True):
+            np.testing.assert_array_equal(page.asarray(), 255 - want[..., ::-1])
+
+
+def test_every_tiff_page_carries_the_icc_profile(tmp_path: Path) -> None:
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    write_quietly(tmp_path / "out.tif", [Frame(noise((4, 5, 3))), Frame(noise((4, 5)))], like=tiff_like(icc=icc))
+    with tifffile.TiffFile(tmp_path / "out.tif") as tif:
+        assert [page.tags[34675].value for page in tif.pages] == [icc, icc]  # InterColorProfile
+    write_quietly(tmp_path / "plain.tif", [Frame(noise((4, 5, 3)))])
+    with tifffile.TiffFile(tmp_path / "plain.tif") as tif:
+        assert 34675 not in tif.pages[0].tags
+
+
+# ---------------------------------------------------------------- WebP (Pillow reads it)
+def pillow_rgba(path: Path) -> tuple[list[np.ndarray], str, object]:
+    with Image.open(path) as image:
+        mode, loop = image.mode, image.info.get("loop")
+        return [np.asarray(f.convert("RGBA")).copy() for f in ImageSequence.Iterator(image)], mode, loop
+
+
+def test_webp_frames_keep_their_alpha(tmp_path: Path) -> None:
+    bgra = [noise((6, 8, 4)) for _ in range(2)]
+    for index, frame in enumerate(bgra):
+        frame[..., 3] = 255
+        frame[index * 3:index * 3 + 3, :, 3] = 0  # a transparent band, elsewhere in each frame
+    write_quietly(tmp_path / "out.webp", [Frame(f, 50) for f in bgra], lossless=True)
+    got, mode, _ = pillow_rgba(tmp_path / "out.webp")
+    assert mode == "RGBA" and len(got) == 2
+    for want, have in zip(bgra, got, strict=True):
+        np.testing.assert_array_equal(have[..., 3], want[..., 3])  # lossless: alpha exact
+        opaque = want[..., 3] == 255
+        np.testing.assert_array_equal(have[..., :3][opaque], want[..., 2::-1][opaque])  # colour exact where seen
+
+
+def test_webp_colour_frames_are_rgb_in_order_and_opaque(tmp_path: Path) -> None:
+    bgr = [noise((6, 8, 3)) for _ in range(2)]
+    write_quietly(tmp_path / "out.webp", [Frame(f, 50) for f in bgr], lossless=True)
+    got, mode, _ = pillow_rgba(tmp_path / "out.webp")
+    assert mode == "RGB"
+    for want, have in zip(bgr, got, strict=True):
+        np.testing.assert_array_equal(have, np.dstack([want[..., ::-1], np.full(want.shape[:2], 255, np.uint8)]))
+
+
+@pytest.mark.parametrize(("loop", "stored"), [(None, 1), (0, 0), (3, 3)])  # None: play once (WebP's 1)
+def test_webp_loop_count(tmp_path: Path, loop: int | None, stored: int) -> None:
+    write_quietly(tmp_path / "out.webp", [Frame(noise((4, 4, 3)), 40), Frame(noise((4, 4, 3)), 60)], loop=loop)
+    assert pillow_rgba(tmp_path / "out.webp")[2] == stored
+
+
+# ---------------------------------------------------------------- AVIF (Pillow's plugin and OpenCV read it)
+needs_avif = pytest.mark.skipif(not features.check("avif"), reason="Pillow without AVIF")
+
+
+def gradients() -> list[np.ndarray]:
+    y, x = np.mgrid[0:16, 0:24]
+    smooth = np.dstack([x * 10, y * 15, (x + y) * 6]).astype(np.uint8)
+    return [smooth, 255 - smooth]
+
+
+def both_readers(path: Path) -> list[tuple[list[np.ndarray], list[int]]]:
+    """(BGR frames, durations) as Pillow and as OpenCV decode the file."""
+    with Image.open(path) as image:
+        pillow = [(np.asarray(f.convert("RGB"))[..., ::-1].copy(), int(f.info["duration"]))
+                  for f in ImageSequence.Iterator(image)]
+    ok, animation = cv2.imdecodeanimation(np.fromfile(path, np.uint8))
+    assert ok
+    return [([p[0] for p in pillow], [p[1] for p in pillow]),
+            ([f[..., :3] for f in animation.frames], [int(d) for d in animation.durations])]
+
+
+@needs_avif
+def test_avif_frames_without_a_duration_show_100_ms(tmp_path: Path) -> None:
+    frames = gradients()
+    write_quietly(tmp_path / "out.avif", [Frame(frames[0]), Frame(frames[1], 70)], quality=100)
+    for got, durations in both_readers(tmp_path / "out.avif"):
+        assert durations == [100, 70]  # the documented default for a frame without one
+        for want, have in zip(frames, got, strict=True):
+            np.testing.assert_array_equal(have, want)  # quality 100 is lossless
+
+
+@needs_avif
+def test_avif_quality_reaches_the_encoder(tmp_path: Path) -> None:
+    frames = [Frame(f, 50) for f in gradients()]
+    write_quietly(tmp_path / "q100.avif", frames, quality=100)
+    write_quietly(tmp_path / "q1.avif", frames, quality=1)
+    write_quietly(tmp_path / "default.avif", frames)
+    for got, _ in both_readers(tmp_path / "q100.avif"):
+        assert all(psnr(have, want.image) == float("inf") for have, want in zip(got, frames, strict=True))
+    for got, _ in both_readers(tmp_path / "q1.avif"):  # measured 23.8 dB
+        assert all(psnr(have, want.image) < 30 for have, want in zip(got, frames, strict=True))
+    for got, _ in both_readers(tmp_path / "default.avif"):  # OpenCV's default quality: measured 41.6 dB and more
+        assert all(psnr(have, want.image) > 35 for have, want in zip(got, frames, strict=True))
+
+
+def test_an_avif_animation_opencv_refuses_is_a_write_error_naming_it(tmp_path: Path) -> None:
+    grey, colour = np.full((8, 8), 100, np.uint8), np.full((8, 8, 3), 50, np.uint8)  # OpenCV wants one layout
+    with pytest.raises(ImageWriteError) as caught:
+        frames_io.write_frames(tmp_path / "out.avif", [Frame(grey, 40), Frame(colour, 40)])
+    assert str(caught.value) == f"{tmp_path / 'out.avif'}: cannot be written: OpenCV refused the animation"
+    assert not (tmp_path / "out.avif").exists()
+
+
+def test_an_avif_is_written_to_standard_output_whole(capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    frames = gradients()
+    frames_io.write_frames("-", [Frame(f, 30) for f in frames], fmt="avif", quality=100)
+    data = capfdbinary.readouterr().out
+    ok, animation = cv2.imdecodeanimation(np.frombuffer(data, np.uint8))
+    assert ok and [int(d) for d in animation.durations] == [30, 30]
+    with Image.open(BytesIO(data)) as image:
+        assert image.n_frames == 2  # type: ignore[attr-defined]
