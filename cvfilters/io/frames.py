@@ -474,12 +474,6 @@ class _Webp:
         self.file.write(data)
 
 
-# A TIFF source's compression is kept where a still TIFF keeps it (lossless, and written by both libtiff and
-# tifffile); any other is written as none: tifffile has no CCITT fax or old-JPEG encoder, and its JPEG and
-# WebP refuse alpha or float samples.
-_TIFF_KEPT = io._TIFF_COMPRESSIONS_WRITTEN
-
-
 class _Tiff:
     def __init__(self, file: IO[bytes], options: FrameOptions) -> None:
         import tifffile
@@ -493,8 +487,14 @@ class _Tiff:
             image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB if channels == 3 else cv2.COLOR_BGRA2RGBA)
         self.writer.write(image, photometric="rgb" if channels >= 3 else "minisblack",
                           extrasamples=("unassalpha",) if channels == 4 else None,
-                          compression=self.options.compression if self.options.compression in _TIFF_KEPT else None,
+                          compression=self._compression(),
                           iccprofile=self.options.icc, contiguous=False)
+
+    def _compression(self) -> int | None:
+        """The source's compression where a still TIFF keeps it, else none: tifffile has no CCITT fax or
+        old-JPEG encoder, and its JPEG and WebP refuse alpha or float samples."""
+        kept = self.options.compression
+        return kept if kept in io.TIFF_COMPRESSIONS_WRITTEN else None
 
     def close(self) -> None:
         self.writer.close()

@@ -80,7 +80,7 @@ _CHANNEL_CHANGES = {
 }
 _EXIF_HEADER = b"Exif\0\0"
 _XMP_JPEG_HEADER = b"http://ns.adobe.com/xap/1.0/\0"
-_TIFF_COMPRESSIONS_WRITTEN = frozenset({1, 5, 8, 32773, 32946})  # none, LZW, Deflate, PackBits: libtiff writes them
+TIFF_COMPRESSIONS_WRITTEN = frozenset({1, 5, 8, 32773, 32946})  # none, LZW, Deflate, PackBits: libtiff writes them
 
 
 class DepthConversionWarning(UserWarning):
@@ -456,7 +456,7 @@ def _params(ext: str, quality: int | None, compression: int | None, lossless: bo
     params = record.params(quality, compression, lossless=lossless)
     if record.name == "TIFF":  # OpenCV's default is LZW; keep the source's, else none (as vips, ImageMagick)
         kept = metadata.compression if metadata is not None else None
-        params += [cv2.IMWRITE_TIFF_COMPRESSION, kept if kept in _TIFF_COMPRESSIONS_WRITTEN else 1]
+        params += [cv2.IMWRITE_TIFF_COMPRESSION, kept if kept in TIFF_COMPRESSIONS_WRITTEN else 1]
     return params
 
 
