@@ -2,7 +2,8 @@
 
 An X client (libxcb) reaches DISPLAY ``[host]:n[.screen]`` through the abstract unix socket
 ``"\\0/tmp/.X11-unix/Xn"``, then the path ``/tmp/.X11-unix/Xn``, when the host is empty or
-``unix``, and through TCP port 6000 + n of the host otherwise. A socket listening there stands
+``unix``, and through TCP port 6000 + n of the host otherwise (of ``localhost`` for an empty
+host whose unix sockets do not answer; at every address of the host, IPv6 too). A socket listening there stands
 for a server that answers; the display numbers are unusual ones (20000 and up, or a free TCP
 port less 6000) that no real server here uses.
 """
@@ -134,6 +135,39 @@ def test_hosts_displays_answer_through_tcp_port_6000_plus_the_number(tcp_display
         assert _x_server_answers(display), display
     for display in (f"127.0.0.1:{n + 1}", f"127.0.0.1:{n - 1}", f"unix:{n}"):
         assert not _x_server_answers(display), display
+
+
+def test_a_local_display_without_unix_sockets_is_reached_over_tcp_on_localhost(tcp_display: int) -> None:
+    """libxcb's fallback for ``:n`` (an X server on Windows seen from WSL 1 listens on TCP only)."""
+    for display in (f":{tcp_display}", f":{tcp_display}.0"):
+        assert _x_server_answers(display), display
+    assert not _x_server_answers(f"unix:{tcp_display}")  # ``unix`` names the socket only
+
+
+def test_a_host_whose_only_address_is_ipv6_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as server:
+        try:
+            server.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback")
+        server.listen()
+        port = server.getsockname()[1]
+        if _answers(socket.AF_INET, ("127.0.0.1", port)):
+            pytest.skip(f"127.0.0.1:{port} listens too")
+        lookup = socket.getaddrinfo
+
+        def resolve(host: str, *args: object, **kwargs: object) -> object:
+            return lookup("::1" if host == "x-server.test" else host, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(socket, "getaddrinfo", resolve)
+        assert _x_server_answers(f"x-server.test:{port - 6000}")
+
+
+def test_numbers_past_the_tcp_ports_and_host_names_idna_refuses_do_not_answer(linux: pytest.MonkeyPatch) -> None:
+    for display in ("127.0.0.1:70000", f":{80000 + random.randrange(10000)}", "a" * 64 + ":0"):
+        assert not _x_server_answers(display), display[:20]
+    linux.setenv("DISPLAY", "127.0.0.1:70000.0")
+    _refusal(f"{HINT}; cannot connect to DISPLAY=127.0.0.1:70000.0")
 
 
 def test_nothing_listening_does_not_answer() -> None:
