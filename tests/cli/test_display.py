@@ -202,6 +202,33 @@ def test_a_server_that_never_accepts_is_given_up_on_within_seconds() -> None:
                 client.close()
 
 
+def test_a_local_server_that_never_accepts_does_not_hang_the_check() -> None:
+    """An abstract socket's backlog full: a blocking connect would wait forever; with a timeout it fails at once."""
+    number = _silent_number()
+    address = f"\0/tmp/.X11-unix/X{number}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(address)
+        server.listen(0)
+        waiting = []
+        try:
+            for _ in range(16):
+                client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                waiting.append(client)
+                client.settimeout(0.3)
+                try:
+                    client.connect(address)
+                except OSError:  # EAGAIN (or a timeout): the backlog is full
+                    break
+            else:
+                pytest.skip("the backlog never filled")
+            started = time.monotonic()
+            assert not _x_server_answers(f":{number}")
+            assert time.monotonic() - started < 10.0
+        finally:
+            for client in waiting:
+                client.close()
+
+
 def test_display_forms_the_check_does_not_know_are_left_to_opencv() -> None:
     for display in ("weird", "[::1]:0", "host::0", ":x", ""):
         assert _x_server_answers(display), display
