@@ -144,6 +144,16 @@ def test_a_local_display_without_unix_sockets_is_reached_over_tcp_on_localhost(t
     assert not _x_server_answers(f"unix:{tcp_display}")  # ``unix`` names the socket only
 
 
+def test_unix_means_the_socket_even_where_a_host_is_named_so(monkeypatch: pytest.MonkeyPatch, tcp_display: int) -> None:
+    lookup = socket.getaddrinfo
+
+    def resolve(host: str, *args: object, **kwargs: object) -> object:
+        return lookup("127.0.0.1" if host == "unix" else host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    assert not _x_server_answers(f"unix:{tcp_display}")
+
+
 def test_a_host_whose_only_address_is_ipv6_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as server:
         try:
