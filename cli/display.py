@@ -32,24 +32,32 @@ def require_display() -> None:
 
 
 def _x_server_answers(display: str) -> bool:
+    """Whether the X server of ``display`` accepts a connection where libxcb (Qt's X client) looks.
+
+    For an empty host or ``unix``: the abstract unix socket, then the path one; for an empty
+    host whose sockets do not answer, and for any other host, TCP port 6000 + n of the host
+    (``localhost`` for an empty one) at each of its addresses, IPv6 too.
+    """
     match = _X_DISPLAY.match(display)
     if match is None:
         return True  # a form this check does not know; let OpenCV try
     number, host = int(match["number"]), match["host"]
-    addresses: list[tuple[socket.AddressFamily, str | tuple[str, int]]]
     if host in ("", "unix"):
-        addresses = [(socket.AF_UNIX, f"\0/tmp/.X11-unix/X{number}"), (socket.AF_UNIX, f"/tmp/.X11-unix/X{number}")]
-    else:
-        addresses = [(socket.AF_INET, (host, 6000 + number))]
-    for family, address in addresses:
-        try:
-            with socket.socket(family, socket.SOCK_STREAM) as connection:
-                connection.settimeout(2.0)
-                connection.connect(address)
-                return True
-        except OSError:
-            continue
-    return False
+        for path in (f"\0/tmp/.X11-unix/X{number}", f"/tmp/.X11-unix/X{number}"):
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+                    connection.settimeout(2.0)
+                    connection.connect(path)
+                    return True
+            except OSError:
+                continue
+        if host == "unix":
+            return False
+    try:
+        with socket.create_connection((host or "localhost", 6000 + number), timeout=2.0):
+            return True
+    except (OSError, OverflowError, UnicodeError):  # no answer; a port past 65535; a host name IDNA refuses
+        return False
 
 
 def _highgui_speaks_wayland() -> bool:
