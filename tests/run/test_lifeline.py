@@ -181,6 +181,32 @@ def test_a_process_that_asked_dies_with_its_parent() -> None:
     assert code == 0 and not lifeline.alive(grandchild)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and prctl are Linux's")
+def test_alive_reads_the_state_after_the_last_parenthesis_of_the_name() -> None:
+    """/proc/PID/stat is ``pid (comm) state ...``; a name may hold ") Z" itself."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ctypes.CDLL(None).prctl(15, b"x) Z (y", 0, 0, 0)  # PR_SET_NAME
+        os.write(write, b"named")
+        time.sleep(30)
+        os._exit(0)
+    try:
+        assert os.read(read, 5) == b"named"
+        assert lifeline.alive(pid)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+def test_alive_without_a_readable_stat_trusts_the_signal(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_proc(path: object, *args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("builtins.open", no_proc)
+    assert lifeline.alive(os.getpid())
+
+
 def test_remove_stale_touches_only_our_unheld_temporaries(tmp_path: Path) -> None:
     ours = tmp_path / ".photo.png.0123456789abcdef.tmp"
     held = tmp_path / ".other.png.00000000000000ff.tmp"
