@@ -51,5 +51,14 @@ def test_quality_out_of_range_is_refused() -> None:
 
     jpeg = formats.image_format(".jpg")
     assert jpeg is not None and jpeg.params(80) == [cv2.IMWRITE_JPEG_QUALITY, 80]
-    with pytest.raises(ParameterError, match="quality"):
-        jpeg.params(0)
+    assert jpeg.params(1) == [cv2.IMWRITE_JPEG_QUALITY, 1] and jpeg.params(100) == [cv2.IMWRITE_JPEG_QUALITY, 100]
+    for bad in (0, 101, 2.5, True):
+        with pytest.raises(ParameterError) as info:
+            jpeg.params(bad)  # type: ignore[arg-type]
+        assert str(info.value).endswith(f"quality must be an integer from 1 to 100, got {bad!r}")
+
+
+def test_without_lossless_webp_writes_its_default_quality() -> None:
+    webp = formats.image_format(".webp")
+    assert webp is not None and webp.params() == [cv2.IMWRITE_WEBP_QUALITY, 90]
+    assert webp.params(lossless=True) == [cv2.IMWRITE_WEBP_QUALITY, 101]  # OpenCV: above 100 is lossless
