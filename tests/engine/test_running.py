@@ -16,8 +16,9 @@ import numpy as np
 
 from cvfilters.backends import Counters
 from cvfilters.core.context import ImageInfo
+from cvfilters.core.transfer import resolve_linear
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.engine.running import RunReport
+from cvfilters.engine.running import RunReport, run_plan
 from cvfilters.engine.steps import Step
 from cvfilters.registry.footprints import NO_HALO, Footprint, Geometric, Global, Halo, Local, Point, Positional, Whole
 
@@ -104,3 +105,43 @@ def test_lines_report_the_backend_transfers_and_sorted_fallbacks() -> None:
         "transfers: 1 upload(s), 2 download(s), 3 cached mask/map upload(s)", "host fallbacks: clahe x1, warp x2"]
     assert RunReport("cpu", "2 cores", plan, Counters(), UINT8).lines()[-2:] == [
         "transfers: 0 upload(s), 0 download(s), 0 cached mask/map upload(s)", "host fallbacks: none"]
+
+
+# --- run_plan: its arguments reach the run ------------------------------------------------------------------------
+def test_run_plan_defaults_to_hwc_and_names_the_device() -> None:
+    image = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    out, report = run_plan(Pipeline.parse("invert").compile(), image)  # layout and backend left to their defaults
+    np.testing.assert_array_equal(out, 255 - image)
+    assert report.info == ImageInfo(2, 4, 3, np.dtype(np.uint8))
+    if report.backend == "cpu":
+        assert report.device.endswith(" OpenCV threads")  # "2 cores, 2 OpenCV threads"
+    assert report.lines()[0] == f"backend: {report.backend} ({report.device})" and report.device
+
+
+def test_run_plan_reads_a_chw_array_as_channels_first() -> None:
+    chw = np.arange(24, dtype=np.uint8).reshape(3, 2, 4)
+    out, report = run_plan(Pipeline.parse("flip:axis='horizontal'").compile(), chw, backend="cpu", layout="chw")
+    np.testing.assert_array_equal(out, chw[:, :, ::-1])  # columns (the last axis) reversed
+    assert report.info == ImageInfo(2, 4, 3, np.dtype(np.uint8))
+
+
+def test_run_plan_follows_the_channel_order_it_is_given() -> None:
+    red = np.zeros((2, 2, 3), np.uint8)
+    red[..., 0] = 255
+    gray = Pipeline.parse("grayscale").compile()
+    # BT.601 luma: 0.299 * 255 = 76.2 for red (RGB), 0.114 * 255 = 29.1 for the same bytes read as blue (BGR)
+    assert np.unique(run_plan(gray, red, backend="cpu", channel_order="rgb")[0]).tolist() == [76]
+    assert np.unique(run_plan(gray, red, backend="cpu", channel_order="bgr")[0]).tolist() == [29]
+
+
+def test_run_plan_mixes_light_through_the_transfer_it_is_given() -> None:
+    stripes = np.zeros((3, 6, 3), np.uint8)
+    stripes[:, 1::2] = 255
+    blur = Pipeline.parse("box_blur:size=3").compile()
+    # a 3-wide mean of alternating 0 and 1: 2/3 beside two lit columns, 1/3 beside two dark ones.
+    # sRGB encoded (1.055 v^(1/2.4) - 0.055): 0.836 -> 213.2 and 0.612 -> 156.2; without a transfer 170 and 85
+    linear, _ = run_plan(blur, stripes, backend="cpu", transfer=resolve_linear(True))
+    plain, _ = run_plan(blur, stripes, backend="cpu")
+    expected_linear = np.where(np.arange(6) % 2 == 0, 213, 156)
+    assert np.abs(linear[..., 0].astype(int) - expected_linear).max() <= 1  # 1 level: the table's rounding
+    assert np.abs(plain[..., 0].astype(int) - np.where(np.arange(6) % 2 == 0, 170, 85)).max() <= 1
