@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import pytest
 
-from cvfilters.backends import Counters
+from cvfilters.backends import Counters, execution, select
 from cvfilters.core.context import ImageInfo
 from cvfilters.core.transfer import resolve_linear
 from cvfilters.engine.pipeline import Pipeline
@@ -145,3 +146,18 @@ def test_run_plan_mixes_light_through_the_transfer_it_is_given() -> None:
     expected_linear = np.where(np.arange(6) % 2 == 0, 213, 156)
     assert np.abs(linear[..., 0].astype(int) - expected_linear).max() <= 1  # 1 level: the table's rounding
     assert np.abs(plain[..., 0].astype(int) - np.where(np.arange(6) % 2 == 0, 170, 85)).max() <= 1
+
+
+@pytest.mark.parametrize(("spec", "point_only"), [("invert | grayscale", True), ("invert | box_blur", False)])
+def test_run_plan_tells_the_backend_choice_whether_the_work_is_point_only(
+        monkeypatch: pytest.MonkeyPatch, spec: str, point_only: bool) -> None:
+    """Under ``auto`` point-only work stays on the host (``select``); recorded, as this host may have no GPU."""
+    asked: list[tuple[str, bool]] = []
+
+    def recording(name: str, image: Any, pixels: int, *, point_only: bool = False) -> Any:
+        asked.append((name, point_only))
+        return select(name, image, pixels, point_only=point_only)
+
+    monkeypatch.setattr(execution, "select", recording)
+    run_plan(Pipeline.parse(spec).compile(), np.zeros((2, 2, 3), np.uint8))
+    assert asked == [("auto", point_only)]
