@@ -5,7 +5,8 @@ of its ``external_data``; ``cv2.dnn`` opens that name relative to the model's fo
 without checking it, so ``../secret.txt`` (or a symlink out) would be read into the
 weights and from there into the output pixels. :func:`check_model` refuses a model
 whose external data is not a regular file inside the model's folder (symlinks resolved),
-before ``cv2.dnn`` sees the model.
+before ``cv2.dnn`` sees the model. The folder is that of the path as given, where ``cv2.dnn``
+looks, not that of a linked model's target.
 
 Finding the entries needs the ``onnx`` package, which is only imported when the model's
 bytes hold a ``location`` key at all (the protobuf encoding of the key is fixed:
@@ -14,7 +15,6 @@ field 1, length 8, ``location``); without ``onnx`` such a model is refused.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,8 @@ def check_model(path: str) -> None:
         model = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf's DecodeError and others: cv2.dnn reports an unreadable model the same way
         raise FileRefused(path, f"is not an ONNX model ({type(exc).__name__})") from None
-    folder = Path(os.path.realpath(path)).parent
+    # cv2.dnn opens external data beside the path it is given, not beside a linked model's target: confine to that
+    folder = Path(path).parent
     total = 0
     for tensor in _tensors(model.graph):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
