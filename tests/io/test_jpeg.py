@@ -118,9 +118,22 @@ def test_what_has_no_luminance_table() -> None:
     assert jpeg.estimate_quality(data[:2] + data[2:].split(b"\xff\xdb", 1)[0]) is None  # cut before DQT
 
 
-def test_fill_bytes_and_an_empty_segment_before_the_tables() -> None:
-    """0xFF fill bytes before a marker (T.81 B.1.1.2) and an empty COM segment, before the DQT."""
-    for before in (b"\xff", b"\xff\xff\xff", _segment(0xFE, b"")):
+def test_a_file_cut_inside_its_tables() -> None:
+    """Cut anywhere from the DQT's length field to its last entry: Pillow cannot read the table, and
+    there is no estimate (the estimate raised IndexError at the cut right after the length field)."""
+    data = _pillow_jpeg(44)
+    dqt = data.index(b"\xff\xdb")
+    for cut in range(dqt + 4, dqt + 4 + 65):
+        with pytest.raises(OSError):
+            Image.open(io.BytesIO(data[:cut]))
+        assert jpeg.estimate_quality(data[:cut]) is None, cut
+    assert jpeg.estimate_quality(data[:dqt + 4 + 65]) == 44  # the whole table, nothing after it
+
+
+def test_fill_bytes_and_other_segments_before_the_tables() -> None:
+    """0xFF fill bytes before a marker (T.81 B.1.1.2), an empty COM segment and one of 300 bytes
+    (a length field past one byte), before the DQT."""
+    for before in (b"\xff", b"\xff\xff\xff", _segment(0xFE, b""), _segment(0xFE, bytes(300))):
         data = _with_tables(_pillow_jpeg(37), [b"\x00" + _luminance_table(_pillow_jpeg(37))], before=before)
         with Image.open(io.BytesIO(data)) as image:
             assert image.size == (16, 16)
