@@ -114,6 +114,7 @@ def test_what_has_no_luminance_table() -> None:
     data = _pillow_jpeg(60)
     only_chroma = _with_tables(data, [b"\x01" + _luminance_table(data)])
     assert jpeg.estimate_quality(only_chroma) is None
+    assert jpeg.estimate_quality(only_chroma[:only_chroma.index(b"\xff\xdb") + 4 + 65]) is None  # ends there
     assert jpeg.estimate_quality(b"\x89PNG\r\n\x1a\n" + data[2:]) is None
     assert jpeg.estimate_quality(data[:2] + data[2:].split(b"\xff\xdb", 1)[0]) is None  # cut before DQT
 

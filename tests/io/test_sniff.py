@@ -154,11 +154,20 @@ def test_png_cut_files() -> None:
         assert quick_header(data[:cut]) is None, cut
 
 
-def test_png_chunk_lengths_past_the_signed_range_are_left_to_pillow() -> None:
+@pytest.mark.parametrize("length", [2**31, 2**32 - 20])
+def test_png_chunk_lengths_past_the_signed_range_are_left_to_pillow(length: int) -> None:
     """A chunk length of 2**31 or more (the spec's limit is 2**31 - 1): the file ends before it does."""
     data = _png(4, 3)
-    damaged = data[:33] + struct.pack(">I", 2**32 - 20) + b"tEXt" + data[33:]
+    damaged = data[:33] + struct.pack(">I", length) + b"tEXt" + data[33:]
+    with pytest.raises(OSError):
+        _pillow(damaged)
     assert quick_header(damaged) is None
+
+
+def test_png_without_image_data_gives_its_header_at_iend() -> None:
+    """IHDR then IEND (the spec asks for an IDAT; Pillow's parse stops at IEND and gives the header)."""
+    data = PNG_SIGNATURE + _png(4, 3)[8:33] + _chunk(b"IEND", b"")
+    assert quick_header(data) == _pillow(data) == ("PNG", "RGB", (4, 3))
 
 
 def test_png_answers_at_the_first_image_data_chunk() -> None:
