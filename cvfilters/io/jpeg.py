@@ -53,7 +53,7 @@ def estimate_quality(data: bytes) -> int | None:
         if marker != 0xDB:
             continue
         pos = start + 4
-        while pos < end:
+        while pos < min(end, len(data)):  # a file cut inside its DQT segment
             precision, table = data[pos] >> 4, data[pos] & 15
             size = 128 if precision else 64
             values = np.frombuffer(data[pos + 1 : pos + 1 + size], ">u2" if precision else np.uint8)
