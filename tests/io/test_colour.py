@@ -155,3 +155,65 @@ def test_cli_colorspace(tmp_path: Path) -> None:
                 ["--colorspace", str(tagged)]):
         refused = run(*bad)
         assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+
+
+# Adobe RGB (1998) as its specification writes it (section 4.3.1.2 and table 4.1): D65, these
+# primaries, gamma 563/256; built here, independently of the module's constants.
+ADOBE = imagecodecs.cms_profile("rgb", whitepoint=[0.3127, 0.3290, 1.0], gamma=2.19921875,
+                                primaries=[0.64, 0.33, 1, 0.21, 0.71, 1, 0.15, 0.06, 1])
+
+
+@pytest.mark.parametrize("name", ["adobe-rgb", "adobergb", "adobe_rgb", "Adobe-RGB", "ADOBE_RGB"])
+def test_every_spelling_of_adobe_rgb_converts_as_the_specification(name: str) -> None:
+    out = colour.convert(np.ascontiguousarray(RGB[..., ::-1]), None, name)
+    assert levels(out[..., ::-1], reference(RGB, SRGB, ADOBE)) <= 1  # 1 level: LittleCMS's 8-bit rounding
+    assert levels(out[..., ::-1], RGB) > 20  # not left as sRGB
+
+
+def test_a_profile_file_is_read_by_its_path(tmp_path: Path) -> None:
+    path = tmp_path / "wide.icc"
+    path.write_bytes(WIDE)
+    assert colour.profile_bytes(path) == WIDE
+    assert colour.profile_bytes(str(path)) == WIDE
+    out = colour.convert(np.ascontiguousarray(RGB[..., ::-1]), None, path)
+    assert levels(out[..., ::-1], reference(RGB, SRGB, WIDE)) <= 1
+
+
+def test_profile_refusals_name_the_file_and_the_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.icc"
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.profile_bytes(missing)
+    assert str(refused.value) == (f"colorspace: {missing}: cannot read the profile (No such file or directory); "
+                                  "use keep, srgb, adobe-rgb or an ICC file")
+    text = tmp_path / "notes.icc"
+    text.write_bytes(b"not a profile")
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.profile_bytes(text)
+    assert str(refused.value).startswith(f"colorspace: {text}: not an ICC profile (")
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.profile_bytes(b"not a profile")
+    assert str(refused.value).startswith("colorspace: profile: not an ICC profile (")
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.convert(RGB, None, "srgb", "vivid")  # type: ignore[arg-type]
+    assert str(refused.value) == "intent 'vivid' is not one of perceptual, relative, saturation, absolute"
+
+
+def test_profile_files_are_bounded_at_16_mib(tmp_path: Path) -> None:
+    limit, over = tmp_path / "limit.icc", tmp_path / "over.icc"
+    with open(limit, "wb") as file:  # sparse: the size is what the bound reads
+        file.truncate(16 * 1024 * 1024)
+    with open(over, "wb") as file:
+        file.truncate(16 * 1024 * 1024 + 1)
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.profile_bytes(over)
+    assert str(refused.value) == f"colorspace: {over}: larger than 16 MiB"
+    with pytest.raises(cvf.UsageError) as refused:  # exactly 16 MiB is read, then refused as no profile
+        colour.profile_bytes(limit)
+    assert str(refused.value).startswith(f"colorspace: {limit}: not an ICC profile (")
+
+
+def test_a_conversion_to_the_same_profile_leaves_the_values_untouched() -> None:
+    # 1e-6 to 1.5, beyond 1 too: through LittleCMS sRGB -> sRGB moves some by a few 1e-9 (this host)
+    values = np.float32(10) ** RNG.uniform(-6, np.log10(1.5), (64, 64, 4)).astype(np.float32)
+    for source, target in ((None, "srgb"), (SRGB, "srgb"), (WIDE, WIDE)):
+        np.testing.assert_array_equal(colour.convert(values, source, target), values)
