@@ -144,3 +144,10 @@ def test_no_loop_extension_when_loop_is_none_and_the_count_is_capped() -> None:
     capped = write([frame], loop=70000)
     start = capped.index(b"NETSCAPE2.0") + 11
     assert capped[start : start + 5] == b"\x03\x01\xff\xff\x00"  # 65535, the 16-bit field's largest
+
+
+def test_an_all_transparent_frame_reads_back_transparent() -> None:
+    clear = np.zeros((3, 5, 4), np.uint8)
+    clear[..., :3] = 90  # a colour under alpha 0: no visible colour, the transparent index is 0
+    (got,) = read_rgba(write([clear]))
+    assert (got[..., 3] == 0).all()
