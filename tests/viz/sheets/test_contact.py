@@ -41,6 +41,10 @@ def test_a_long_label_shrinks_in_steps_of_0_05_down_to_0_3() -> None:
     width = widths[0.35] + 4
     assert widths[0.4] > width - 4
     np.testing.assert_array_equal(label_strip(text, width), drawn(text, width, 18, 0.35))
+    # a width that 0.45 fills to the pixel, inside the 4-pixel margin only at 0.4
+    full = widths[0.45]
+    assert widths[0.4] <= full - 4
+    np.testing.assert_array_equal(label_strip(text, full), drawn(text, full, 18, 0.4))
     # a width even 0.3 overflows: 0.3 is the limit, the text starts 2 pixels in
     narrow = widths[0.3] - 10
     np.testing.assert_array_equal(label_strip(text, narrow), drawn(text, narrow, 18, 0.3))
@@ -108,6 +112,13 @@ def test_columns_are_kept_between_one_and_the_number_of_tiles(columns: int, used
     assert sheet.shape == shape
     np.testing.assert_array_equal(sheet, expected_sheet(images, ["a", "b", "c"], used, [(0, 0, 0)] * 3, None,
                                                         *shape[:2]))
+
+
+def test_one_tile_makes_a_one_cell_sheet() -> None:
+    (image,) = tiles(1, 5)
+    sheet = contact_sheet([image], ["a"], 4)
+    assert sheet.shape == (36, 28, 3)
+    np.testing.assert_array_equal(sheet, expected_sheet([image], ["a"], 1, [(0, 0, 0)], None, 36, 28))
 
 
 def test_tiles_that_are_not_square_keep_their_orientation() -> None:
