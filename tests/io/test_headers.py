@@ -142,6 +142,8 @@ def pillow_tags(data: bytes) -> dict[int, Any]:
 @pytest.mark.parametrize(("fields", "problem"), [
     ({258: (3, (16,)), 339: (3, (5,))}, "complex samples (16-bit)"),  # SampleFormat 5: complex integer
     ({339: (4, (6,))}, "complex samples (8-bit)"),  # SampleFormat as a LONG (the spec says SHORT; libtiff takes it)
+    ({339: (1, (6,))}, "complex samples (8-bit)"),  # as a BYTE (was 'truncated or corrupt' before: OpenCV refuses)
+    ({258: (1, (16,)), 339: (1, (3,))}, "16-bit floating-point samples"),
     ({258: (4, (16,)), 339: (4, (3,))}, "16-bit floating-point samples"),
     ({258: (3, (16, 16)), 277: (3, (2,)), 338: (3, (0,)), 339: (3, (3, 3))}, "16-bit floating-point samples"),
     ({277: (4, (5,)), 338: (3, (0, 0, 0, 0))}, "5 samples per pixel"),
@@ -150,8 +152,18 @@ def test_tiff_layouts_in_both_byte_orders(fields: dict[int, tuple[int, Any]], pr
     """Two SHORTs fill the 4-byte value field inline (grey + alpha); three or more sit at an offset."""
     data = tiff({**GRAY, **fields}, bytes(64), big_endian=big_endian)
     read = pillow_tags(data)
-    assert all(read[tag] in (values, values[0]) for tag, (_, values) in fields.items())
+    for tag, (_, values) in fields.items():  # Pillow gives BYTEs as bytes, one SHORT or LONG as an int
+        assert (tuple(read[tag]) if isinstance(read[tag], (tuple, bytes)) else (read[tag],)) == values
     assert headers.tiff_layout_problem(data) == problem
+    assert cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED) is None  # libtiff reads them: refused
+
+
+def test_a_byte_typed_sample_format_is_named_by_read(tmp_path: Path) -> None:
+    """libtiff takes a BYTE SampleFormat 6 as complex (OpenCV's refusal names sample_format 6)."""
+    path = tmp_path / "complex.tif"
+    path.write_bytes(tiff({**GRAY, 339: (1, (6,))}, bytes(8)))
+    with pytest.raises(UnsupportedDepthError, match="unsupported pixel layout: complex samples"):
+        cio.read(path)
 
 
 def test_tiff_defaults_of_absent_tags_are_the_specifications() -> None:
