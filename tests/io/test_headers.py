@@ -29,10 +29,18 @@ def test_raw_size_equals_what_opencv_decodes(tmp_path: Path, ext: str, height: i
     assert cio.probe(path) == (width, height)
 
 
+def test_grey_pfm_size_equals_what_opencv_decodes() -> None:
+    """'Pf' is the one-channel PFM (written out: signature, 'width height', scale -1 for little-endian)."""
+    data = b"Pf\n3 2\n-1.0\n" + np.arange(6, dtype="<f4").tobytes()
+    assert cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED).shape == (2, 3)
+    assert headers.raw_size(data) == (3, 2)
+
+
 def test_radiance_orientations_and_bad_headers() -> None:
     assert headers.raw_size(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n+X 640 -Y 480\n") == (640, 480)
     assert headers.raw_size(b"#?RGBE\n\n-Y 480 +X 640\n") == (640, 480)
-    with pytest.raises(headers.HeaderError):
+    with pytest.raises(headers.HeaderError,
+                       match=r"^Radiance HDR header without a resolution line \(such as -Y 480 \+X 640\)$"):
         headers.raw_size(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\nnonsense\n")
     with pytest.raises(headers.HeaderError):
         headers.raw_size(b"PF\nx y\n")
@@ -147,6 +155,7 @@ def pillow_tags(data: bytes) -> dict[int, Any]:
     ({258: (4, (16,)), 339: (4, (3,))}, "16-bit floating-point samples"),
     ({258: (3, (16, 16)), 277: (3, (2,)), 338: (3, (0,)), 339: (3, (3, 3))}, "16-bit floating-point samples"),
     ({277: (4, (5,)), 338: (3, (0, 0, 0, 0))}, "5 samples per pixel"),
+    ({258: (1, (16,) * 5), 277: (3, (5,)), 338: (3, (0,) * 4), 339: (3, (3,) * 5)}, "16-bit floating-point samples"),
 ])
 def test_tiff_layouts_in_both_byte_orders(fields: dict[int, tuple[int, Any]], problem: str, big_endian: bool) -> None:
     """Two SHORTs fill the 4-byte value field inline (grey + alpha); three or more sit at an offset."""
