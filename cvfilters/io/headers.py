@@ -23,6 +23,7 @@ _HEADER_BYTES = 64 * 1024  # text headers longer than this are not images
 _HDR_SIZE = re.compile(rb"^([-+])([YX]) (\d+) ([-+])([YX]) (\d+)$")
 _PFM_SIZE = re.compile(rb"^\s*(\d+)\s+(\d+)\s*$")
 _TIFF_LAYOUT_TAGS = frozenset({258, 277, 339})  # BitsPerSample, SamplesPerPixel, SampleFormat
+_TIFF_SIZES = {1: 1, 3: 2, 4: 4}  # BYTE, SHORT, LONG: the spec says SHORT; libtiff takes the others too
 _PAM_FIELD = re.compile(rb"^(WIDTH|HEIGHT)\s+(\d+)\s*$")
 
 
@@ -64,8 +65,8 @@ def tiff_layout_problem(data: bytes) -> str | None:
     tags: dict[int, int] = {}
     for pos in range(ifd + 2, min(ifd + 2 + 12 * number(ifd, 2), len(data) - 11), 12):
         tag, kind, count = number(pos, 2), number(pos + 2, 2), number(pos + 4, 4)
-        if tag in _TIFF_LAYOUT_TAGS and kind in (3, 4):
-            size = 2 if kind == 3 else 4
+        if tag in _TIFF_LAYOUT_TAGS and kind in _TIFF_SIZES:
+            size = _TIFF_SIZES[kind]
             where = pos + 8 if count * size <= 4 else number(pos + 8, 4)  # the first value, inline or at its offset
             tags[tag] = number(where, size)
     bits, samples, sample_format = tags.get(258, 1), tags.get(277, 1), tags.get(339, 1)
