@@ -7,13 +7,11 @@ this test listens on, and headers' megapixels counted by hand.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
 import socket
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,54 +104,48 @@ def test_opencl_counts_its_default_device_when_it_is_a_gpu(monkeypatch: pytest.M
 # ---------------------------------------------------------------- a worker's set-up
 
 
-def _in_forked_child(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``work()`` in a forked child (it changes signals, threads and the environment), its result sent back."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.write(write, json.dumps(work()).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        text = pipe.read()
-    os.waitpid(pid, 0)
-    result: dict[str, Any] = json.loads(text)
-    return result
+def _set_up_worker(kind: str, device: int | None, answers: dict[str, Any] | None, results: Any) -> None:
+    """In a fresh (spawned) process: a worker's set-up, then what it changed."""
+    calls: list[int] = []
+    cv2.cuda.setDevice = calls.append  # recorded, not run: no CUDA device here
+    os.environ.pop("OPENCV_OPENCL_DEVICE", None)
+    devices: queue.Queue[int] | None = None
+    if device is not None:
+        devices = queue.Queue()
+        devices.put(device)
+    executors._init_worker(devices, kind, answers)
+    results.put({**_worker_state(), "set device": calls, "left": devices.qsize() if devices else None,
+                 "cuda": cvfilters.backends.probed()["cuda"].reason if answers else None})
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is not available")
+def _in_fresh_process(*args: Any) -> dict[str, Any]:
+    """``_set_up_worker(*args)`` in a spawned process: it changes signals, threads and the environment, and a
+    child forked from this many-threaded test process could block on a lock another thread held."""
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    results = spawn.Queue()
+    process = spawn.Process(target=_set_up_worker, args=(*args, results))
+    process.start()
+    try:
+        state: dict[str, Any] = results.get(timeout=120)
+    finally:
+        process.join(60)
+    return state
+
+
 @pytest.mark.parametrize(("kind", "device", "set_device", "opencl"), [
     ("cuda", 4, [4], None), ("opencl", 4, [], ":GPU:4"), ("opencl", 0, [], ":GPU:0"),
 ])
-def test_a_device_worker_takes_one_device(monkeypatch: pytest.MonkeyPatch, kind: str, device: int,
-                                          set_device: list[int], opencl: str | None) -> None:
-    monkeypatch.delenv("OPENCV_OPENCL_DEVICE", raising=False)
-    calls: list[int] = []
-    monkeypatch.setattr(cv2.cuda, "setDevice", calls.append)
-    devices: queue.Queue[int] = queue.Queue()
-    devices.put(device)
-
-    def work() -> dict[str, Any]:
-        executors._init_worker(devices, kind)
-        return {**_worker_state(), "set device": calls, "left": devices.qsize()}
-
-    state = _in_forked_child(work)
+def test_a_device_worker_takes_one_device(kind: str, device: int, set_device: list[int], opencl: str | None) -> None:
+    state = _in_fresh_process(kind, device, None)
     assert (state["threads"], state["sigint ignored"]) == (1, True)
     assert (state["set device"], state["opencl device"], state["left"]) == (set_device, opencl, 0)
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is not available")
-def test_a_worker_adopts_its_parents_probe_answers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cvfilters.backends, "_PROBED", {})
+def test_a_worker_adopts_its_parents_probe_answers() -> None:
     answers = {"cuda": Availability("cuda", False, reason="no device (test)")}
-
-    def work() -> dict[str, Any]:
-        executors._init_worker(None, "auto", answers)
-        return {**_worker_state(), "cuda": cvfilters.backends.availability("cuda").reason}
-
-    state = _in_forked_child(work)
+    state = _in_fresh_process("auto", None, answers)
     assert (state["threads"], state["sigint ignored"], state["cuda"]) == (1, True, "no device (test)")
 
 
