@@ -423,6 +423,11 @@ def filters(category: str | None = None) -> list[Filter]:
     return sorted(chosen, key=lambda f: (CATEGORIES.index(f.category), f.name))
 
 
+def loaded() -> list[Filter]:
+    """The filters registered so far, without importing any family (in registration order)."""
+    return list(_REGISTRY.values())
+
+
 def catalog(category: str | None = None) -> list[dict[str, Any]]:
     """Name, category, summary and parameters of every filter, importing no family module.
 

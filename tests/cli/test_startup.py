@@ -70,6 +70,7 @@ def test_manifest_matches_the_registry() -> None:
 
     builtins = {flt.name: flt for flt in cvf.list_filters() if flt.name in FILTERS}
     assert set(builtins) == set(FILTERS)
+    assert {flt.name for flt in registry.loaded()} >= set(FILTERS)  # what update_manifest.py lists
     for name, entry in FILTERS.items():
         info = builtins[name].info()
         assert (entry["category"], entry["summary"], entry["params"]) == (
