@@ -140,7 +140,7 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
         raise UsageError(f"intent {intent!r} is not one of {', '.join(INTENTS)}")
     src = source.icc if isinstance(source, ColourSpace) else source
     src_bytes, dst_bytes = src or _srgb(), profile_bytes(target)
-    if image.ndim == 2 or image.shape[2] == 1 or src_bytes == dst_bytes:
+    if image.ndim == 2 or image.shape[2] == 1 or _same_profile(src_bytes, dst_bytes):
         return image
     colour, alpha = image[..., 2::-1], image[..., 3:]
     rgb = np.ascontiguousarray(colour)
@@ -201,6 +201,15 @@ def _lcms_transform(rgb: np.ndarray, src: bytes, dst: bytes, intent: int) -> np.
         return np.clip(np.rint(unit * np.float32(65535)), 0, 65535).astype(np.uint16)
     out = imagecodecs.cms_transform(rgb, src, dst, colorspace="rgb", outcolorspace="rgb", intent=intent)
     return np.asarray(out, rgb.dtype)
+
+
+def _same_profile(a: bytes, b: bytes) -> bool:
+    """Whether two ICC profiles are the same but for their header's creation date (bytes 24-35) and
+    profile ID (84-99, an MD5 that covers the date): sRGB built by LittleCMS at two moments."""
+    def blanked(icc: bytes) -> bytes:
+        return icc[:24] + bytes(12) + icc[36:84] + bytes(16) + icc[100:] if len(icc) >= 128 else icc
+
+    return a == b or blanked(a) == blanked(b)
 
 
 @lru_cache(maxsize=1)
