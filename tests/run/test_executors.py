@@ -170,7 +170,7 @@ def test_an_auto_pool_hands_its_probe_answers_on() -> None:
         state = pool.submit(_worker_state).result(timeout=120)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    assert state["probed"] == ["cuda", "opencl"]
+    assert {"cuda", "opencl"} <= set(state["probed"])  # this process's answers (others may be probed too)
 
 
 def test_a_device_pool_spawns_one_worker_per_device(monkeypatch: pytest.MonkeyPatch) -> None:
