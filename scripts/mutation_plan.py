@@ -48,7 +48,6 @@ EXTRA: dict[str, list[str]] = {
                   "tests/core/test_depths.py"],
     "io/decoders": ["tests/io/test_io.py", "tests/io/test_orientation.py", "tests/properties/test_corpus.py"],
     "io/encoders": ["tests/io/test_io.py", "tests/io/test_formats_outside.py"],
-    "io/animation": ["tests/io/test_orientation.py"],
     "io/frames": ["tests/io/test_frame_writers.py"],  # newer than the coverage map
     "io/orientation": ["tests/io/test_io.py"],
     "filters/_shared/correlation": ["tests/filters/test_convolve.py", "tests/filters/test_filters_oracles.py",
@@ -143,17 +142,13 @@ def tests_for(name: str) -> list[str]:
     return safe or selected
 
 
-def isolation(tests: list[str]) -> str:
-    """mutmut's process isolation: always forkserver.
-
-    With ``fork`` each mutant's process is a copy of the one that ran the stats and clean
-    passes, caches included: a map or noise field kept by ``backend.cached`` or an
-    ``lru_cache`` (looks' cell maps and grain, photo's temperature matrix) was reused, so the
-    mutated function never ran and its mutants "survived". The forkserver's processes come
-    from one that only collected the tests. (It also suits tests that start processes.)
-    """
-    del tests  # kept for callers: the choice no longer depends on them
-    return "forkserver"
+# mutmut's process isolation, for every module. With ``fork`` each mutant's process is a copy
+# of the one that ran the stats and clean passes, caches included: a map or noise field kept by
+# ``backend.cached`` or an ``lru_cache`` (looks' cell maps and grain, photo's temperature matrix)
+# was reused, so the mutated function never ran and its mutants "survived". The forkserver's
+# processes come from one that only collected the tests. (It also suits tests that start
+# processes.) MUTATION_ISOLATION overrides it in scripts/mutation.sh.
+ISOLATION = "forkserver"
 
 
 def test_file(context: str) -> str | None:
@@ -215,7 +210,7 @@ def main(argv: list[str]) -> int:
         return 2
     name = resolve(argv[0])
     tests = tests_for(name)
-    print(name, modules()[name], isolation(tests), *tests)
+    print(name, modules()[name], ISOLATION, *tests)
     return 0
 
 
