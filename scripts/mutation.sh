@@ -40,6 +40,7 @@ scratch=""
 trap '[[ -n "$scratch" ]] && rm -rf "$scratch"' EXIT
 for requested in "${names[@]}"; do
   read -r module source isolation tests < <("$PYTHON" "$ROOT/scripts/mutation_plan.py" "$requested")
+  [[ "$isolation" != none ]] || { echo "[$module] $source defines no function: nothing to mutate" >&2; continue; }
   [[ -n "$tests" ]] || { echo "[$module] no test file covers $source: skipped" >&2; continue; }
   isolation="${MUTATION_ISOLATION:-$isolation}"  # fork where forkserver fails mutmut's clean pass (core/atomic)
   stem="${module//\//.}"

@@ -16,12 +16,14 @@ of it shows.
 
     python scripts/mutation_plan.py --list          every module, one a line
     python scripts/mutation_plan.py MODULE          its source file, mutmut's isolation, its test files
+                                                    (isolation "none": no function, nothing to mutate)
     python scripts/mutation_plan.py --map DATA      write COVERAGE_MAP from a coverage data file
                                                     (the suite run with dynamic_context = test_function)
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -90,6 +92,13 @@ def modules() -> dict[str, Path]:
             name = str(relative.with_suffix("")).removeprefix("cvfilters/")
             found[name] = relative
     return found
+
+
+def has_functions(source: Path) -> bool:
+    """Whether the file defines a function: mutmut mutates function bodies only, so a module of
+    data or type aliases alone (``core/types``, the generated ``registry/manifest``) has no mutant."""
+    tree = ast.parse((ROOT / source).read_text())
+    return any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) for node in ast.walk(tree))
 
 
 def resolve(name: str) -> str:
@@ -209,8 +218,11 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     name = resolve(argv[0])
-    tests = tests_for(name)
-    print(name, modules()[name], ISOLATION, *tests)
+    source = modules()[name]
+    if not has_functions(source):
+        print(name, source, "none")
+        return 0
+    print(name, source, ISOLATION, *tests_for(name))
     return 0
 
 

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mutation_plan import ROOT, modules  # a script beside this one
+from mutation_plan import ROOT, has_functions, modules  # a script beside this one
 
 DOC = ROOT / "docs" / "mutation.md"
 START, END = "<!-- mutation-table:start -->", "<!-- mutation-table:end -->"
@@ -81,7 +81,10 @@ def table(results: Path, after: Path | None, earlier: dict[str, str] | None = No
     """The table; a module with no result file keeps its earlier row (if it had one measured)."""
     lines = ["| module | first run: killed / checked | after the new tests | survived (last run) | no tests | "
              "mutants |", "|---|---|---|---|---|---|"]
-    for name in modules():
+    for name, source in modules().items():
+        if not has_functions(source):
+            lines.append(f"| `{name}` | nothing to mutate (no function) |  |  |  |  |")
+            continue
         stem = name.replace("/", ".")
         measured = (results / f"{stem}.txt").exists() or (after is not None and (after / f"{stem}.txt").exists())
         kept = (earlier or {}).get(name)
