@@ -243,6 +243,7 @@ def test_worker_count_follows_the_work(tmp_path: Path, monkeypatch: pytest.Monke
     ["apply", "--output=o.png", "in.png", "-pfile.yaml", "--backend", "cpu", "--max-pixels", "100", "-j1"],
     ["apply", "-", "-o", "-", "--format", "png", "--compare", "c.png", "--histogram", "h.png", "--no-overwrite",
      "--fuse", "--quality", "1", "--quality", "100", "--dry-run", "--no-clobber", "--devices", "0"],
+    ["apply", "a.png", "-o", "b.jpg", "--quality", "1"],  # a value at its range's lower end is in range
     ["list", "--category", "Blur", "--json"], ["list"], ["info", "invert", "--json"], ["info", "x"], ["backends"],
 ])
 def test_plain_lines_reach_the_command_exactly_as_through_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch,
