@@ -217,6 +217,33 @@ def test_a_slow_single_image_shows_elapsed_time_on_a_terminal_only(tmp_path: Pat
     assert piped.returncode == 0 and piped.stderr == ""
 
 
+def test_a_batch_and_a_video_show_a_bar_with_counts_and_rate_on_a_terminal(tmp_path: Path) -> None:
+    image = np.random.default_rng(1).integers(0, 255, (32, 48, 3), np.uint8)
+    files = [tmp_path / f"in{i}.png" for i in range(3)]
+    for path in files:
+        cv2.imwrite(str(path), image)
+    shown = _on_a_terminal(["apply", *map(str, files), "-o", str(tmp_path / "out"), "-f", "invert", "-j1"], {})
+    assert "filtering files" in shown and "3/3" in shown and "100%" in shown, shown
+    assert re.search(r"\d+\.\d/s", shown), shown  # the rate: files done / seconds elapsed
+    assert "\x1b[2Kdone 3, failed 0" in shown, shown  # the bar is erased (transient) before the summary
+    video = tmp_path / "clip.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 5, (48, 32))
+    for _ in range(4):
+        writer.write(image)
+    writer.release()
+    shown = _on_a_terminal(["apply", str(video), "-o", str(tmp_path / "out.avi"), "-f", "invert"], {})
+    assert "filtering frames" in shown and "4/4" in shown, shown
+
+
+def test_process_start_is_the_start_of_this_interpreter() -> None:
+    """The batch summary's time counts from the interpreter's start: earlier than any test's own run."""
+    from cvfilters.cli.progress import process_start
+
+    started = process_start()
+    assert started < time.perf_counter() - 0.5  # the suite has run longer than this before any test
+    assert abs(started - process_start()) < 0.1  # a fixed moment, not "now"
+
+
 def test_worker_count_follows_the_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     files = []
     for i in range(4):
