@@ -211,6 +211,7 @@ def test_a_slow_single_image_shows_elapsed_time_on_a_terminal_only(tmp_path: Pat
             "--overwrite"]
     shown = _on_a_terminal(args, {"CVFILTERS_PROGRESS_DELAY": "0"})
     assert "filtering big.png" in shown and re.search(r"0:00:0\d", shown), shown
+    assert re.search("[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]", shown), shown  # rich's "dots" spinner
     quiet = _on_a_terminal(args, {"CVFILTERS_PROGRESS_DELAY": "60"})  # a quick image shows nothing
     assert "filtering" not in quiet
     piped = cli(*args, env={"CVFILTERS_PROGRESS_DELAY": "0"})
