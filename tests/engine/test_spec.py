@@ -7,7 +7,9 @@ docstring and the parameter declarations (``gaussian_blur``: sigma a number in [
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,8 +19,9 @@ from cvfilters.engine.spec import parse_spec, split_spec
 OUTSIDE = "is outside the pipeline file's folder; files named in a pipeline file must be inside its folder"
 
 
-def names_and_params(spec: str | list[str], **kwargs: object) -> list[tuple[str, dict[str, object]]]:
-    return [(step.filter.name, step.params) for step in parse_spec(spec, **kwargs)]  # type: ignore[arg-type]
+def names_and_params(spec: str | Sequence[str], **kwargs: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Each step's filter name and parameters; ``kwargs`` passed on only where given (defaults tested)."""
+    return [(step.filter.name, step.params) for step in parse_spec(spec, **kwargs)]
 
 
 @pytest.mark.parametrize(("text", "parts"), [
