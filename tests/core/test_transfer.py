@@ -99,4 +99,4 @@ def test_resolve_linear_refuses_anything_else_by_name(value: object) -> None:
         resolve_linear(value)  # type: ignore[arg-type]
     assert str(info.value) == f"linear={value!r} must be True, False or a Transfer"
     with pytest.raises(ValueError, match="must be True, False or a Transfer"):
-        cvf.apply(np.zeros((4, 4, 3), np.uint8), "gaussian_blur", backend="cpu", linear=value)  # type: ignore[arg-type]
+        cvf.apply(np.zeros((4, 4, 3), np.uint8), "gaussian_blur", backend="cpu", linear=value)  # type: ignore[call-overload]
