@@ -49,40 +49,45 @@ def test_linear_runs_keep_a_float32_image_float32() -> None:
         np.testing.assert_allclose(out, channels, atol=1e-5)
 
 
-SQUARE_TABLE = tabulated("square by hand", np.array([0.0, 0.5, 1.0]), np.array([0.0, 0.25, 1.0]))
+def square_table() -> Transfer:
+    """The hand-worked table, built in each test (one built at import would escape a mutation run's mutants)."""
+    return tabulated("square by hand", np.array([0.0, 0.5, 1.0]), np.array([0.0, 0.25, 1.0]))
 
 
 def test_a_table_is_interpolated_linearly_inside_0_1() -> None:
+    table = square_table()
     codes = np.array([0.0, 0.25, 0.5, 0.75, 1.0, -0.25], np.float32)
-    decoded = SQUARE_TABLE.decode(codes)
+    decoded = table.decode(codes)
     assert decoded.dtype == np.float32
     np.testing.assert_allclose(decoded, [0.0, 0.125, 0.25, 0.625, 1.0, -0.125], atol=1e-7)
     light = np.array([0.0, 0.125, 0.25, 0.625, 1.0, -0.125], np.float32)
-    encoded = SQUARE_TABLE.encode(light)
+    encoded = table.encode(light)
     assert encoded.dtype == np.float32
     np.testing.assert_allclose(encoded, [0.0, 0.25, 0.5, 0.75, 1.0, -0.25], atol=1e-7)
 
 
 def test_a_table_continues_beyond_1_as_the_power_law_through_its_middle() -> None:
     """linear(0.5) = 0.25 = 0.5 ** 2: beyond 1 decode is x ** 2 and encode sqrt(x), odd below 0."""
+    table = square_table()
     codes = np.array([1.5, 2.0, 3.0, -3.0], np.float32)
-    decoded = SQUARE_TABLE.decode(codes)
+    decoded = table.decode(codes)
     assert decoded.dtype == np.float32
     np.testing.assert_allclose(decoded, [2.25, 4.0, 9.0, -9.0], rtol=1e-6)
     light = np.array([1.5, 2.25, 9.0, -9.0], np.float32)
-    encoded = SQUARE_TABLE.encode(light)
+    encoded = table.encode(light)
     assert encoded.dtype == np.float32
     np.testing.assert_allclose(encoded, [np.sqrt(1.5), 1.5, 3.0, -3.0], rtol=1e-6)
 
 
 def test_a_table_keeps_its_name() -> None:
-    assert SQUARE_TABLE.name == "square by hand"
+    assert square_table().name == "square by hand"
     assert tabulated("Display P3", np.array([0.0, 1.0]), np.array([0.0, 1.0])).name == "Display P3"
 
 
 def test_resolve_linear_takes_a_bool_a_transfer_or_the_default() -> None:
     assert resolve_linear(True) is SRGB and resolve_linear(False) is None
-    assert resolve_linear(SQUARE_TABLE) is SQUARE_TABLE
+    table = square_table()
+    assert resolve_linear(table) is table
     before = bool(cvf.get_defaults()["linear"])
     try:
         cvf.set_defaults(linear=True)
