@@ -22,7 +22,7 @@ ENCODE_KNEE = np.float32(0.0031308)
 def test_srgb_thresholds_belong_to_the_linear_segment() -> None:
     """IEC 61966-2-1 takes C <= 0.04045 (and L <= 0.0031308) on the straight segment.
 
-    The two segments differ there by 27 float32 steps (decode) and 8 (encode); one float32 division or
+    The two segments differ there by 7 float32 steps; one float32 division or
     multiplication is within 1 step of the float64 formula, so 2 steps is the tolerance.
     """
     codes = np.array([np.nextafter(DECODE_KNEE, np.float32(0)), DECODE_KNEE], np.float32)
