@@ -214,6 +214,43 @@ def test_sweep_cli_writes_a_sheet_and_refuses_bad_ranges(tmp_path: Path, capsys:
     assert not bad.exists()
 
 
+def test_sweep_cli_refuses_a_sheet_it_cannot_write_before_reading(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    for name, why in (("sheet.xyz", ".xyz"), ("sheet", "a name without extension")):
+        target = tmp_path / name
+        code, errors = run_cli(capsys, "sweep", tmp_path / "missing.png", "-f", "vignette:intensity=0..2/3",
+                               "-o", target)
+        assert (code, errors) == (2, [f"error: {target}: cannot be written: no encoder for {why}"])
+        assert not target.exists()
+
+
+def test_sweep_cli_work_runs_the_filters_on_a_shrunk_copy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--work 32 on a 96 x 48 image: the filters see it area-averaged to 32 x 16 (OpenCV's INTER_AREA, called
+    here), so each 32-pixel tile is cv2.GaussianBlur of that copy within 1 level; without --work the blur
+    runs at full size and the tile is shrunk afterwards, which differs by far more."""
+    source, sheet = tmp_path / "wide.png", tmp_path / "sheet.png"
+    image = photo(48, 96)
+    cv2.imwrite(str(source), image)
+    small = cv2.resize(image, (32, 16), interpolation=cv2.INTER_AREA)
+    top = LABEL_HEIGHT + 2 * GAP
+    for work in (["--work", "32"], ["--work", "96"], []):
+        assert run_cli(capsys, "sweep", source, "-f", "gaussian_blur:sigma=1..2/2", "-o", sheet, "--tile", "32",
+                       "--backend", "cpu", *work) == (0, [])
+        out = cv2.imread(str(sheet))
+        assert out is not None and out.shape == (top + 16 + LABEL_HEIGHT + GAP, 2 * (32 + GAP) + GAP, 3)
+        for column, sigma in enumerate((1, 2)):
+            x = GAP + column * (32 + GAP)
+            if work == ["--work", "32"]:
+                reference = cv2.GaussianBlur(small, (0, 0), sigma, borderType=cv2.BORDER_REFLECT_101)
+            else:  # 96 is the image's own size: nothing shrunk before the filter
+                blurred = cv2.GaussianBlur(image, (0, 0), sigma, borderType=cv2.BORDER_REFLECT_101)
+                reference = cv2.resize(blurred, (32, 16), interpolation=cv2.INTER_AREA)
+            assert np.abs(out[top:top + 16, x:x + 32].astype(int) - reference).max() <= 1
+        if not work:
+            full_size = out[top:top + 16, GAP + 32 + GAP:GAP + 2 * 32 + GAP].astype(int)
+            assert np.abs(full_size - cv2.GaussianBlur(small, (0, 0), 2, borderType=cv2.BORDER_REFLECT_101)).max() > 10
+
+
 # ---------------------------------------------------------------- gallery
 def _gallery_module() -> object:
     spec = importlib.util.spec_from_file_location("gallery", ROOT / "scripts" / "gallery.py")
