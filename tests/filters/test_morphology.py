@@ -1,13 +1,28 @@
-"""Morphology against scipy.ndimage grey morphology with the same footprint."""
+"""Morphology against scipy.ndimage grey morphology with the same footprint.
+
+The seven filters are built by ``_define`` and ``_params`` when the module is imported, so
+running ``dilate`` says nothing about a filter they build later (mutation testing switches a
+mutant on after the import): the tests at the end call them, compare what they declare with
+``cvfilters info`` written out, and run the filter they register against scipy.
+"""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import cv2
 import numpy as np
 import pytest
 from scipy import ndimage
 
 import cvfilters as cvf
-from cvfilters.filters.morphology import OPERATIONS
+from cvfilters.core.context import ImageInfo
+from cvfilters.engine.tiles import process
+from cvfilters.filters.morphology import OPERATIONS, _define, _params
+from cvfilters.registry import catalog as registry
+from cvfilters.registry.footprints import Halo, Local
 from tests.conftest import photo
 
 # The structuring elements written out (cv2.getStructuringElement's, checked below).
@@ -103,3 +118,74 @@ def test_dilate_grows_a_point_into_the_element() -> None:
     np.testing.assert_array_equal(out, expected)
     twice = cvf.apply(image, "dilate", shape="cross", size=5, iterations=2, backend="cpu")
     assert twice[7, 3] == 1.0 and twice[3, 7] == 1.0 and twice[7, 2] == 0.0 and twice[5, 5] == 1.0
+
+
+# ---------------------------------------------------------------- the factory (_define, _params)
+SHAPE = {"name": "shape", "type": "choice", "default": "ellipse", "choices": ["ellipse", "rect", "cross"],
+         "unit": "", "help": "structuring element: ellipse (a disc), rect (a square) or cross (a plus sign)",
+         "required": False}
+ITERATIONS = {"name": "iterations", "type": "int", "default": 1, "min": 1, "max": 20, "unit": "",
+              "help": "times the dilation/erosion is applied (OpenCV: open is n erosions then n dilations)",
+              "required": False}
+
+
+def size_param(default: int) -> dict[str, Any]:
+    """``cvfilters info top_hat --json``'s size, with the default of the filter."""
+    return {"name": "size", "type": "int", "default": default, "min": 1, "max": 99, "unit": "px",
+            "help": "width and height of the structuring element (odd, so its centre is a pixel)",
+            "required": False, "odd": True}
+
+
+@pytest.fixture
+def fresh() -> Iterator[str]:
+    """A filter name no other test uses, unregistered after the test."""
+    name = f"test_morph_{uuid.uuid4().hex[:8]}"
+    yield name
+    registry.unregister(name)
+
+
+@pytest.mark.parametrize("default_size", [3, 15])
+def test_params_are_declared_as_cvfilters_info_shows(default_size: int) -> None:
+    assert [p.describe() for p in _params(default_size)] == [SHAPE, size_param(default_size), ITERATIONS]
+
+
+def test_define_declares_a_filter_as_cvfilters_info_shows(fresh: str) -> None:
+    _define(fresh, cv2.MORPH_GRADIENT, "A test gradient.", "``out = d - e``", 3)
+    assert registry.get(fresh).info() == {
+        "name": fresh, "category": "morphology", "summary": "A test gradient.", "alpha": "premultiply",
+        "linear": False, "float_range": "kept: float values outside 0..1 (HDR light, signed values) pass through",
+        "description": "``out = d - e``; ``B`` is the structuring element of ``shape`` and ``size``, ``n`` is\n"
+                       "``iterations``.\n\nPer channel (cv2.morphologyEx); out-of-image pixels never win "
+                       "(OpenCV's default\nneutral constant border, the same as replicating the edge for these "
+                       "elements).\nWith alpha, works on premultiplied colour.",
+        "footprint": "local: each output pixel from the input within a halo of 2 px",
+        "params": [SHAPE, size_param(3), ITERATIONS]}
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32])
+def test_define_runs_its_operation_with_the_chosen_element(fresh: str, dtype: type) -> None:
+    # float32 values outside 0..1 pass through (unbounded): a clamp to 0..1 first would change them
+    _define(fresh, cv2.MORPH_GRADIENT, "A test gradient.", "``out = d - e``", 3)
+    image = photo(19, 23, 3, np.uint8)
+    if dtype == np.float32:
+        image = image.astype(np.float32) / 64 - 1.0
+    out = cvf.apply(image, fresh, shape="cross", size=5, iterations=2, backend="cpu")
+    np.testing.assert_allclose(out, reference("morph_gradient", image, FOOTPRINTS["cross", 5], 2), atol=1e-6)
+
+
+@pytest.mark.parametrize(("size", "iterations", "reach"), [(3, 1, 2), (5, 2, 8), (7, 3, 18)])
+def test_halo_is_n_erosions_then_n_dilations(size: int, iterations: int, reach: int) -> None:
+    # each pass reaches size // 2 px; open chains n erosions and n dilations (reach written out)
+    spec = ImageInfo(64, 64, 3, np.dtype(np.uint8))
+    footprint = registry.get("open").footprint_for({"shape": "rect", "size": size, "iterations": iterations}, spec)
+    assert footprint == Local(Halo.square(reach))
+    assert isinstance(footprint.halo.top, int)
+
+
+def test_open_in_tiles_equals_the_whole_image() -> None:
+    # 7 px tiles with the halo of 2 erosions and 2 dilations of a 5 px element (8 px): a smaller halo
+    # reads the tile's edge where the whole image has neighbours
+    image = photo(31, 37, 1, np.uint8)
+    whole = cvf.apply(image, "open", shape="rect", size=5, iterations=2, backend="cpu")
+    np.testing.assert_array_equal(whole, reference("open", image, np.ones((5, 5), bool), 2))
+    np.testing.assert_array_equal(process(image, "open:shape=rect,size=5,iterations=2", tile_size=7), whole)
