@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from cvfilters.backends import get_backend
-from cvfilters.core.pixels import from_unit_float, is_gray, split_color, to_float32_same_units, to_unit_float
+from cvfilters.core.pixels import (from_unit_float, is_gray, split_color, to_float32_same_units, to_unit_float,
+                                   unpremultiply)
 
 
 def _ctx(dtype: type) -> Any:
@@ -75,3 +76,14 @@ def test_to_float32_same_units_keeps_the_values() -> None:
     np.testing.assert_array_equal(out, [[0.0, 7.0, 255.0]])
     floats = np.array([[0.25, 2.0]], np.float32)  # float32 is returned as it is
     assert to_float32_same_units(_ctx(np.float32), floats) is floats
+
+
+def test_unpremultiply_clips_alpha_and_colour_to_one_and_divides_zero_alpha_to_zero() -> None:
+    """colour / alpha per pixel, with alpha and the result clipped to 0..1 (a filter may overshoot both)."""
+    be = get_backend("cpu")
+    color = np.array([[[0.3, 0.3, 0.3], [0.6, 0.6, 0.6], [0.8, 0.8, 0.8], [0.0, 0.0, 0.0]]], np.float32)
+    alpha = np.array([[0.5, 1.5, 0.5, 0.0]], np.float32)
+    out = unpremultiply(be, color, alpha, SimpleNamespace(dtype=np.dtype(np.float32), max_value=1.0))
+    # 0.3 / 0.5; 0.6 / min(1.5, 1); 0.8 / 0.5 = 1.6 clipped to 1; 0 / 0 is 0, not NaN
+    np.testing.assert_allclose(out[..., 0], [[0.6, 0.6, 1.0, 0.0]], atol=1e-6)
+    np.testing.assert_allclose(out[..., 3], [[0.5, 1.0, 0.5, 0.0]], atol=1e-6)
