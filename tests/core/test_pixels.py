@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from cvfilters.backends import get_backend
-from cvfilters.core.pixels import (from_unit_float, is_gray, split_color, to_float32_same_units, to_unit_float,
-                                   unpremultiply)
+from cvfilters.core.pixels import (
+    from_unit_float,
+    is_gray,
+    split_color,
+    to_float32_same_units,
+    to_unit_float,
+    unpremultiply,
+)
 
 
 def _ctx(dtype: type) -> Any:
