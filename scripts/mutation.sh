@@ -100,12 +100,27 @@ PY
    { echo "module: $module; source: $source; tests: $tests; exit: $status; seconds: $seconds; limit: $LIMIT;" \
           "date: $(date -u +%Y-%m-%d)"
      [[ -f mutants/mutmut-cicd-stats.json ]] && cat mutants/mutmut-cicd-stats.json; echo; } >"$OUT/$stem.txt"
-   "$PYTHON" -m mutmut results 2>/dev/null | grep -E "survived|timeout|suspicious|no tests" | while read -r name _; do
-     # `|| echo`: under set -e one `show` that fails ended the loop, and the file listed the
-     # survivors before it only (20 of io/frames' 71)
-     name="${name%:}"; echo "=== $name"; "$PYTHON" -m mutmut show "$name" </dev/null 2>/dev/null \
-       || echo "(mutmut show failed for $name)"; done \
-     >"$OUT/$stem-survivors.txt" || true)
+   # the survivors' diffs from one process: a `mutmut show` per mutant took minutes for a few
+   # hundred (a Python start-up each, under nice on loaded cores)
+   "$PYTHON" - >"$OUT/$stem-survivors.txt" <<'PY' || true
+from mutmut.mutation.data import SourceFileMutationData
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+from mutmut.stats import status_by_exit_code
+from mutmut.utils.file_utils import walk_mutatable_files
+
+for path in walk_mutatable_files():
+    data = SourceFileMutationData(path=path)
+    data.load()
+    for name, code in data.exit_code_by_key.items():
+        status = status_by_exit_code[code]
+        if status in ("survived", "timeout", "suspicious", "no tests"):
+            print(f"=== {name}\n# {name}: {status}")
+            try:
+                print(get_diff_for_mutant(name, path=path))
+            except Exception as exc:  # one mutant's diff failing must not end the listing
+                print(f"(no diff for {name}: {exc})")
+PY
+  )
   cat "$OUT/$stem.txt" >&2
   rm -rf "$scratch"
   scratch=""
