@@ -1,0 +1,1 @@
+"""Tests of the mask helpers (cvfilters.filters.masks), module by module."""
