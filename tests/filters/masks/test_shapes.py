@@ -17,7 +17,7 @@ from skimage.draw import polygon as draw_polygon
 
 import cvfilters as cvf
 from cvfilters.core.errors import ParameterError
-from cvfilters.filters.masks.shapes import Shape, parse_shape
+from cvfilters.filters.masks.shapes import Shape, is_shape_text, parse_shape
 
 
 def render(text: str, width: int, height: int) -> np.ndarray:
@@ -125,10 +125,15 @@ def test_bad_shapes_say_what_is_wrong_and_the_form(text: str, message: str) -> N
         parse_shape(text)
 
 
-def test_the_masked_filter_passes_the_message_on() -> None:
-    expected = "masked: mask='circle:1,2': circle takes 3 numbers (circle:cx,cy,r), not 2"
+@pytest.mark.parametrize(("text", "message"), [
+    ("circle:1,2", "circle takes 3 numbers (circle:cx,cy,r), not 2"),
+    ("rect:0,0:1,1,1", "rect: '0:1' is not a number (fraction, or pixels with 'px')"),  # a shape, not a file
+])
+def test_the_masked_filter_passes_the_message_on(text: str, message: str) -> None:
+    assert is_shape_text(text)
+    expected = f"masked: mask={text!r}: {message}"
     with pytest.raises(ParameterError, match=f"^{re.escape(expected)}$"):
-        cvf.get_filter("masked").resolve({"mask": "circle:1,2", "filter": "invert"})
+        cvf.get_filter("masked").resolve({"mask": text, "filter": "invert"})
 
 
 def test_negative_positions_are_allowed() -> None:
