@@ -145,10 +145,9 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
         return image
     keep = "keep its colours (colorspace keep)"
     try:
-        src_name = _description(src_bytes)
+        src_name = _description(src_bytes, what="the image's ICC profile cannot be read by LittleCMS")
     except UsageError as exc:
-        reason = str(exc).removeprefix("profile: not an ICC profile ")
-        raise UsageError(f"colorspace: the image's ICC profile cannot be read by LittleCMS {reason}; {keep}") from None
+        raise UsageError(f"colorspace: {exc}; {keep}") from None
     if src_bytes[16:20] != b"RGB ":  # the header's data colour space (ICC.1:2010 7.2.6)
         raise UsageError(f"colorspace: the image's ICC profile ({src_name}) is {_space(src_bytes)}, not RGB; {keep}")
     if dst_bytes[16:20] != b"RGB ":
@@ -165,14 +164,15 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
 
 def transfer_of(icc: bytes | None) -> Transfer:
     """The transfer function of an RGB or grey profile: the light (Y) of its neutral axis, sampled
-    through LittleCMS (4096 steps, imagecodecs); sRGB for None, the sRGB profile, or without imagecodecs.
+    through LittleCMS (4096 steps, imagecodecs); sRGB for None, LittleCMS's sRGB profile (made at any
+    moment), or without imagecodecs.
 
     Raises
     ------
     UsageError
         A profile LittleCMS cannot read, or one of other colours (CMYK, Lab...).
     """
-    if not icc or icc == _srgb():
+    if not icc or _same_profile(icc, _srgb()):
         return SRGB
     try:
         import imagecodecs

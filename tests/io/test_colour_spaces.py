@@ -92,7 +92,10 @@ def test_a_profile_littlecms_cannot_read_is_kept_and_refused_for_conversion() ->
     for image in (np.ascontiguousarray(RGB[..., ::-1]), RGB.astype(np.float32) / 255):
         with pytest.raises(cvf.UsageError) as refused:
             colour.convert(image, colour.colourspace_of(junk), "srgb")
-        assert str(refused.value).startswith("colorspace: the image's ICC profile cannot be read by LittleCMS (")
+        message = str(refused.value)
+        assert message.startswith("colorspace: the image's ICC profile cannot be read by LittleCMS: "
+                                  "not an ICC profile (")  # then Pillow's reason
+        assert message.endswith("); keep its colours (colorspace keep)")
 
 
 @pytest.mark.parametrize(("primaries", "transfer", "expected"), [
