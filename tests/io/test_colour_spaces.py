@@ -20,8 +20,10 @@ import pytest
 from PIL import Image, ImageCms
 
 import cvfilters as cvf
+from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import colour
 from cvfilters.io.colour import ColourSpace
+from cvfilters.run import batch
 
 imagecodecs = pytest.importorskip("imagecodecs", reason="the profiles here are built with imagecodecs")
 
@@ -170,3 +172,28 @@ def test_untagged_and_exif_adobe_files_convert_from_their_spaces(tmp_path: Path)
     out = cvf.read(camera, colorspace="srgb", channel_order="rgb")
     assert np.abs(out - reference(decoded, ADOBE, SRGB)).max() <= 1
     assert np.abs(out - decoded.astype(np.int64)).max() > 20  # converted, not left as it was
+
+
+def test_a_grey_file_keeps_its_own_profile_when_converted(tmp_path: Path) -> None:
+    # grey values are not converted, so an RGB profile must not be embedded with them: libpng
+    # refuses one in a grey PNG ("RGB color space not permitted on grayscale PNG")
+    grey = RGB[..., 1]
+    gamma = imagecodecs.cms_profile("gray", gamma=2.2)
+    for profile in (None, gamma):
+        path = tmp_path / f"grey{profile is None}.png"
+        Image.fromarray(grey).save(path, icc_profile=profile)
+        image, metadata = cvf.read_with_metadata(path, colorspace="adobe-rgb")
+        np.testing.assert_array_equal(image, grey)
+        assert metadata.icc == profile
+    written = tmp_path / "written.png"
+    cvf.write(written, grey, colorspace="srgb")
+    with Image.open(written) as result:
+        assert result.mode == "L" and "icc_profile" not in result.info
+    pages, out = tmp_path / "pages.tif", tmp_path / "out.tif"
+    Image.fromarray(grey).save(pages, save_all=True, append_images=[Image.fromarray(grey[::-1])], icc_profile=gamma)
+    outcome = batch.process(batch.Task(pages, out), batch.Options(Pipeline.parse("invert").to_dict(),
+                                                                  colorspace="srgb", backend="cpu"))
+    assert outcome.status == "done", outcome
+    with Image.open(out) as result:
+        assert (result.mode, result.n_frames, result.info.get("icc_profile")) == ("L", 2, gamma)
+        np.testing.assert_array_equal(np.asarray(result), 255 - grey)
