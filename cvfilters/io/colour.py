@@ -134,7 +134,8 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
     Raises
     ------
     UsageError
-        A bad intent or profile; 16-bit or float32 data without imagecodecs installed.
+        A bad intent or profile (the source's that LittleCMS cannot read, or one of the two not
+        RGB); 16-bit or float32 data without imagecodecs installed.
     """
     if intent not in INTENTS:
         raise UsageError(f"intent {intent!r} is not one of {', '.join(INTENTS)}")
@@ -142,6 +143,16 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
     src_bytes, dst_bytes = src or _srgb(), profile_bytes(target)
     if image.ndim == 2 or image.shape[2] == 1 or _same_profile(src_bytes, dst_bytes):
         return image
+    keep = "keep its colours (colorspace keep)"
+    try:
+        src_name = _description(src_bytes, what="the image's ICC profile cannot be read by LittleCMS")
+    except UsageError as exc:
+        raise UsageError(f"colorspace: {exc}; {keep}") from None
+    if src_bytes[16:20] != b"RGB ":  # the header's data colour space (ICC.1:2010 7.2.6)
+        raise UsageError(f"colorspace: the image's ICC profile ({src_name}) is {_space(src_bytes)}, not RGB; {keep}")
+    if dst_bytes[16:20] != b"RGB ":
+        raise UsageError(f"colorspace: the target profile ({_description(dst_bytes)}) is {_space(dst_bytes)}, "
+                         "not RGB: a colour image needs an RGB one")
     colour, alpha = image[..., 2::-1], image[..., 3:]
     rgb = np.ascontiguousarray(colour)
     if image.dtype == np.uint8:
@@ -152,9 +163,16 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
 
 
 def transfer_of(icc: bytes | None) -> Transfer:
-    """The transfer function of an RGB profile: the light (Y) of its neutral axis, sampled
-    through LittleCMS (4096 steps, imagecodecs); sRGB for None, the sRGB profile, or without imagecodecs."""
-    if not icc or icc == _srgb():
+    """The transfer function of an RGB or grey profile: the light (Y) of its neutral axis, sampled
+    through LittleCMS (4096 steps, imagecodecs); sRGB for None, LittleCMS's sRGB profile (made at any
+    moment), or without imagecodecs.
+
+    Raises
+    ------
+    UsageError
+        A profile LittleCMS cannot read, or one of other colours (CMYK, Lab...).
+    """
+    if not icc or _same_profile(icc, _srgb()):
         return SRGB
     try:
         import imagecodecs
@@ -165,13 +183,18 @@ def transfer_of(icc: bytes | None) -> Transfer:
 
 @lru_cache(maxsize=8)
 def _tabulated_transfer(icc: bytes, imagecodecs: Any) -> Transfer:
+    name = _description(icc, what="linear light: the image's colour profile")
+    kind = icc[16:20]  # the header's data colour space (ICC.1:2010 7.2.6)
+    if kind not in (b"RGB ", b"GRAY"):
+        raise UsageError(f"linear light: the image's colour profile ({name}) is {_space(icc)}: "
+                         "only RGB and grey profiles give a transfer function")
     ramp = np.linspace(0.0, 1.0, 4096, dtype=np.float32)
-    grey = np.ascontiguousarray(np.repeat(ramp[None, :, None], 3, axis=2))
-    xyz = imagecodecs.cms_transform(grey, icc, imagecodecs.cms_profile("xyz"), colorspace="rgb",
-                                    outcolorspace="xyz", outdtype="f4")
+    grey = ramp[None, :] if kind == b"GRAY" else np.ascontiguousarray(np.repeat(ramp[None, :, None], 3, axis=2))
+    xyz = imagecodecs.cms_transform(grey, icc, imagecodecs.cms_profile("xyz"), colorspace="gray" if kind == b"GRAY"
+                                    else "rgb", outcolorspace="xyz", outdtype="f4")
     light = xyz[0, :, 1].astype(np.float64)
     light = np.maximum.accumulate((light - light[0]) / (light[-1] - light[0]))
-    return tabulated(_description(icc), ramp, light)
+    return tabulated(name, ramp, light)
 
 
 def _pillow_transform(rgb: np.ndarray, src: bytes, dst: bytes, intent: int) -> np.ndarray:
@@ -236,7 +259,12 @@ def _description(icc: bytes, what: str = "profile") -> str:
         profile = ImageCms.ImageCmsProfile(io.BytesIO(icc))
     except (OSError, ValueError, TypeError) as exc:
         raise UsageError(f"{what}: not an ICC profile ({exc})") from None
-    return (ImageCms.getProfileDescription(profile) or "ICC profile").strip()
+    return ImageCms.getProfileDescription(profile).strip() or "ICC profile"  # Pillow adds a newline
+
+
+def _space(icc: bytes) -> str:
+    """The data colour space a profile's header names (``GRAY``, ``CMYK``, ``Lab``...), for messages."""
+    return f"a {icc[16:20].decode('latin-1').strip()} profile"
 
 
 def _png_cicp(data: bytes) -> tuple[int, int, int, int] | None:

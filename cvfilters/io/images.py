@@ -283,7 +283,9 @@ def to_colourspace(image: np.ndarray, metadata: Metadata, target: colour.ColourT
     """``image`` converted from its file's colour space into ``target``, with metadata embedding
     the target's profile; ``keep`` or None: unchanged (see :mod:`cvfilters.io.colour`).
 
-    ``data`` (the file's bytes) lets a PNG's CICP tag name the source space.
+    ``data`` (the file's bytes) lets a PNG's CICP tag name the source space. A grey image
+    (grey+alpha too) is left as it is with its metadata: its values are not converted, and an RGB
+    profile would not describe them (libpng refuses one in a grey PNG).
     """
     if target is None or (isinstance(target, str) and target.lower() == "keep"):
         return image, metadata
@@ -292,6 +294,8 @@ def to_colourspace(image: np.ndarray, metadata: Metadata, target: colour.ColourT
         raise UsageError(f"colorspace: the image's space ({space.name}) has no ICC profile to convert from; "
                          "keep it (colorspace keep)")
     dst = colour.profile_bytes(target)
+    if image.ndim == 2 or image.shape[2] == 1 or metadata.grey:
+        return image, metadata
     return colour.convert(image, space, dst, intent), replace(metadata, icc=dst)
 
 

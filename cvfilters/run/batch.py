@@ -494,6 +494,8 @@ def _process_frames(task: Task, options: Options, pipeline: Pipeline, header: An
     reports: list[Any] = []
     converting = options.colorspace not in (None, "keep")
     target_icc = colour.profile_bytes(options.colorspace) if options.colorspace and converting else header.icc
+    if channels == 1:  # grey frames are not converted (colour.convert), so they keep their file's profile
+        converting, target_icc = False, header.icc
     transfer = colour.transfer_of(target_icc) if options.linear else False
 
     def filtered(frame: frames_io.Frame) -> frames_io.Frame:

@@ -221,3 +221,131 @@ def test_a_conversion_to_the_same_profile_leaves_the_values_untouched() -> None:
     with_id = later[:84] + bytes(range(1, 17)) + later[100:]
     for source, target in ((None, "srgb"), (SRGB, "srgb"), (later, "srgb"), (with_id, "srgb"), (WIDE, WIDE)):
         np.testing.assert_array_equal(colour.convert(values, source, target), values)
+
+
+def renamed(icc: bytes, old: str, new: str) -> bytes:
+    """``icc`` with its description (a UTF-16 ``mluc`` string) changed to another of the same length."""
+    assert len(old) == len(new) and old.encode("utf-16-be") in icc
+    return icc.replace(old.encode("utf-16-be"), new.encode("utf-16-be"))
+
+
+def with_media_white(icc: bytes, x: float, y: float) -> bytes:
+    """``icc`` with its ``wtpt`` tag's XYZ (s15Fixed16, ICC.1:2010 4.6 and 10.31) set to the white at ``x, y``."""
+    count = struct.unpack(">I", icc[128:132])[0]
+    for entry in range(132, 132 + 12 * count, 12):
+        signature, offset, _ = struct.unpack(">4sII", icc[entry:entry + 12])
+        if signature == b"wtpt":
+            xyz = b"".join(struct.pack(">i", round(v * 65536)) for v in (x / y, 1.0, (1 - x - y) / y))
+            return icc[:offset + 8] + xyz + icc[offset + 20:]
+    raise AssertionError("no wtpt tag")
+
+
+def test_grey_images_are_returned_unchanged() -> None:
+    grey = RGB[..., 0]
+    for image in (grey, grey[..., None], grey.astype(np.float32) / 255):
+        np.testing.assert_array_equal(colour.convert(image, WIDE, "srgb"), image)
+
+
+def test_8_bit_colour_converts_in_bgr_order_and_alpha_passes() -> None:
+    bgra = np.dstack([RGB[..., ::-1], RNG.integers(0, 256, RGB.shape[:2], dtype=np.uint8)])
+    out = colour.convert(bgra, WIDE, "srgb")
+    assert out.shape == bgra.shape and out.dtype == np.uint8
+    assert levels(out[..., 2::-1], reference(RGB, WIDE, SRGB)) <= 1
+    np.testing.assert_array_equal(out[..., 3], bgra[..., 3])
+
+
+def test_the_absolute_intent_reaches_littlecms_at_16_bit_and_float() -> None:
+    # A v4 profile's media white is D50 unless its wtpt tag says otherwise: with D65 there, absolute
+    # colorimetric keeps sRGB's white as it is (yellowish in this space) where relative maps white to white.
+    d65_white = with_media_white(WIDE, 0.3127, 0.3290)
+    absolute, relative = reference(RGB, SRGB, d65_white, 3), reference(RGB, SRGB, d65_white, 1)
+    assert levels(absolute, relative) > 50 and np.abs(absolute - relative).mean() > 10  # measured 55 and 10.3
+
+    def near_absolute(out: np.ndarray) -> None:
+        # 8-bit LittleCMS goes through an interpolated table here: 2.5 % of the values, bright saturated
+        # colours, differ by 2 to 9 levels from its float result; the mean difference is 0.38 level
+        diff = np.abs(out - absolute)
+        assert diff.max() <= 10 and diff.mean() <= 0.5
+
+    bgr = np.ascontiguousarray(RGB[..., ::-1])
+    near_absolute(colour.convert(bgr.astype(np.uint16) * 257, SRGB, d65_white, "absolute")[..., ::-1] / 257)
+    near_absolute(np.clip(colour.convert(bgr.astype(np.float32) / 255, SRGB, d65_white, "absolute")[..., ::-1], 0, 1)
+                  * 255)
+
+
+def test_16_bit_and_float_between_two_profiles_of_one_space_come_back_exact() -> None:
+    # the same profile under another description: LittleCMS converts (the bytes differ) and the
+    # matrices and curves cancel, so every one of the 65536 values comes back, black and white too
+    copy = renamed(WIDE, "RGB built-in", "RGB copy-in!")
+    ramp = np.arange(65536, dtype=np.uint16)
+    values = np.stack([ramp, ramp[::-1], np.roll(ramp, 12345)], axis=-1).reshape(256, 256, 3)
+    np.testing.assert_array_equal(colour.convert(values, WIDE, copy), values)
+    unit = values.astype(np.float32) / 65535
+    np.testing.assert_allclose(colour.convert(unit, WIDE, copy), unit, rtol=0, atol=1e-6)
+
+
+def to_xyz(primaries: list[tuple[float, float]], white: tuple[float, float] = (0.3127, 0.3290)) -> np.ndarray:
+    """The linear RGB -> XYZ matrix of primaries and a white (their chromaticities), as SMPTE RP 177 derives it."""
+    columns = np.array([[x / y, 1.0, (1 - x - y) / y] for x, y in primaries]).T
+    white_xyz = np.array([white[0] / white[1], 1.0, (1 - white[0] - white[1]) / white[1]])
+    return np.asarray(columns * np.linalg.solve(columns, white_xyz))
+
+
+def test_16_bit_values_beyond_the_target_gamut_are_clipped() -> None:
+    # WIDE (Adobe's primaries, gamma 2.2) to sRGB in numpy: 14 % of random colours fall below 0 and
+    # 4 % above 1 in sRGB; stored as 0 and 65535, not wrapped around
+    matrix = np.linalg.solve(to_xyz([(0.64, 0.33), (0.30, 0.60), (0.15, 0.06)]),
+                             to_xyz([(0.64, 0.33), (0.21, 0.71), (0.15, 0.06)]))
+    values = RNG.integers(0, 65536, (64, 64, 3)).astype(np.uint16)
+    linear = np.clip((values / 65535.0) ** 2.2 @ matrix.T, 0, 1)
+    encoded = np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)  # IEC 61966-2-1
+    out = colour.convert(np.ascontiguousarray(values[..., ::-1]), WIDE, "srgb")[..., ::-1]
+    # 32 of 65535: LittleCMS holds the profiles in 16.16 fixed point (22 measured, near black)
+    assert np.abs(out - np.rint(encoded * 65535)).max() <= 32
+    assert np.mean(out == 0) > 0.05 and np.mean(out == 65535) > 0.01
+
+
+def test_16_bit_and_float_without_imagecodecs_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "imagecodecs", None)  # `import imagecodecs` raises ImportError
+    for dtype in (np.uint16, np.float32):
+        with pytest.raises(cvf.UsageError) as refused:
+            colour.convert(RGB.astype(dtype), SRGB, WIDE)
+        assert str(refused.value) == (f"colorspace: converting {np.dtype(dtype)} images needs imagecodecs (LittleCMS "
+                                      "at 16-bit and float precision): pip install 'cvfilters[colour]'")
+
+
+def test_profiles_of_other_colours_are_refused_for_colour_images() -> None:
+    grey = imagecodecs.cms_profile("gray", gamma=2.2)
+    bgr = np.ascontiguousarray(RGB[..., ::-1])
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.convert(bgr, grey, "srgb")
+    assert str(refused.value) == ("colorspace: the image's ICC profile (gray built-in) is a GRAY profile, not RGB; "
+                                  "keep its colours (colorspace keep)")
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.convert(bgr.astype(np.float32) / 255, None, grey)
+    assert str(refused.value) == ("colorspace: the target profile (gray built-in) is a GRAY profile, not RGB: "
+                                  "a colour image needs an RGB one")
+
+
+def srgb_decode(x: np.ndarray) -> np.ndarray:
+    """IEC 61966-2-1, written out here."""
+    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+
+
+def test_the_transfer_of_a_profile() -> None:
+    ramp = np.linspace(0, 1, 1001, dtype=np.float32)
+    later = SRGB[:24] + bytes([255] * 12) + SRGB[36:]  # LittleCMS's sRGB made at another moment
+    for icc in (None, b"", SRGB, later):
+        np.testing.assert_allclose(colour.transfer_of(icc).decode(ramp), srgb_decode(ramp.astype(np.float64)),
+                                   rtol=0, atol=1e-6)  # float32 arithmetic
+    grey = imagecodecs.cms_profile("gray", gamma=2.2)
+    for icc in (WIDE, grey):  # sampled through LittleCMS at 4096 steps: within 2e-4 of the power law
+        assert colour.transfer_of(icc).name in ("RGB built-in", "gray built-in")
+        np.testing.assert_allclose(colour.transfer_of(icc).decode(ramp), ramp.astype(np.float64) ** 2.2,
+                                   rtol=0, atol=2e-4)
+    with pytest.raises(cvf.UsageError, match=r"^linear light: the image's colour profile: not an ICC profile \("):
+        colour.transfer_of(b"not a profile" * 16)
+    lab = ImageCms.ImageCmsProfile(ImageCms.createProfile("LAB")).tobytes()
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.transfer_of(lab)
+    assert str(refused.value).endswith("is a Lab profile: only RGB and grey profiles give a transfer function")
