@@ -43,6 +43,8 @@ def test_depth_counts_open_collections_not_all_brackets_seen(path: Path) -> None
     text = "[" + ", ".join([sibling] * 32) + "]"
     data, _ = parse_document(path, text)
     assert len(data) == 32
+    with pytest.raises(SpecError, match="nested more than 32 levels deep"):  # 33 open after a closed one
+        parse_document(path, "[[[], " + "[" * 31 + "]" * 31 + "]]")
     mapping = '{"a": ' * 32 + "1" + "}" * 32  # mappings count as levels too
     parse_document(path, mapping)
     with pytest.raises(SpecError, match="nested more than 32 levels deep"):
@@ -56,9 +58,10 @@ def test_json_brackets_inside_strings_do_not_count() -> None:
     for _ in range(30):
         data = data[0]
     assert data == ["[" * 40 + '"' + "{" * 40 + "\\"]
-    # after the string, brackets count again: 31 + 2 levels
-    with pytest.raises(SpecError, match="nested more than 32 levels deep"):
-        parse_document(JSON, "[" * 31 + '"x", [[1]]' + "]" * 31)
+    # after a string, escapes in it or not, brackets count again: 31 + 2 levels
+    for string in ('"x"', '"\\n"'):
+        with pytest.raises(SpecError, match="nested more than 32 levels deep"):
+            parse_document(JSON, "[" * 31 + string + ", [[1]]" + "]" * 31)
 
 
 def test_yaml_aliases_and_repeated_keys_are_refused_with_their_place() -> None:
