@@ -47,6 +47,21 @@ def test_cube_outputs_outside_0_1_are_clipped(backend: str, tmp_path: Path, monk
         assert_close(out, expected)
 
 
+@pytest.mark.parametrize(("low", "high"), [((0.0, 0.1, 0.2), (1.0, 1.0, 1.0)), ((0.0, 0.0, 0.0), (0.7, 0.8, 0.9))],
+                         ids=["low", "high"])
+def test_cube_domain_per_channel(backend: str, tmp_path: Path, low: tuple[float, ...], high: tuple[float, ...]) -> None:
+    """DOMAIN_MIN / DOMAIN_MAX with a value per channel (R G B in the file): each channel scaled by its own."""
+    cube = wide_cube(5)
+    write_cube(tmp_path / "plain.cube", cube)
+    text = (tmp_path / "plain.cube").read_text().replace(
+        "LUT_3D_SIZE 5\n", "LUT_3D_SIZE 5\nDOMAIN_MIN {} {} {}\nDOMAIN_MAX {} {} {}\n".format(*low, *high))
+    (tmp_path / "domain.cube").write_text(text)
+    image = sample(np.uint16)
+    out = cvf.apply(image, "lut", file=str(tmp_path / "domain.cube"), backend=backend)
+    expected = trilinear_reference(cube, image / 65535.0, np.array(low[::-1]), np.array(high[::-1]))  # B G R
+    assert_close(out, stored(expected, np.uint16))
+
+
 def test_1d_input_range_clamps_float_inputs(backend: str, tmp_path: Path) -> None:
     """float32 through a 1-D table with LUT_1D_INPUT_RANGE 0.25 0.75: inputs outside take the end rows."""
     rows = np.array([[0.1, 0.9, 0.3], [0.4, 0.2, 0.8], [0.6, 0.7, 0.1], [0.9, 0.3, 0.5], [0.95, 0.05, 0.7]])
