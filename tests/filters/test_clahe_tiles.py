@@ -20,8 +20,8 @@ def by_pieces(plane: np.ndarray, tiles: int, clip: float, step: int = 13) -> np.
     height, width = plane.shape
     levels = 256 if plane.dtype == np.uint8 else 65536
     pieces = [(y, x) for y in range(0, height, step) for x in range(0, width, step)]
-    counts = sum(clahe.tile_counts(plane[y : y + step, x : x + step], y, x, height, width, tiles, levels)
-                 for y, x in pieces)
+    counts = np.sum([clahe.tile_counts(plane[y : y + step, x : x + step], y, x, height, width, tiles, levels)
+                     for y, x in pieces], axis=0)
     table = clahe.tables(counts, clip, height, width, tiles, plane.dtype)
     out = np.empty_like(plane)
     for y, x in pieces:
@@ -42,7 +42,7 @@ def by_pieces(plane: np.ndarray, tiles: int, clip: float, step: int = 13) -> np.
 def test_pieces_equal_opencv(dtype: type, height: int, width: int, tiles: int, clip: float) -> None:
     levels = 256 if dtype == np.uint8 else 65536
     rng = np.random.default_rng(height * width)
-    plane = (rng.random((height, width)) ** 2 * (levels - 1)).astype(dtype)  # skewed, so clipping matters
+    plane: np.ndarray = (rng.random((height, width)) ** 2 * (levels - 1)).astype(dtype)  # skewed, so clipping matters
     expected = cv2.createCLAHE(clip, (tiles, tiles)).apply(plane)
     np.testing.assert_array_equal(by_pieces(plane, tiles, clip), expected)
 

@@ -58,7 +58,8 @@ def test_cube_domain_per_channel(backend: str, tmp_path: Path, low: tuple[float,
     (tmp_path / "domain.cube").write_text(text)
     image = sample(np.uint16)
     out = cvf.apply(image, "lut", file=str(tmp_path / "domain.cube"), backend=backend)
-    expected = trilinear_reference(cube, image / 65535.0, np.array(low[::-1]), np.array(high[::-1]))  # B G R
+    low_bgr, high_bgr = np.array(low[::-1]), np.array(high[::-1])
+    expected = trilinear_reference(cube, (image / 65535.0 - low_bgr) / (high_bgr - low_bgr))  # clamped to 0..1 there
     assert_close(out, stored(expected, np.uint16))
 
 
