@@ -165,3 +165,10 @@ def test_rows_that_run_plane_by_plane_take_one_channel(primitive):
     row = CAPABILITIES[primitive]
     depths = {CONVERTED.get(primitive, {}).get(d, d) for d in row.depths}
     assert all((d, 1) in OPENCV[primitive].accepts for d in depths), OPENCV[primitive].cites
+
+
+def test_a_depth_the_channel_table_does_not_name_takes_no_channels():
+    """``pad`` lists channels per depth for 8U, 16U, 16S and 32F (copy_make_border.cu): none for 64F."""
+    pad = CAPABILITIES["pad"]
+    assert pad.takes_channels(cv2.CV_8U, 2) and not pad.takes_channels(cv2.CV_16U, 2)
+    assert not pad.takes_channels(cv2.CV_64F, 1)
