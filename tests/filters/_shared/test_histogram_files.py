@@ -1,0 +1,74 @@
+"""Reading histogram files (cvfilters.filters._shared.histogram_files.load_histogram): what it takes,
+what it refuses, and the one-line messages, written out here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cvfilters.filters._shared.histogram_files import load_histogram
+
+
+def _json(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _refused(path: Path) -> str:
+    with pytest.raises(ValueError) as caught:
+        load_histogram(path)
+    return str(caught.value)
+
+
+def test_json_and_npy_counts_are_read_as_float64_rows(tmp_path: Path) -> None:
+    one = load_histogram(_json(tmp_path / "h.json", {"counts": [1, 0, 3]}))  # no "format": taken as ours
+    np.testing.assert_array_equal(one, [[1.0, 0.0, 3.0]])
+    assert one.dtype == np.float64
+    three = np.arange(6, dtype=np.int64).reshape(3, 2) + 1
+    np.save(tmp_path / "h.npy", three)
+    np.testing.assert_array_equal(load_histogram(tmp_path / "h.npy"), three)
+    bom = tmp_path / "bom.JSON"  # a byte-order mark and an upper-case suffix
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps({"format": "cvfilters.histogram", "counts": [[2, 2]]}).encode())
+    np.testing.assert_array_equal(load_histogram(bom), [[2.0, 2.0]])
+
+
+def test_levels_from_2_to_65536_and_one_or_three_channels(tmp_path: Path) -> None:
+    for levels in (2, 65536):
+        np.save(tmp_path / "ok.npy", np.ones((3, levels), np.int64))
+        assert load_histogram(tmp_path / "ok.npy").shape == (3, levels)
+    for shape in [(1,), (65537,), (2, 4), (3, 1)]:
+        np.save(tmp_path / "bad.npy", np.ones(shape, np.int64))
+        expected = (f"{tmp_path / 'bad.npy'}: not a histogram file (shape {(1, *shape) if len(shape) == 1 else shape} "
+                    "is not (K,), (1, K) or (3, K) with 2 <= K <= 65536)")
+        assert _refused(tmp_path / "bad.npy") == expected
+    np.save(tmp_path / "big.npy", np.ones(3 * 65536 + 1, np.int64))  # refused by its header, before reading
+    assert _refused(tmp_path / "big.npy") == (f"{tmp_path / 'big.npy'}: holds 196609 = 196609 values, more than "
+                                              "196608")
+
+
+def test_counts_must_be_finite_non_negative_with_every_channel_counted(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.npy"
+    for counts in ([[1.0, -1.0, 1.0]], [[1.0, np.inf]], [[1.0, np.nan]]):
+        np.save(bad, np.array(counts))
+        assert _refused(bad) == f"{bad}: not a histogram file (counts must be finite numbers >= 0)"
+    np.save(bad, np.array([[True, False]]))
+    assert _refused(bad) == f"{bad}: not a histogram file (counts must be finite numbers >= 0)"
+    np.save(bad, np.array([[1, 2], [0, 0], [3, 4]]))  # one channel counts nothing, the others do
+    assert _refused(bad) == f"{bad}: not a histogram file (every channel needs a positive count)"
+    np.save(bad, np.array([[0.0, 0.5]]))  # a fraction of a count is a count
+    np.testing.assert_array_equal(load_histogram(bad), [[0.0, 0.5]])
+
+
+def test_json_structure_and_suffix_are_checked_with_their_message(tmp_path: Path) -> None:
+    listed = _json(tmp_path / "l.json", [[1, 2]])
+    assert _refused(listed) == (f'{listed}: not a histogram file (a JSON histogram is an object with a "counts" '
+                                'list (see save_histogram))')
+    other = _json(tmp_path / "o.json", {"format": "something.else", "counts": [1, 2]})
+    assert _refused(other) == f"{other}: not a histogram file (\"format\" must be 'cvfilters.histogram')"
+    text = tmp_path / "h.txt"
+    text.write_text("1 2 3")
+    assert _refused(text) == f"{text}: not a histogram file (a histogram file ends in .npy or .json)"
+    assert _refused(tmp_path / "missing.json").startswith(f"{tmp_path / 'missing.json'}: ")
