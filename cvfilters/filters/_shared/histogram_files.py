@@ -84,7 +84,7 @@ def load_histogram(path: str | os.PathLike[str]) -> np.ndarray:
                 raise ValueError('a JSON histogram is an object with a "counts" list (see save_histogram)')
             if data.get("format", HISTOGRAM_FORMAT) != HISTOGRAM_FORMAT:
                 raise ValueError(f'"format" must be {HISTOGRAM_FORMAT!r}')
-            counts = np.asarray(data["counts"], dtype=np.float64)
+            counts = np.asarray(data["counts"])  # strings and booleans are refused below, not converted
     except FileRefused as exc:
         raise ValueError(f"{shown(path)}: {exc.reason}") from None
     except (ValueError, TypeError, RecursionError) as exc:

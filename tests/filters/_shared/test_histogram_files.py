@@ -66,6 +66,11 @@ def test_json_structure_and_suffix_are_checked_with_their_message(tmp_path: Path
     listed = _json(tmp_path / "l.json", [[1, 2]])
     assert _refused(listed) == (f'{listed}: not a histogram file (a JSON histogram is an object with a "counts" '
                                 'list (see save_histogram))')
+    uncounted = _json(tmp_path / "u.json", {"format": "cvfilters.histogram", "levels": 2})
+    assert _refused(uncounted) == _refused(listed).replace(str(listed), str(uncounted))
+    for values in (["1", "2"], [True, False]):  # numbers only, as the message says
+        words = _json(tmp_path / "w.json", {"counts": values})
+        assert _refused(words) == f"{words}: not a histogram file (counts must be finite numbers >= 0)"
     other = _json(tmp_path / "o.json", {"format": "something.else", "counts": [1, 2]})
     assert _refused(other) == f"{other}: not a histogram file (\"format\" must be 'cvfilters.histogram')"
     text = tmp_path / "h.txt"
