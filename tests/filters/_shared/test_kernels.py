@@ -35,7 +35,8 @@ def sampled_line(length: float, angle: float) -> np.ndarray:
     rows, cols = np.nonzero(cells)
     rr, cr = np.abs(rows - reach).max(), np.abs(cols - reach).max()
     block = cells[reach - rr : reach + rr + 1, reach - cr : reach + cr + 1]
-    return block / block.sum()
+    normalised: np.ndarray = block / block.sum()
+    return normalised
 
 
 def assert_kernel(actual: np.ndarray, expected: np.ndarray, atol: float = 1e-12) -> None:
