@@ -75,7 +75,9 @@ def test_a_mask_parameter_names_shapes_in_its_refusals(tmp_path: Path) -> None:
     refused(lambda: masked("invert", np.ones((4, 4))),
             "masked: mask takes a file path, not an array; use cvfilters.apply_masked(image, pipeline, mask)",
             "masked", "mask")
-    assert masked("invert", "rect:0,0,1,1")["mask"] == "rect:0,0,1,1"
+    refused(lambda: masked("invert", "ellipse:0.5"),
+            "masked: mask='ellipse:0.5': ellipse takes 4 numbers (ellipse:cx,cy,rx,ry), not 1", "masked", "mask")
+    assert masked("invert", " Rect:0,0,1,1 ")["mask"] == "rect:0,0,1,1"  # kept in canonical form
 
 
 # ----------------------------------------------------------------------------- pipeline kind
