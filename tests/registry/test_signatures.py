@@ -181,3 +181,38 @@ def test_a_keyword_with_no_close_match_gets_no_suggestion(scratch) -> None:
                      params=[Param("sigma", "float", 1.0)])(lambda ctx, img, *, sigma, qqq: img)
     assert str(caught.value) == ("filter 'odd_keyword': <lambda>() takes keyword 'qqq', which is not a declared "
                                  "parameter (declared: sigma)")
+
+
+def test_doc_of_writes_the_numpydoc_docstring() -> None:
+    from cvfilters.registry.signatures import doc_of
+
+    params = [Param("sigma", "float", 2.0, min=0.1, max=100, unit="px", help="The spread.", large=50),
+              Param("mode", "choice", "a", choices=("a", "b"))]
+    tail = """backend : {"auto", "cpu", "opencl", "cuda"}, default "auto"
+    Where to run; an unavailable backend named explicitly is an error.
+channel_order : {"bgr", "rgb"}, optional
+    The order of the image's colour channels (default BGR, OpenCV's, or cvfilters.set_defaults); PIL images are RGB.
+layout : {"hwc", "chw"}, default "hwc"
+    chw takes and returns C x H x W arrays.
+
+Returns
+-------
+image
+    Same type, shape and dtype as ``image`` unless the filter changes them.
+
+Examples
+--------
+>>> out = cvfilters.get_filter('soft')(image)  # doctest: +SKIP"""
+    parameters = """Parameters
+----------
+image : numpy.ndarray, PIL.Image.Image, array-like, cv2.UMat or cv2.cuda.GpuMat
+    uint8, uint16, float32, float64 or int16; 1, 2, 3 or 4 channels (BGR order unless channel_order).
+sigma : float, default 2, range [0.1, 100] px
+    The spread.
+    Values above 50 need allow_large (CLI --allow-large).
+mode : {'a', 'b'}, default a
+"""
+    assert doc_of("soft", "Soften.", " More words.\n", params) == "Soften.\n\nMore words.\n\n" + parameters + tail
+    # a description that only repeats the summary, or none, is left out
+    assert doc_of("soft", "Soften.", " Soften. ", params) == "Soften.\n\n" + parameters + tail
+    assert doc_of("soft", "Soften.", "", params) == "Soften.\n\n" + parameters + tail
