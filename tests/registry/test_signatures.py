@@ -107,3 +107,112 @@ def test_filter_is_keyword_only_and_unlisted_filters_stay_unlisted() -> None:
     assert hidden.name not in {f.name for f in cvf.list_filters()}
     image = np.arange(6, dtype=np.uint8).reshape(2, 3)
     np.testing.assert_array_equal(hidden(image, backend="cpu"), image)
+
+
+# ---------------------------------------------------------------- generated signature and type text, called directly
+# (signature_of and describe_type run at registration, at import: these tests call them on their own
+# declarations and compare with what a hand-written function and the numpydoc text would say)
+
+def _hand_written(image, /, *, sigma: float = 1.5, border: Literal["reflect", "wrap"] = "wrap",
+                  kernel: tuple[tuple[float, ...], ...], level: int = None,  # type: ignore[assignment]
+                  backend: Literal["auto", "cpu", "opencl", "cuda"] = "auto",
+                  channel_order: Literal["bgr", "rgb"] | None = None,
+                  layout: Literal["hwc", "chw"] = "hwc"):
+    """A user's hand-written version of the declarations below (an automatic default keeps its kind's type)."""
+
+
+def _hand_written_bare(image, /, *, backend: Literal["auto", "cpu", "opencl", "cuda"] = "auto",
+                       channel_order: Literal["bgr", "rgb"] | None = None,
+                       layout: Literal["hwc", "chw"] = "hwc"):
+    """A filter without parameters of its own."""
+
+
+def test_signature_of_matches_a_hand_written_function() -> None:
+    from cvfilters.registry.signatures import signature_of
+
+    params = [Param("sigma", "float", 1.5, min=0, max=9),
+              Param("border", "choice", "wrap", choices=("reflect", "wrap")),
+              Param("kernel", "kernel", required=True, example=[[1.0]]), Param("level", "int", None)]
+    generated = signature_of(params)
+    # the return annotation is text for help(): "same type as image"
+    expected = inspect.signature(_hand_written, eval_str=True).replace(return_annotation="same type as image")
+    assert generated == expected
+    # spelled out too, so a failure says which part differs
+    assert str(generated) == str(expected)
+    assert generated.return_annotation == "same type as image"
+    assert get_args(generated.parameters["backend"].annotation) == ("auto", "cpu", "opencl", "cuda")
+    assert generated.parameters["channel_order"].annotation == Literal["bgr", "rgb"] | None
+    bare = inspect.signature(_hand_written_bare, eval_str=True).replace(return_annotation="same type as image")
+    assert signature_of([]) == bare
+
+
+def test_annotation_is_literal_only_for_a_choice() -> None:
+    from cvfilters.registry.signatures import annotation
+
+    assert annotation(Param("border", "choice", "wrap", choices=("reflect", "wrap"))) == Literal["reflect", "wrap"]
+    assert annotation(Param("gain", "float", 1.0)) is float
+    # choices on a str parameter are not enforced (any string is taken), so its type stays str
+    assert annotation(Param("label", "str", "a", choices=("a", "b"))) is str
+    assert Param("label", "str", "a", choices=("a", "b")).coerce("z", "f") == "z"
+
+
+@pytest.mark.parametrize(("param", "text"), [
+    (Param("sigma", "float", 2.0, min=0.1, max=100, unit="px"), "float, default 2, range [0.1, 100] px"),
+    (Param("ksize", "int", 0, min=0, max=255, unit="px", odd=True), "int, default 0, range [0, 255] px, odd"),
+    (Param("border", "choice", "wrap", choices=("reflect", "wrap")), "{'reflect', 'wrap'}, default wrap"),
+    (Param("label", "str", "a", choices=("a", "b")), "str, default a"),
+    (Param("kernel", "kernel", required=True, example=[[1.0]]), "2-D sequence of float, required"),
+    (Param("level", "float", None, min=0, max=1), "float, default automatic, range [0, 1]"),
+    (Param("floor", "float", 1.0, min=-2), "float, default 1, range [-2, inf]"),
+    (Param("cap", "int", 3, max=10, unit="px"), "int, default 3, range [-inf, 10] px"),
+    (Param("angle", "float", 0.5, unit="deg"), "float, default 0.5, deg"),
+    (Param("flag", "bool", True), "bool, default true"),
+])
+def test_describe_type_writes_the_numpydoc_type_line(param: Param, text: str) -> None:
+    from cvfilters.registry.signatures import describe_type
+
+    assert describe_type(param) == text
+
+
+def test_a_keyword_with_no_close_match_gets_no_suggestion(scratch) -> None:
+    scratch.append("odd_keyword")
+    with pytest.raises(TypeError) as caught:
+        cvf.register("odd_keyword", category="color", summary="x",
+                     params=[Param("sigma", "float", 1.0)])(lambda ctx, img, *, sigma, qqq: img)
+    assert str(caught.value) == ("filter 'odd_keyword': <lambda>() takes keyword 'qqq', which is not a declared "
+                                 "parameter (declared: sigma)")
+
+
+def test_doc_of_writes_the_numpydoc_docstring() -> None:
+    from cvfilters.registry.signatures import doc_of
+
+    params = [Param("sigma", "float", 2.0, min=0.1, max=100, unit="px", help="The spread.", large=50),
+              Param("mode", "choice", "a", choices=("a", "b"))]
+    tail = """backend : {"auto", "cpu", "opencl", "cuda"}, default "auto"
+    Where to run; an unavailable backend named explicitly is an error.
+channel_order : {"bgr", "rgb"}, optional
+    The order of the image's colour channels (default BGR, OpenCV's, or cvfilters.set_defaults); PIL images are RGB.
+layout : {"hwc", "chw"}, default "hwc"
+    chw takes and returns C x H x W arrays.
+
+Returns
+-------
+image
+    Same type, shape and dtype as ``image`` unless the filter changes them.
+
+Examples
+--------
+>>> out = cvfilters.get_filter('soft')(image)  # doctest: +SKIP"""
+    parameters = """Parameters
+----------
+image : numpy.ndarray, PIL.Image.Image, array-like, cv2.UMat or cv2.cuda.GpuMat
+    uint8, uint16, float32, float64 or int16; 1, 2, 3 or 4 channels (BGR order unless channel_order).
+sigma : float, default 2, range [0.1, 100] px
+    The spread.
+    Values above 50 need allow_large (CLI --allow-large).
+mode : {'a', 'b'}, default a
+"""
+    assert doc_of("soft", "Soften.", " More words.\n", params) == "Soften.\n\nMore words.\n\n" + parameters + tail
+    # a description that only repeats the summary, or none, is left out
+    assert doc_of("soft", "Soften.", " Soften. ", params) == "Soften.\n\n" + parameters + tail
+    assert doc_of("soft", "Soften.", "", params) == "Soften.\n\n" + parameters + tail
