@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
+from cvfilters.core.errors import OutputExistsError
 from cvfilters.viz.sheets.compare import before_after, write_before_after
 
 
@@ -80,6 +81,8 @@ def test_write_before_after_reads_files_and_writes_with_its_defaults(tmp_path: P
     np.testing.assert_array_equal(cv2.imread(str(target)), before_after(before, after))
     write_before_after(target, before, after, label=False)  # the file exists: replaced by default
     np.testing.assert_array_equal(cv2.imread(str(target)), before_after(before, after, label=False))
+    with pytest.raises(OutputExistsError):
+        write_before_after(target, before, after, overwrite=False)
     noisy = np.random.default_rng(0).integers(0, 256, (60, 200, 3), np.uint8)
     sizes = []
     for quality in (10, 95):
