@@ -27,3 +27,11 @@ def test_the_tiles_run_on_the_backend_asked_for() -> None:
     sweep = parse_sweep(["posterize:levels=2..6/3"])
     with pytest.raises(BackendUnavailableError, match="backend 'cuda' is unavailable"):
         sweep_sheet(np.zeros((8, 8, 3), np.uint8), sweep, tile=16, backend="cuda")
+
+
+def test_tiles_are_256_pixels_by_default() -> None:
+    image = np.random.default_rng(2).integers(0, 256, (40, 30, 3), np.uint8)
+    sweep = parse_sweep(["posterize:levels=2..6/2"])
+    sheet = sweep_sheet(image, sweep)
+    np.testing.assert_array_equal(sheet, sweep_sheet(image, sweep, tile=256))
+    assert not np.array_equal(sheet, sweep_sheet(image, sweep, tile=257))
