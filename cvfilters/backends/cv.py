@@ -61,8 +61,11 @@ class CvBackend(Backend):
         if np.dtype(dtype) == np.uint8:
             return cv2.convertScaleAbs(image, alpha=alpha)
         # Python scalars are ambiguous in cv2 (a float is Scalar(v, 0, 0, 0); a tuple is
-        # an array for 1x1 images), so arithmetic with constants goes through convert().
-        return self.convert(cv2.max(image, self.convert(image, np.float32, -1.0)), dtype, alpha)
+        # an array for 1x1 images), so arithmetic with constants goes through convert(). The
+        # negation is float32 (no int16 saturation of -32768), float64 for a float64 result
+        # (a float32 step would round |-0.1| and overflow |-1e300|).
+        negation = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+        return self.convert(cv2.max(image, self.convert(image, negation, -1.0)), dtype, alpha)
 
     def clip(self, image: Any, low: float, high: float) -> Any:
         below_high = cv2.threshold(image, high, high, cv2.THRESH_TRUNC)[1]

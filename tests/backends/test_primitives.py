@@ -1,10 +1,14 @@
-"""The element-wise primitives filters used to emulate: sqrt, minimum/maximum, compare/select.
+"""The element-wise primitives filters used to emulate (sqrt, minimum/maximum, compare/select),
+and the cv2 primitives of CvBackend (cvfilters/backends/cv.py) on the cpu backend.
 
 Checked against numpy on every backend, and as counted host fallbacks on a device
 backend whose device lacks them (the fake cuda device of test_cuda_backend).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 import cv2
 import numpy as np
@@ -20,7 +24,7 @@ B = RNG.random((9, 11, 3), np.float32)
 B[0, :4] = A[0, :4]  # ties: compare and select must treat equality as the op says
 
 
-def run(name: str, op, *arrays: np.ndarray) -> np.ndarray:
+def run(name: str, op: Callable[..., Any], *arrays: np.ndarray) -> np.ndarray:
     be = get_backend(name)
     out = op(be, *(be.upload(a) for a in arrays))
     return be.download(out)
@@ -37,7 +41,7 @@ def test_minimum_and_maximum(backend: str) -> None:
 
 @pytest.mark.parametrize(("op", "numpy_op"), [(cv2.CMP_GT, np.greater), (cv2.CMP_GE, np.greater_equal),
                                               (cv2.CMP_EQ, np.equal)])
-def test_compare_gives_255_where_true(backend: str, op: int, numpy_op) -> None:
+def test_compare_gives_255_where_true(backend: str, op: int, numpy_op: Callable[..., Any]) -> None:
     mask = run(backend, lambda be, a, b: be.compare(a, b, op), A, B)
     assert mask.dtype == np.uint8
     np.testing.assert_array_equal(mask, numpy_op(A, B).astype(np.uint8) * 255)
@@ -64,3 +68,118 @@ def test_device_without_the_primitives_falls_back_counted(fake: FakeDevice) -> N
 def test_one_cpu_backend_per_process() -> None:
     """get_backend("cpu") is the host every device fallback runs on, not another instance."""
     assert get_backend("cpu") is host()
+
+
+# The cv2 primitives of CvBackend (cvfilters/backends/cv.py), on the cpu backend, against numpy
+# formulas or cv2 called directly with every argument spelled out: exact unless said.
+CPU: Any = get_backend("cpu")  # host arrays in, numpy arrays out
+GREY = RNG.integers(0, 256, (7, 9), dtype=np.uint8)
+KERNEL = RNG.random((3, 3)).astype(np.float32)
+
+
+def test_pad_defaults_to_zero_and_keeps_the_border_and_value() -> None:
+    """A constant border is 0 unless given; the border kind and the value are both used."""
+    np.testing.assert_array_equal(CPU.pad(GREY, 1, 2, 3, 1, cv2.BORDER_CONSTANT), np.pad(GREY, ((1, 2), (3, 1))))
+    np.testing.assert_array_equal(CPU.pad(GREY, 1, 2, 3, 1, cv2.BORDER_CONSTANT, 7.0),
+                                  np.pad(GREY, ((1, 2), (3, 1)), constant_values=7))
+    np.testing.assert_array_equal(CPU.pad(GREY, 2, 1, 1, 2, cv2.BORDER_REFLECT_101),
+                                  np.pad(GREY, ((2, 1), (1, 2)), mode="reflect"))
+
+
+@pytest.mark.parametrize("border", [cv2.BORDER_CONSTANT, cv2.BORDER_REPLICATE])
+def test_filter2d_keeps_delta_and_border(border: int) -> None:
+    """delta defaults to 0 and is added when given; the border is the caller's, not cv2's default."""
+    want = cv2.filter2D(GREY.astype(np.float32), cv2.CV_32F, KERNEL, delta=0.0, borderType=border)
+    np.testing.assert_array_equal(CPU.filter2d(GREY.astype(np.float32), KERNEL, border), want)
+    shifted = cv2.filter2D(GREY.astype(np.float32), cv2.CV_32F, KERNEL, delta=3.0, borderType=border)
+    np.testing.assert_allclose(shifted, want + 3, rtol=1e-6)  # the reference itself adds the 3
+    np.testing.assert_array_equal(CPU.filter2d(GREY.astype(np.float32), KERNEL, border, 3.0), shifted)
+    kx, ky = KERNEL[0].reshape(1, 3), KERNEL[:, 0].reshape(3, 1)
+    sep = cv2.sepFilter2D(GREY.astype(np.float32), cv2.CV_32F, kx, ky, delta=0.0, borderType=border)
+    np.testing.assert_array_equal(CPU.sep_filter2d(GREY.astype(np.float32), kx, ky, border), sep)
+
+
+def test_sobel_keeps_ksize_and_border() -> None:
+    """A 5-tap Sobel with a constant border is not cv2's default 3-tap reflected one."""
+    want = cv2.Sobel(GREY, cv2.CV_32F, 1, 0, ksize=5, borderType=cv2.BORDER_CONSTANT)
+    np.testing.assert_array_equal(CPU.sobel(GREY, cv2.CV_32F, 1, 0, 5, cv2.BORDER_CONSTANT), want)
+    # the left column of a 3-tap x derivative with zeros outside: 2*g[y, 1] + g[y-1, 1] + g[y+1, 1]
+    g = np.pad(GREY.astype(np.float32), 1)
+    np.testing.assert_array_equal(CPU.sobel(GREY, cv2.CV_32F, 1, 0, 3, cv2.BORDER_CONSTANT)[:, 0],
+                                  g[:-2, 2] + 2 * g[1:-1, 2] + g[2:, 2])
+
+
+def test_abs_convert_is_the_scaled_magnitude_in_the_dtype() -> None:
+    """saturate(|x| * alpha) as uint8 (rounded), float32 or float64; alpha defaults to 1."""
+    x = np.array([[-3.7, 2.2, -200.0, 0.5, -0.1]], np.float32)
+    np.testing.assert_array_equal(CPU.abs_convert(x, np.uint8), [[4, 2, 200, 0, 0]])
+    np.testing.assert_array_equal(CPU.abs_convert(x, np.uint8, 2.0), [[7, 4, 255, 1, 0]])
+    half = CPU.abs_convert(x, np.float32, 0.5)
+    assert half.dtype == np.float32
+    np.testing.assert_array_equal(half, np.abs(x) * np.float32(0.5))
+    np.testing.assert_array_equal(CPU.abs_convert(x, np.float32), np.abs(x))
+    deep = CPU.abs_convert(x, np.uint16, 400.0)  # a uint16 result, rounded and saturated
+    assert deep.dtype == np.uint16
+    np.testing.assert_array_equal(deep, [[1480, 880, 65535, 200, 40]])
+    d = np.array([[-0.1, 0.3, -1e300, 2.5]], np.float64)  # -0.1 and -1e300 have no float32 twin
+    wide = CPU.abs_convert(d, np.float64)
+    assert wide.dtype == np.float64
+    np.testing.assert_array_equal(wide, np.abs(d))  # exact: no float32 step
+    # a 16-bit Sobel response: convertScaleAbs to uint8, and |-32768| = 32768 (no int16 saturation)
+    s = np.array([[-32768, -5, 300, 7]], np.int16)
+    np.testing.assert_array_equal(CPU.abs_convert(s, np.uint8), [[255, 5, 255, 7]])
+    np.testing.assert_array_equal(CPU.abs_convert(s, np.float32), [[32768, 5, 300, 7]])
+
+
+def test_lut_of_256_rows_on_every_backend(backend: str) -> None:
+    """cv2.LUT serves a device image too (numpy indexing would not take a cv2.UMat)."""
+    table = (255 - np.arange(256)).astype(np.uint8)
+    np.testing.assert_array_equal(run(backend, lambda be, g: be.lut(g, table), GREY), 255 - GREY)
+
+
+def test_lut_tables_of_256_and_65536_rows_one_or_per_channel() -> None:
+    """A (N,) table maps every channel, a (N, C) table channel c by column c."""
+    rgb = RNG.integers(0, 256, (4, 5, 3), dtype=np.uint8)
+    table = (255 - np.arange(256)).astype(np.uint8)
+    per_channel = np.stack([table, np.arange(256, dtype=np.uint8), table // 2], axis=1)
+    np.testing.assert_array_equal(CPU.lut(GREY, table), 255 - GREY)
+    np.testing.assert_array_equal(CPU.lut(rgb, per_channel), np.stack([255 - rgb[..., 0], rgb[..., 1],
+                                                                       (255 - rgb[..., 2]) // 2], axis=2))
+    deep = RNG.integers(0, 65536, (4, 5, 3), dtype=np.uint16)
+    table16 = (65535 - np.arange(65536)).astype(np.uint16)
+    np.testing.assert_array_equal(CPU.lut(deep, table16), 65535 - deep)
+    per16 = np.stack([table16, np.arange(65536, dtype=np.uint16), table16 // 2], axis=1)
+    out = CPU.lut(deep, per16)
+    assert out.shape == deep.shape
+    np.testing.assert_array_equal(out, np.stack([65535 - deep[..., 0], deep[..., 1],
+                                                 (65535 - deep[..., 2]) // 2], axis=2))
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3])
+def test_calc_hist_counts_each_channel_as_int64(channels: int) -> None:
+    """Shape (channels, levels), int64 counts equal to numpy's bincount of each channel."""
+    image = RNG.integers(0, 256, (6, 7, channels), dtype=np.uint8)
+    image = image[..., 0] if channels == 1 else image
+    hist = CPU.calc_hist(image, channels, 256)
+    assert hist.dtype == np.int64 and hist.shape == (channels, 256)
+    planes = image.reshape(-1, channels)
+    np.testing.assert_array_equal(hist, [np.bincount(planes[:, c], minlength=256) for c in range(channels)])
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3])
+def test_min_max_per_channel_and_pooled(channels: int) -> None:
+    """Each channel's (min, max), or one pair over all channels when pooled."""
+    image = RNG.random((5, 6, channels), np.float32)
+    image = image[..., 0] if channels == 1 else image
+    planes = image.reshape(-1, channels)
+    want = [(float(planes[:, c].min()), float(planes[:, c].max())) for c in range(channels)]
+    assert CPU.min_max(image, channels) == want
+    assert CPU.min_max(image, channels, pooled=True) == [(float(image.min()), float(image.max()))]
+    view = image[1:, ::2]  # not contiguous: split per channel, then pooled
+    assert CPU.min_max(view, channels, pooled=True) == [(float(view.min()), float(view.max()))]
+
+
+@pytest.mark.parametrize(("code", "numpy_flip"), [(0, np.flipud), (1, np.fliplr), (-1, lambda a: a[::-1, ::-1])])
+def test_flip_by_code(code: int, numpy_flip: Callable[[np.ndarray], np.ndarray]) -> None:
+    """Code 0 flips rows, 1 columns, -1 both."""
+    np.testing.assert_array_equal(CPU.flip(GREY, code), numpy_flip(GREY))
