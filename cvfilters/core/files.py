@@ -88,7 +88,7 @@ def check_regular(path: StrPath, limit: int, *, root: StrPath | None = None) -> 
     resolved = confined(path, root) if root is not None else Path(os.path.realpath(path))
     descriptor = _open(path, resolved)
     try:
-        _check_descriptor(path, resolved, descriptor, limit)
+        _check_descriptor(path, descriptor, limit)
     finally:
         os.close(descriptor)
     return resolved
@@ -103,7 +103,7 @@ def read_regular(path: StrPath, limit: int, *, root: StrPath | None = None) -> b
     resolved = confined(path, root) if root is not None else Path(os.path.realpath(path))
     descriptor = _open(path, resolved)
     try:
-        _check_descriptor(path, resolved, descriptor, limit)
+        _check_descriptor(path, descriptor, limit)
         chunks: list[bytes] = []
         total = 0
         while total <= limit:
@@ -184,7 +184,7 @@ def _open(path: StrPath, resolved: Path) -> int:
         raise FileRefused(path, f"cannot be read ({exc.strerror or exc})") from None
 
 
-def _check_descriptor(path: StrPath, resolved: Path, descriptor: int, limit: int) -> None:
+def _check_descriptor(path: StrPath, descriptor: int, limit: int) -> None:
     info = os.fstat(descriptor)
     if not stat.S_ISREG(info.st_mode):
         raise FileRefused(path, f"is {_kind(info.st_mode)}, not a regular file")
