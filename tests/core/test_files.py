@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import stat
 import subprocess
 import threading
 from pathlib import Path
@@ -12,7 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cvfilters.core.files import FileRefused, check_regular, confined, json_unique, npy_array, read_regular, shown
+from cvfilters.core.files import (
+    FileRefused,
+    _kind,
+    check_regular,
+    confined,
+    human_bytes,
+    json_unique,
+    npy_array,
+    read_regular,
+    shown,
+)
 
 
 @pytest.mark.skipif(shutil.which("ls") is None, reason="needs ls")
@@ -100,3 +111,38 @@ def test_json_keys_given_twice_are_refused() -> None:
     assert json_unique('{"a": 1, "b": {"a": 2}}') == {"a": 1, "b": {"a": 2}}
     with pytest.raises(ValueError, match="key 'a' is given twice"):
         json_unique('{"a": 1, "a": 2}')
+
+
+@pytest.mark.parametrize(("count", "text"), [
+    (0, "0 bytes"), (1023, "1023 bytes"), (1024, "1 KiB"), (1536, "1536 bytes"), (3072, "3 KiB"),
+    (1 << 20, "1 MiB"), ((1 << 20) + 1024, "1025 KiB"), (2 << 20, "2 MiB"), (3 << 30, "3 GiB"),
+])
+def test_human_bytes_names_whole_units_only(count: int, text: str) -> None:
+    assert human_bytes(count) == text
+
+
+def test_shown_escapes_control_and_undecodable_characters_by_their_bytes() -> None:
+    assert shown("a b") == "a b"
+    assert shown("a b\x01") == "a b\\001"
+    assert shown("x\x85y") == "x\\302\\205y"  # NEL: two UTF-8 bytes, each escaped
+    assert shown("f\udcff.png") == "f\\377.png"  # a file name byte that is not UTF-8 (surrogateescape)
+
+
+def test_npy_arrays_of_header_version_2_and_at_the_element_bound(tmp_path: Path) -> None:
+    array = np.arange(6, dtype=np.int32).reshape(2, 3)
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, array, version=(2, 0))
+    np.testing.assert_array_equal(npy_array(buffer.getvalue(), "v2.npy", 6), array)  # exactly at the bound
+    fortran = io.BytesIO()
+    np.lib.format.write_array(fortran, np.asfortranarray(array))
+    np.testing.assert_array_equal(npy_array(fortran.getvalue(), "f.npy", 6), array)
+    with pytest.raises(FileRefused) as caught:
+        npy_array(b"hello, not an array", "h.npy", 6)
+    assert caught.value.reason.startswith("is not a .npy array (the magic string is not correct")
+
+
+def test_special_files_are_named_by_their_kind() -> None:
+    """A socket cannot be opened (ENXIO), so its name shows only where a mode is read without opening."""
+    assert _kind(stat.S_IFBLK | 0o600) == "a device" and _kind(stat.S_IFCHR | 0o600) == "a device"
+    assert _kind(stat.S_IFSOCK | 0o600) == "a socket"
+    assert _kind(0) == "a special file"
