@@ -35,6 +35,12 @@ def failing(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> None:
 
 
 # ---------------------------------------------------------------- interrupts and bugs
+def test_both_paths_list_the_same_and_exit_0() -> None:
+    fast, typer_path = (run_cli(*PATHS[path]) for path in ("fast", "typer"))
+    assert (typer_path.returncode, typer_path.stdout, typer_path.stderr) == (0, fast.stdout, "")
+    assert fast.returncode == 0 and any(line.split()[:1] == ["gaussian_blur"] for line in fast.stdout.splitlines())
+
+
 @BOTH
 def test_ctrl_c_is_interrupted_and_exit_130(monkeypatch: pytest.MonkeyPatch, path: str) -> None:
     """Typer itself turns Ctrl-C into a silent exit 130: through it too the line is "interrupted"."""
