@@ -207,6 +207,15 @@ def test_help_names_the_program_and_option_values_as_words() -> None:
         assert option in lines, (option, lines)
 
 
+def test_the_bash_completion_script_completes_cvfilters() -> None:
+    """``_CVFILTERS_COMPLETE=source_bash``: the script bash sources, bound to the command ``cvfilters``."""
+    proc = run_cli(env={**os.environ, "_CVFILTERS_COMPLETE": "source_bash"})
+    lines = proc.stdout.strip().splitlines()
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert lines[0] == "_cvfilters_completion() {" and "_CVFILTERS_COMPLETE=complete_bash $1 ) )" in proc.stdout
+    assert lines[-1] == "complete -o default -F _cvfilters_completion cvfilters"
+
+
 def test_plain_metavars_name_each_type() -> None:
     """int N, float X, str TEXT, Path PATH, a list by its element; given names, flags and arguments kept."""
     app = typer.Typer()
