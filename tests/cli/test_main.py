@@ -62,6 +62,26 @@ def test_a_bug_is_one_line_and_exit_1(monkeypatch: pytest.MonkeyPatch, path: str
                            "(run with --debug for the traceback)\n")
 
 
+@BOTH
+def test_a_usage_error_is_its_line_and_exit_2(path: str) -> None:
+    proc = run_cli("info", "no_such_filter", *PATHS[path][1:])
+    assert (proc.returncode, proc.stdout, proc.stderr) == (
+        2, "", "error: unknown filter 'no_such_filter'; `cvfilters list` shows them all\n")
+
+
+def test_another_cvfilters_error_is_its_line_and_exit_1(tmp_path: Path) -> None:
+    """Not a usage error (an input that does not exist): exit 1; ``--debug`` puts the traceback before the line."""
+    missing, sheet = tmp_path / "no.png", tmp_path / "sheet.png"
+    proc = run_cli("sweep", missing, "-o", sheet, "-f", "vignette:intensity=0..2/3")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", f"error: {missing}: no such file\n")
+    proc = run_cli("--debug", "sweep", missing, "-o", sheet, "-f", "vignette:intensity=0..2/3")
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 1 and lines[0] == "Traceback (most recent call last):", lines
+    assert lines[-2].endswith(f"FileMissingError: {missing}: no such file")
+    assert lines[-1] == f"error: {missing}: no such file"
+    assert not sheet.exists()
+
+
 def test_with_debug_a_bug_leaves_main(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--debug``: the exception itself leaves :func:`main`, for the interpreter's traceback."""
     failing(monkeypatch, RuntimeError("boom"))
