@@ -42,17 +42,22 @@ def _run_typer(args: list[str]) -> int:
     _register_all_commands()
     command = typer.main.get_command(app)
     _plain_metavars(command)
+    if os.environ.get("_CVFILTERS_COMPLETE"):  # a shell asks for completions: Typer answers and exits
+        command.main(args=args, prog_name="cvfilters")
     try:
-        code = command.main(args=args, prog_name="cvfilters", standalone_mode=False)
-    except typer.Exit as exc:
+        # What click's main() does, without Typer's handlers around it (they end a Ctrl-C with exit 130 and no
+        # word, an EOFError as an abort, a closed pipe with exit 1): _guarded takes them as on the fast path.
+        with command.make_context("cvfilters", args) as context:
+            command.invoke(context)  # the commands return None: failures raise CommandExit or an error
+    except typer.Exit as exc:  # --help, --version
         return exc.exit_code
-    except typer.Abort:
-        err("interrupted")
-        return 130
     except typer.TyperException as exc:  # typer's own click: bad options, missing arguments
-        err(f"error: {exc.format_message()}")
-        return getattr(exc, "exit_code", 2)
-    return code if isinstance(code, int) else 0
+        if not args:  # no command at all (no_args_is_help): the help as it is written, not one escaped line
+            print(exc.format_message(), file=sys.stderr)
+        else:
+            err(f"error: {exc.format_message()}")
+        return exc.exit_code
+    return 0
 
 
 def _guarded(run: Callable[[], Any]) -> int:
@@ -100,8 +105,13 @@ _STDOUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 def _drop_stdout() -> None:
     """Point standard output at the null device, so the exit's flush does not fail again."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    with contextlib.suppress(OSError, ValueError):  # no descriptor, a closed stream: nothing to point elsewhere
+        descriptor = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, descriptor)
+        finally:
+            os.close(null)
 
 
 def _register_all_commands() -> None:
