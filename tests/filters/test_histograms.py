@@ -200,3 +200,23 @@ def test_histogram_keeps_empty_top_bins_and_full_single_bars() -> None:
     np.testing.assert_array_equal(histogram(low, 4, channels=0), [9, 0, 0, 0])  # length 4 though 3 bins are empty
     panel = histogram_panel(np.array([[1, 0, 1]]), 3, 5)  # the largest count is 1: full bars
     np.testing.assert_array_equal(panel[..., 0].sum(axis=0), [5, 0, 5])
+
+
+def test_percentile_level_is_numpys_percentile_in_every_interval() -> None:
+    rng = np.random.default_rng(5)
+    for counts in (counts_of({0: 1, 3: 1}, 4), rng.integers(0, 4, 16)):
+        values = np.repeat(np.arange(len(counts)), counts)
+        for fraction in (0.0, 0.1, 0.5, 0.75, 0.99, 1.0):
+            expected = np.percentile(values, 100 * fraction)
+            assert percentile_level(counts, fraction) == pytest.approx(expected, abs=1e-9), (counts, fraction)
+
+
+def test_otsu_and_an_empty_panel_warn_of_nothing() -> None:
+    """Empty classes and an all-zero histogram are handled, not divided by zero with a RuntimeWarning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert otsu_level(counts_of({10: 5, 200: 5})) == 10
+        panel = histogram_panel(np.zeros((1, 8)), 4, 3)
+    np.testing.assert_array_equal(panel, np.zeros((3, 4, 1), np.float32))
