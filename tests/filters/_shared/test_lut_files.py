@@ -1,0 +1,79 @@
+"""Reading LUT files (cvfilters.filters._shared.lut_files.load_lut): tables written by hand here,
+what they become, and each refusal's one-line message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cvfilters.core.errors import ParameterError
+from cvfilters.filters._shared.lut_files import load_lut
+
+
+def _write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def _refusal(path: Path, scale: str = "auto") -> str:
+    with pytest.raises(ParameterError) as caught:
+        load_lut(path, scale)
+    return str(caught.value).removeprefix(f"lut: file={path} ")
+
+
+def test_text_tables_rows_comments_and_separators(tmp_path: Path) -> None:
+    rgb = _write(tmp_path, "t.txt", "# R G B\n0, 10; 20  # first\n\n255 128 64\n")
+    table = load_lut(rgb).table
+    assert table is not None
+    np.testing.assert_allclose(table.values, [[20 / 255, 10 / 255, 0.0], [64 / 255, 128 / 255, 1.0]])  # B G R
+    np.testing.assert_array_equal(table.low, [0, 0, 0])
+    np.testing.assert_array_equal(table.high, [1, 1, 1])
+    gray = load_lut(_write(tmp_path, "g.csv", "0\n0.5\n1\n")).table
+    assert gray is not None
+    np.testing.assert_allclose(gray.values, [[0, 0, 0], [0.5, 0.5, 0.5], [1, 1, 1]])  # scale 1 (top <= 1)
+    assert load_lut(_write(tmp_path, "x.txt", "0\n300\n")).table.values[-1, 0] == pytest.approx(300 / 65535)
+
+
+def test_text_table_refusals(tmp_path: Path) -> None:
+    assert _refusal(_write(tmp_path, "e.txt", "# only a comment\n\n")) == "is empty (no data rows)"
+    assert _refusal(_write(tmp_path, "w.txt", "0 0.5\n1\n")) == "line 1: expected 1 value or 3 (R, G, B), got 2"
+    assert _refusal(_write(tmp_path, "m.txt", "0\n1 1 1\n")) == "line 2: has 3 values where earlier rows have 1"
+    assert _refusal(_write(tmp_path, "n.txt", "0\nabc 1\n")) == "line 2: expected numbers, got 'abc 1'"
+    assert _refusal(_write(tmp_path, "i.txt", "0\ninf\n")) == "line 2: numbers must be finite"
+    assert _refusal(_write(tmp_path, "one.txt", "0.5\n")) == "must have 2 to 65536 rows, not 1"
+    assert _refusal(_write(tmp_path, "big.txt", "0\n70000\n")) == "has values up to 70000, above 65535 (give scale=)"
+    hashes = _write(tmp_path, "h.txt", "0 # a # b\n1\n")  # everything after the first # is a comment
+    assert load_lut(hashes).table is not None
+
+
+def test_npy_tables(tmp_path: Path) -> None:
+    np.save(tmp_path / "ok.npy", np.array([[0, 0, 0], [255, 255, 0]], np.uint8))
+    table = load_lut(tmp_path / "ok.npy").table
+    assert table is not None
+    np.testing.assert_allclose(table.values, [[0, 0, 0], [0, 1, 1]])
+    np.save(tmp_path / "s.npy", np.array(["a", "b"]))
+    assert _refusal(tmp_path / "s.npy") == "must hold numbers, not <U1"
+    np.save(tmp_path / "r.npy", np.zeros((3, 2)))
+    assert _refusal(tmp_path / "r.npy") == "must be N values or N rows of 3 (R, G, B), not shape (3, 2)"
+    np.save(tmp_path / "c.npy", np.zeros((2, 3, 1)))
+    assert _refusal(tmp_path / "c.npy") == "must be N values or N rows of 3 (R, G, B), not shape (2, 3, 1)"
+    np.save(tmp_path / "f.npy", np.array([0.0, np.nan]))
+    assert _refusal(tmp_path / "f.npy") == "holds NaN or infinite values"
+    np.save(tmp_path / "most.npy", np.linspace(0, 1, 65536))
+    assert load_lut(tmp_path / "most.npy").table.values.shape == (65536, 3)
+
+
+def test_cube_input_ranges(tmp_path: Path) -> None:
+    ramp = "0 0 0\n1 1 1\n"
+    cube = _write(tmp_path, "r.cube", f"LUT_1D_SIZE 2\nLUT_1D_INPUT_RANGE -0.5 2\n{ramp}")
+    table = load_lut(cube).table
+    assert table is not None
+    np.testing.assert_array_equal(table.low, [-0.5] * 3)
+    np.testing.assert_array_equal(table.high, [2.0] * 3)
+    bad = _write(tmp_path, "b.cube", f"LUT_1D_SIZE 2\nLUT_1D_INPUT_RANGE 1 1\n{ramp}")
+    assert _refusal(bad) == "line 2: LUT_1D_INPUT_RANGE maximum must be above its minimum"
+    short = _write(tmp_path, "s.cube", f"LUT_1D_SIZE 2\nLUT_1D_INPUT_RANGE 0\n{ramp}")
+    assert _refusal(short) == "line 2: expected 2 numbers, got 1"
