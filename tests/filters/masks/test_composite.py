@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 
+import cvfilters as cvf
 from cvfilters.core.errors import ParameterError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import masks
@@ -33,7 +34,7 @@ def mixed(img: np.ndarray, w: np.ndarray) -> np.ndarray:
     w = w.astype(np.float32)
     if img.ndim == 3:
         w = w[..., None]
-    return w * (1 - img) + (1 - w) * img
+    return np.asarray(w * (1 - img) + (1 - w) * img)
 
 
 def test_defaults_mix_through_the_hard_mask() -> None:
@@ -82,3 +83,33 @@ def test_messages() -> None:
     with pytest.raises(ParameterError, match=f"^{re.escape(message)}$") as info:
         masks.apply_masked(img, "invert", "ellipse:0.5")
     assert (info.value.filter_name, info.value.param) == ("apply_masked", "mask")
+
+
+def test_bgra_mixes_premultiplied_colour_and_alpha() -> None:
+    """4 channels: ``w`` mixes colour * alpha and alpha, then colour is divided by the mixed alpha."""
+    rng = np.random.default_rng(3)
+    img = rng.random((4, 6, 4)).astype(np.float32)
+    img[..., 3] = 0.2 + 0.8 * rng.random((4, 6))
+    blurred = cvf.apply(img, "gaussian_blur:sigma=2", backend="cpu")  # changes alpha too
+    out = masks.apply_masked(img, "gaussian_blur:sigma=2", SOFT)
+    w = SOFT[..., None]
+    alpha = w * blurred[..., 3:] + (1 - w) * img[..., 3:]
+    colour = (w * blurred[..., :3] * blurred[..., 3:] + (1 - w) * img[..., :3] * img[..., 3:]) / alpha
+    assert out.shape == img.shape and out.dtype == np.float32
+    np.testing.assert_allclose(out[..., 3:], alpha, atol=1e-6)
+    np.testing.assert_allclose(out[..., :3], np.clip(colour, 0, 1), atol=1e-5)
+
+
+def test_uint8_mix_rounds() -> None:
+    img = np.arange(72, dtype=np.uint8).reshape(4, 6, 3) * 3
+    out = masks.apply_masked(img, "invert", SOFT)
+    w = SOFT[..., None].astype(np.float64)
+    assert out.dtype == np.uint8
+    assert np.abs(out - np.rint(w * (255.0 - img) + (1 - w) * img)).max() <= 1
+
+
+def test_a_pipeline_that_changes_the_spec_is_refused() -> None:
+    message = ("masked: filter changes the image from 6x4x3 float32 to 3x2x3 float32; a masked pipeline "
+               "must keep size, channels and dtype")
+    with pytest.raises(ParameterError, match=f"^{re.escape(message)}$"):
+        masks.apply_masked(image(), "resize:width=3,height=2", HARD)
