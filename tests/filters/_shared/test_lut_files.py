@@ -35,6 +35,8 @@ def test_text_tables_rows_comments_and_separators(tmp_path: Path) -> None:
     assert gray is not None
     np.testing.assert_allclose(gray.values, [[0, 0, 0], [0.5, 0.5, 0.5], [1, 1, 1]])  # scale 1 (top <= 1)
     assert load_lut(_write(tmp_path, "x.txt", "0\n300\n")).table.values[-1, 0] == pytest.approx(300 / 65535)
+    given = load_lut(_write(tmp_path, "s.txt", "0\n1\n"), "255").table  # scale= given: not guessed from the top
+    assert given is not None and given.values[-1, 0] == pytest.approx(1 / 255)
 
 
 def test_text_table_refusals(tmp_path: Path) -> None:
