@@ -37,6 +37,8 @@ EXTRA: dict[str, list[str]] = {
     "registry/policies": ["tests/properties/test_registry_contract.py", "tests/filters/test_filters_oracles.py",
                           "tests/filters/test_blend.py"],
     "engine/fusion": ["tests/engine/test_pipeline.py"],
+    # the distortions' references (scikit-image's swirl, GPUImage's bulge) live with the warps' tests
+    "filters/distort": ["tests/filters/test_warp.py"],
     "filters/_shared/histograms": ["tests/filters/test_histogram.py", "tests/filters/test_histogram_overlay.py"],
     # the mirror's tests split by job: the two-pass footprint factory, the overlay's placement
     "filters/histogram": ["tests/filters/test_histogram_passes.py", "tests/filters/test_histogram_overlay.py"],

@@ -520,3 +520,16 @@ def test_fill_alpha_on_an_image_without_alpha_warns_once_and_is_opaque() -> None
         cvf.apply(image, "rotate:angle=10", backend="cpu")  # the default fill (one value) never warns
     rgba = cv2.cvtColor(image, cv2.COLOR_BGR2BGRA)
     assert (cvf.apply(rgba, "rotate:angle=10,fill=#ffffff80", backend="cpu")[0, 0] == [255, 255, 255, 128]).all()
+
+
+def test_distortion_radius_is_a_fraction_of_the_shorter_side_from_001_to_4() -> None:
+    """Every distortion's radius: float, 0.01 to 4 (docs: "fraction of min(width, height)"), its own default."""
+    defaults = {"swirl": 0.75, "bulge": 0.25, "pinch": 0.5, "sphere": 0.25}
+    for name, default in defaults.items():
+        (radius,) = [p for p in cvf.get_filter(name).params if p.name == "radius"]
+        assert (radius.kind, radius.default, radius.min, radius.max, radius.unit) == \
+            ("float", default, 0.01, 4.0, "fraction of min(width, height)"), name
+    from cvfilters.filters.distort import _radius_param
+
+    assert _radius_param(0.3, "h") == Param("radius", "float", 0.3, min=0.01, max=4.0,
+                                            unit="fraction of min(width, height)", help="h")
