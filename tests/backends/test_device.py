@@ -15,40 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
-from cvfilters.backends.base import Availability
-from cvfilters.backends.cv import CvBackend
-from cvfilters.backends.device import DeviceBackend
-
-
-class Boxed:
-    """A device image: an array only the device backend knows how to read."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-
-class BoxedDevice(DeviceBackend, CvBackend):
-    """DeviceBackend's primitives first (sqrt ... select fall back); CvBackend (and crop) fill the abstract rest."""
-
-    name = "boxed"
-
-    @classmethod
-    def probe(cls) -> Availability:
-        return Availability("boxed", True)
-
-    def is_native(self, image: Any) -> bool:
-        return isinstance(image, Boxed)
-
-    def to_device(self, array: np.ndarray) -> Boxed:
-        assert isinstance(array, np.ndarray), f"to_device of {type(array).__name__}"
-        return Boxed(array.copy())
-
-    def to_host(self, image: Boxed) -> np.ndarray:
-        return image.array.copy()
-
-    def crop(self, image: Boxed, x: int, y: int, width: int, height: int) -> Boxed:
-        return Boxed(image.array[y : y + height, x : x + width])
-
+from tests.boxed_device import Boxed, BoxedDevice
 
 RNG = np.random.default_rng(26)
 A = RNG.integers(0, 256, (5, 7, 3), dtype=np.uint8)

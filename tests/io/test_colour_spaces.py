@@ -24,6 +24,7 @@ from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import colour
 from cvfilters.io.colour import ColourSpace
 from cvfilters.run import batch
+from tests.io.test_colour import exif_block
 
 imagecodecs = pytest.importorskip("imagecodecs", reason="the profiles here are built with imagecodecs")
 
@@ -63,15 +64,6 @@ def reference(rgb: np.ndarray, src: bytes, dst: bytes) -> np.ndarray:
     transform = ImageCms.buildTransform(ImageCms.ImageCmsProfile(io.BytesIO(src)),
                                         ImageCms.ImageCmsProfile(io.BytesIO(dst)), "RGB", "RGB")
     return np.asarray(ImageCms.applyTransform(Image.fromarray(rgb), transform)).astype(np.int64)
-
-
-def exif_block(color_space: int, interop: bytes) -> bytes:
-    """A little-endian EXIF block built by hand: IFD0 -> Exif IFD (ColorSpace, Interop) -> InteropIndex."""
-    ifd0 = struct.pack("<H", 1) + struct.pack("<HHII", 0x8769, 4, 1, 26) + struct.pack("<I", 0)
-    exif_ifd = struct.pack("<H", 2) + struct.pack("<HHIHH", 0xA001, 3, 1, color_space, 0)
-    exif_ifd += struct.pack("<HHII", 0xA005, 4, 1, 26 + 2 + 24 + 4) + struct.pack("<I", 0)
-    interop_ifd = struct.pack("<H", 1) + struct.pack("<HHI", 1, 2, 4) + interop + struct.pack("<I", 0)
-    return b"II*\0" + struct.pack("<I", 8) + ifd0 + exif_ifd + interop_ifd
 
 
 def test_an_icc_profile_is_named_by_its_description() -> None:

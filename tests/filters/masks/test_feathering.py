@@ -20,12 +20,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cvfilters.backends.base import Availability
 from cvfilters.backends.cpu import host
-from cvfilters.backends.cv import CvBackend
-from cvfilters.backends.device import DeviceBackend
 from cvfilters.core.types import FeatherMethod
 from cvfilters.filters.masks.feathering import feather_mask, feather_plane, gaussian_ksize, gaussian_sigma, weight_map
+from tests.boxed_device import Boxed, BoxedDevice
 
 TOLERANCE = 1e-6
 
@@ -134,34 +132,8 @@ def test_plane_distance_on_the_host(radius: float) -> None:
 
 
 # ---------------------------------------------------------------- feather_plane on a device
-class Boxed:
-    """A device image: an array only the device backend knows how to read."""
-
-    def __init__(self, array: np.ndarray) -> None:
-        self.array = array
-
-
-class BoxedDevice(DeviceBackend, CvBackend):
-    """A device whose primitives run the cpu backend on host copies (counted fallbacks)."""
-
-    name = "boxed"
-
-    @classmethod
-    def probe(cls) -> Availability:
-        return Availability("boxed", True)
-
-    def is_native(self, image: Any) -> bool:
-        return isinstance(image, Boxed)
-
-    def to_device(self, array: np.ndarray) -> Boxed:
-        assert isinstance(array, np.ndarray), f"to_device of {type(array).__name__}"
-        return Boxed(array.copy())
-
-    def to_host(self, image: Boxed) -> np.ndarray:
-        return image.array.copy()
-
-    def crop(self, image: Boxed, x: int, y: int, width: int, height: int) -> Boxed:
-        return Boxed(image.array[y : y + height, x : x + width])
+class FeatherDevice(BoxedDevice):
+    """The stand-in device, with feather_plane's primitives run on host copies (counted fallbacks)."""
 
     def threshold(self, image: Any, thresh: float, maxval: float, kind: int) -> Any:
         return self.fallback("threshold", image, thresh, maxval, kind)
@@ -180,7 +152,7 @@ class BoxedDevice(DeviceBackend, CvBackend):
 
 
 def on_device(radius: float, method: FeatherMethod) -> np.ndarray:
-    out = feather_plane(BoxedDevice(), Boxed(mask()), radius, method)
+    out = feather_plane(FeatherDevice(), Boxed(mask()), radius, method)
     assert isinstance(out, Boxed), f"a device image, not {type(out).__name__}"
     return out.array
 
