@@ -533,3 +533,14 @@ def test_distortion_radius_is_a_fraction_of_the_shorter_side_from_001_to_4() -> 
 
     assert _radius_param(0.3, "h") == Param("radius", "float", 0.3, min=0.01, max=4.0,
                                             unit="fraction of min(width, height)", help="h")
+
+
+def test_sphere_outside_its_disc_warns_of_nothing() -> None:
+    """Pixels outside the sphere take the fill: no square root of a negative on the way (a RuntimeWarning)."""
+    import warnings
+
+    image = photo(40, 60, 3, np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = cvf.apply(image, "sphere", backend="cpu")
+    assert out.shape == image.shape
