@@ -6,9 +6,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -66,64 +64,30 @@ STAND_INS = {
     "broken": "#!/bin/sh\n[ \"$1\" = -version ] && { echo 'Version: ImageMagick 6.9.11-60 Q16'; exit 0; }\nexit 1\n",
     "missing": None,
 }
-PEERS_ARGS = ["--tiny", "--only", "peers", "--readme", "none"]
 
 
-def tools_folder(tmp_path: Path, kind: str) -> Path:
-    """A folder for PATH holding nothing but ``kind``'s ``convert`` (none for "missing")."""
+@pytest.mark.parametrize("kind", STAND_INS)
+def test_peers_skip_a_convert_that_is_not_a_working_imagemagick(tmp_path: Path, kind: str) -> None:
+    """A fresh machine's ``convert`` may be missing or another program: the peers section is
+    skipped for it, with the reason in the report, and the suite does not fail."""
     tools = tmp_path / "bin"
     tools.mkdir()
-    script = STAND_INS[kind]
-    if script is not None:
-        (tools / "convert").write_text(script)
+    if STAND_INS[kind] is not None:
+        (tools / "convert").write_text(STAND_INS[kind])
         (tools / "convert").chmod(0o755)
-    return tools
-
-
-def assert_peers_skipped_imagemagick(out: Path, kind: str) -> None:
-    entry = json.loads((out / "results.json").read_text())["sections"]["peers"]
+    env = {**os.environ, "PATH": str(tools)}  # nothing else: the suite runs sys.executable
+    done = subprocess.run([sys.executable, str(BENCH / "run.py"), "--tiny", "--only", "peers", "--out", str(tmp_path),
+                           "--readme", "none"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    entry = json.loads((tmp_path / "results.json").read_text())["sections"]["peers"]
     assert "error" not in entry
     why = {"stand-in": "is not ImageMagick (`-version` exit 4", "broken": "could not write its input files",
            "missing": "no `convert` on PATH"}[kind]
     notes = [note for table in entry["section"]["tables"] for note in table["notes"]]
     assert any(note.startswith("ImageMagick skipped: ") and why in note for note in notes), notes
-    assert "ImageMagick skipped: " in (out / "RESULTS.md").read_text()
+    assert "ImageMagick skipped: " in (tmp_path / "RESULTS.md").read_text()
     for row in entry["section"]["tables"][0]["rows"]:
         assert row[7] == "n/a"  # the ImageMagick column
-
-
-def test_peers_skip_a_missing_convert_in_a_process_with_nothing_else_on_path(tmp_path: Path) -> None:
-    """A fresh machine's ``convert`` may be missing: the peers section is skipped for it, with the
-    reason in the report, and the suite (a process of its own) does not fail."""
-    env = {**os.environ, "PATH": str(tools_folder(tmp_path, "missing"))}  # nothing else: the suite runs sys.executable
-    done = subprocess.run([sys.executable, str(BENCH / "run.py"), *PEERS_ARGS, "--out", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert_peers_skipped_imagemagick(tmp_path, "missing")
-
-
-@pytest.fixture
-def bench_in_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """bench/run.py's ``main`` in this process, its cached ``convert`` probe cleared before and after."""
-    monkeypatch.syspath_prepend(str(BENCH))
-    monkeypatch.chdir(ROOT)
-    import common
-    import run
-
-    common.imagemagick.cache_clear()
-    yield run.main
-    common.imagemagick.cache_clear()
-
-
-@pytest.mark.parametrize("kind", ["stand-in", "broken"])
-def test_peers_skip_a_convert_that_is_not_a_working_imagemagick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                bench_in_process: Any, kind: str) -> None:
-    """Another program named ``convert``: the peers section is skipped for it, with the reason in the
-    report, and the suite does not fail. Run in this process (the suite as a process: the test above,
-    and the tiny-mode run of the whole suite); the stand-in is still a program the probe runs."""
-    monkeypatch.setenv("PATH", str(tools_folder(tmp_path, kind)))
-    assert bench_in_process([*PEERS_ARGS, "--out", str(tmp_path)]) == 0
-    assert_peers_skipped_imagemagick(tmp_path, kind)
 
 
 def test_gpu_check_records_test_results_in_results_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
