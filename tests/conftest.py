@@ -7,6 +7,7 @@ fixture. A backend that cannot run here skips with the reason the probe gave.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -114,14 +115,21 @@ def device_backend(request: pytest.FixtureRequest) -> str:
     return _require(request.param)
 
 
+@functools.cache
+def _astronaut() -> np.ndarray:
+    """The astronaut fixture decoded once per session (thousands of tests start from it), read-only."""
+    base = cv2.imread(str(FIXTURES / "astronaut.png"))
+    base.setflags(write=False)
+    return base
+
+
 def photo(height: int = 48, width: int = 64, channels: int = 3, dtype: type = np.uint8) -> np.ndarray:
     """A crop of the astronaut fixture at the requested size, channel count and dtype.
 
     The alpha channel (4 channels) is a diagonal ramp from transparent to opaque, so
-    premultiplied filtering is exercised at every alpha level.
+    premultiplied filtering is exercised at every alpha level. A new, writable array each call.
     """
-    base = cv2.imread(str(FIXTURES / "astronaut.png"))
-    bgr = cv2.resize(base, (width, height), interpolation=cv2.INTER_AREA)
+    bgr = cv2.resize(_astronaut(), (width, height), interpolation=cv2.INTER_AREA)
     if channels == 1:
         image = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
     elif channels == 4:
@@ -138,16 +146,23 @@ def photo16(height: int = 160, width: int = 200, channels: int = 3) -> np.ndarra
     The astronaut is reduced in float32 (area averages fall between 8-bit levels) and a
     smooth field of +-2% is added, so neighbouring pixels differ by a few 16-bit levels,
     as in a real 16-bit photo; ``photo(..., dtype=np.uint16)`` is 8-bit x 257 (at most 256
-    levels). Deterministic.
+    levels). Deterministic; a new, writable copy each call (the image is made once per size).
     """
-    base = cv2.imread(str(FIXTURES / "astronaut.png")).astype(np.float32) / 255
+    return _photo16(height, width, channels).copy()
+
+
+@functools.cache
+def _photo16(height: int, width: int, channels: int) -> np.ndarray:
+    base = _astronaut().astype(np.float32) / 255
     bgr = cv2.resize(base, (width, height), interpolation=cv2.INTER_AREA).astype(np.float64)
     y, x = np.mgrid[0:height, 0:width]
     field = np.dstack([0.02 * np.sin(x / 17.0 + c) * np.cos(y / 23.0 - 0.5 * c) for c in range(3)])
     values = np.clip(0.96 * bgr + 0.02 + field, 0.0, 1.0)
     if channels == 1:
         values = values @ np.array([0.114, 0.587, 0.299])
-    return np.rint(values * 65535).astype(np.uint16)
+    image = np.rint(values * 65535).astype(np.uint16)
+    image.setflags(write=False)
+    return image
 
 
 def to_dtype(image8: np.ndarray, dtype: type) -> np.ndarray:

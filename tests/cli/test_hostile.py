@@ -48,9 +48,10 @@ def _bounded(server: subprocess.Popen[str]) -> Iterator[None]:
 SERVER: list[subprocess.Popen[str]] = []
 
 
-def run_bounded(*args: object, cwd: Path, case: str = "") -> tuple[int, list[str]]:
+def run_bounded(*args: object, cwd: Path, case: str = "", preload: tuple[str, ...] = ()) -> tuple[int, list[str]]:
     """Run ``cvfilters ARGS`` in a process under the limits: ``(exit code, stderr lines)``; records its
-    time and peak RSS. The process is forked from :mod:`tests.bounded_server` (imports done once).
+    time and peak RSS. The process is forked from :mod:`tests.bounded_server` (imports done once;
+    ``preload``: modules the command imports that the server imports first, once for the module).
 
     A refused input writes nothing on standard output either (checked here for every non-zero exit but
     ``--dry-run``'s report).
@@ -61,7 +62,7 @@ def run_bounded(*args: object, cwd: Path, case: str = "") -> tuple[int, list[str
         out, err = Path(streams) / "out", Path(streams) / "err"
         request = {"args": [str(arg) for arg in args], "cwd": str(cwd), "out": str(out), "err": str(err),
                    "env": {**os.environ, "OPENCV_OPENCL_RUNTIME": "disabled"}, "limit": MEMORY_LIMIT,
-                   "timeout": TIME_LIMIT}
+                   "timeout": TIME_LIMIT, "preload": list(preload)}
         server.stdin.write(json.dumps(request) + "\n")
         server.stdin.flush()
         reply = json.loads(server.stdout.readline())
@@ -125,7 +126,7 @@ def test_model_external_data_outside_the_folder_is_refused(work: Path, location:
     external_data_model(work / "bundle" / "look.onnx", location)
     pipeline(work / "bundle" / "look.yaml", "{filter: dnn_style, params: {model: '@look.onnx', input_range: '0..1'}}")
     code, lines = run_bounded("apply", "strip.png", "-o", "leak.png", "-p", "bundle/look.yaml", cwd=work,
-                              case=f"onnx external data {location}")
+                              case=f"onnx external data {location}", preload=("onnx",))
     refused(code, lines, 2, "look.onnx", "external data")
     assert not (work / "leak.png").exists()
 
@@ -134,7 +135,8 @@ def test_model_external_data_inside_the_folder_is_read(work: Path) -> None:
     (work / "bundle" / "w.bin").write_bytes(np.full(3, 0.5, np.float32).tobytes())
     external_data_model(work / "bundle" / "look.onnx", "w.bin")
     pipeline(work / "bundle" / "look.yaml", "{filter: dnn_style, params: {model: '@look.onnx', input_range: '0..1'}}")
-    code, lines = run_bounded("apply", "strip.png", "-o", "half.png", "-p", "bundle/look.yaml", cwd=work)
+    code, lines = run_bounded("apply", "strip.png", "-o", "half.png", "-p", "bundle/look.yaml", cwd=work,
+                              preload=("onnx",))
     assert code == 0, lines
     assert np.array_equal(cv2.imread(str(work / "half.png")), np.full((4, 6, 3), 64, np.uint8))  # 128 * 0.5
 

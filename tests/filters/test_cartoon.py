@@ -36,6 +36,12 @@ def sk_photo(name: str) -> np.ndarray:
 
 def distinct_colours(image: np.ndarray) -> int:
     pixels = image.reshape(-1, 1 if image.ndim == 2 else image.shape[-1])
+    if pixels.dtype.kind == "u" and pixels.dtype.itemsize * pixels.shape[1] <= 8:
+        # each pixel's channels packed into one integer: np.unique of a flat array, not of rows (10x faster)
+        codes = np.zeros(len(pixels), np.uint64)
+        for column in pixels.T:
+            codes = (codes << np.uint64(8 * pixels.dtype.itemsize)) | column
+        return len(np.unique(codes))
     return len(np.unique(pixels, axis=0))
 
 
@@ -50,10 +56,11 @@ def luminance(image: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------ quantize
-@pytest.mark.parametrize("name", PHOTOS)
-@pytest.mark.parametrize("k", [4, 8, 16])
+# Each photo once and each k once: every case takes the same path (k-means fitted on a 32,768-pixel
+# sample, every pixel then mapped), whose cost does not fall with k or the photo; all 9 pairs took 3x longer.
+@pytest.mark.parametrize(("name", "k"), [("astronaut", 4), ("coffee", 8), ("chelsea", 16)])
 def test_quantize_has_at_most_k_colours_and_beats_posterize(name: str, k: int) -> None:
-    # half size: k-means takes seconds on the whole photo
+    # half size: k-means takes seconds on the whole photo (and every half-size photo is over the sample size)
     image = cv2.resize(sk_photo(name), None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
     out = cvf.apply(image, "quantize", k=k, backend="cpu")
     assert distinct_colours(out) <= k

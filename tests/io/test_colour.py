@@ -21,6 +21,7 @@ from PIL import Image, ImageCms
 import cvfilters as cvf
 from cvfilters.io import colour
 from cvfilters.io.images import Metadata
+from tests.cli_runner import run_cli
 
 imagecodecs = pytest.importorskip("imagecodecs", reason="16-bit/float conversions and built profiles need imagecodecs")
 
@@ -137,11 +138,15 @@ def test_cli_colorspace(tmp_path: Path) -> None:
     tagged, target = tmp_path / "wide.png", tmp_path / "web.png"
     Image.fromarray(RGB).save(tagged, icc_profile=WIDE)
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "cvfilters", "apply", str(tagged), "-o", str(target),
-                               "-f", "flip", "--backend", "cpu", *args], capture_output=True, text=True, check=False)
+    def run(*args: str, process: bool = False) -> subprocess.CompletedProcess[str]:
+        argv = ["apply", str(tagged), "-o", str(target), "-f", "flip", "--backend", "cpu", *args]
+        if process:
+            return subprocess.run([sys.executable, "-m", "cvfilters", *argv], capture_output=True, text=True,
+                                  check=False)
+        return run_cli(*argv)
 
-    done = run("--colorspace", "srgb", "--intent", "perceptual", "--linear", "--explain")
+    # the whole conversion as a process runs it; the profile file and the refusals in this process
+    done = run("--colorspace", "srgb", "--intent", "perceptual", "--linear", "--explain", process=True)
     assert done.returncode == 0, done.stderr
     assert "colour: RGB built-in [icc] -> srgb (perceptual); linear light: sRGB transfer" in done.stderr
     with Image.open(target) as result:

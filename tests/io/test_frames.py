@@ -205,9 +205,11 @@ def write_apng_16bit(path: Path, frames: list[np.ndarray], plays: int = 0) -> No
     out = [b"\x89PNG\r\n\x1a\n", chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)),
            chunk(b"acTL", struct.pack(">II", len(frames), plays))]
     sequence = 0
+    compressed: dict[bytes, bytes] = {}  # frames that repeat are compressed once
     for index, frame in enumerate(frames):
         rows = frame.astype(">u2").reshape(height, width * 3).view(np.uint8)
-        data = zlib.compress(np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes())
+        raw = np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes()
+        data = compressed.get(raw) or compressed.setdefault(raw, zlib.compress(raw))
         out.append(chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, width, height, 0, 0, 40, 1000, 0, 0)))
         sequence += 1
         if index == 0:
@@ -256,6 +258,29 @@ def test_palette_tiff_pages_come_out_in_colour(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- issue 23: frames stream, none are cut
+def apng_chunks(path: Path, wanted: tuple[int, ...]) -> tuple[int, int, dict[int, bytes]]:
+    """An APNG walked chunk by chunk (no image library): acTL's frame count, the number of fcTL
+    chunks, and the inflated pixel data of the frames at the indices ``wanted``."""
+    import struct
+    import zlib
+
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    position, declared, controls = 8, -1, 0
+    parts: dict[int, bytes] = {}
+    while position < len(data):
+        length, kind = struct.unpack(">I4s", data[position : position + 8])
+        payload = data[position + 8 : position + 8 + length]
+        position += 12 + length
+        if kind == b"acTL":
+            declared = struct.unpack(">I", payload[:4])[0]
+        elif kind == b"fcTL":
+            controls += 1
+        elif kind in (b"IDAT", b"fdAT") and controls - 1 in wanted:
+            parts[controls - 1] = parts.get(controls - 1, b"") + (payload if kind == b"IDAT" else payload[4:])
+    return declared, controls, {index: zlib.decompress(part) for index, part in parts.items()}
+
+
 def test_40000_frames_are_all_kept(tmp_path: Path) -> None:
     values = np.arange(40_000) % 4096
     frames = [np.full((1, 1, 3), value, np.uint16) for value in values]
@@ -264,9 +289,13 @@ def test_40000_frames_are_all_kept(tmp_path: Path) -> None:
         count = frames_io.write_frames(tmp_path / "copy.png", (f.replace(65535 - f.image) for f in reader),
                                        like=reader.info)
     assert count == 40_000  # OpenCV's animation reader stopped at 32,767
-    with frames_io.read_frames(tmp_path / "copy.png") as reader:
-        last = [frame.image[0, 0, 0] for frame in reader]
-    assert len(last) == 40_000 and last[-1] == 65535 - values[-1] and last[32_767] == 65535 - values[32_767]
+    # The copy checked chunk by chunk rather than decoded whole again (the read above is the reader's
+    # test): 40,000 frames declared and present, frames 32,767 and 39,999 as written. Each is one
+    # 16-bit pixel after its row's filter byte, which no PNG filter changes for a row's first pixel.
+    declared, controls, pixels = apng_chunks(tmp_path / "copy.png", (32_767, 39_999))
+    assert declared == controls == 40_000
+    for index in (32_767, 39_999):
+        assert len(pixels[index]) == 7 and int.from_bytes(pixels[index][1:3], "big") == 65535 - values[index]
 
 
 def test_3000_tiff_pages_are_read_page_by_page(tmp_path: Path) -> None:
@@ -285,8 +314,13 @@ def test_memory_does_not_grow_with_the_frame_count(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
 
     def peak(count: int) -> int:
-        tile = rng.integers(0, 256, (128, 128, 3), dtype=np.uint8)
-        frames = [Image.fromarray(np.roll(tile, index, axis=1)) for index in range(count)]
+        # palette frames (random colours): Pillow writes them as they are, where RGB frames of noise
+        # took it 40 ms each to quantize; the reader still gives 128 x 128 BGR frames, all different
+        tile = rng.integers(0, 256, (128, 128), dtype=np.uint8)
+        palette = rng.integers(0, 256, 768, dtype=np.uint8).tobytes()
+        frames = [Image.frombytes("P", (128, 128), np.roll(tile, index, axis=1).tobytes()) for index in range(count)]
+        for frame in frames:
+            frame.putpalette(palette)
         frames[0].save(tmp_path / f"n{count}.gif", save_all=True, append_images=frames[1:])
         del frames
         tracemalloc.start()  # numpy's and Python's allocations (Pillow's C buffers are not traced)
