@@ -66,28 +66,55 @@ STAND_INS = {
 }
 
 
-@pytest.mark.parametrize("kind", STAND_INS)
-def test_peers_skip_a_convert_that_is_not_a_working_imagemagick(tmp_path: Path, kind: str) -> None:
-    """A fresh machine's ``convert`` may be missing or another program: the peers section is
-    skipped for it, with the reason in the report, and the suite does not fail."""
+def tools_folder(tmp_path: Path, kind: str) -> Path:
+    """A folder for PATH holding nothing but ``kind``'s ``convert`` (none for "missing")."""
     tools = tmp_path / "bin"
     tools.mkdir()
-    if STAND_INS[kind] is not None:
-        (tools / "convert").write_text(STAND_INS[kind])
+    script = STAND_INS[kind]
+    if script is not None:
+        (tools / "convert").write_text(script)
         (tools / "convert").chmod(0o755)
-    env = {**os.environ, "PATH": str(tools)}  # nothing else: the suite runs sys.executable
+    return tools
+
+
+def test_peers_skip_a_convert_that_is_missing(tmp_path: Path) -> None:
+    """A fresh machine's ``convert`` may be missing (or another program: the probe's verdicts on
+    those are the next test): the peers section is skipped for it, with the reason in the report,
+    and the suite does not fail."""
+    env = {**os.environ, "PATH": str(tools_folder(tmp_path, "missing"))}  # nothing else: the suite runs sys.executable
     done = subprocess.run([sys.executable, str(BENCH / "run.py"), "--tiny", "--only", "peers", "--out", str(tmp_path),
                            "--readme", "none"], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     entry = json.loads((tmp_path / "results.json").read_text())["sections"]["peers"]
     assert "error" not in entry
-    why = {"stand-in": "is not ImageMagick (`-version` exit 4", "broken": "could not write its input files",
-           "missing": "no `convert` on PATH"}[kind]
     notes = [note for table in entry["section"]["tables"] for note in table["notes"]]
-    assert any(note.startswith("ImageMagick skipped: ") and why in note for note in notes), notes
+    assert any(note.startswith("ImageMagick skipped: ") and "no `convert` on PATH" in note for note in notes), notes
     assert "ImageMagick skipped: " in (tmp_path / "RESULTS.md").read_text()
     for row in entry["section"]["tables"][0]["rows"]:
         assert row[7] == "n/a"  # the ImageMagick column
+
+
+@pytest.mark.parametrize("kind", ["stand-in", "broken"])
+def test_peers_skip_a_convert_that_is_not_a_working_imagemagick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                kind: str) -> None:
+    """Another program named ``convert`` (one that fails ``-version``, or one that passes it and then
+    fails): the peers section's probe gives no input files and the reason, which the section reports
+    as it reports a missing ``convert`` (the test above runs that path as a process). Here the probe
+    alone, in this process: the whole section in a process took 2.4 s a kind."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    import common
+    import peers
+
+    monkeypatch.setenv("PATH", str(tools_folder(tmp_path, kind)))
+    common.imagemagick.cache_clear()  # the probe's verdict is cached per process
+    try:
+        height, width = common.SIZES["tiny"]
+        files, why = peers._magick_files(common.test_image(height, width), common.test_gray(height, width),
+                                         tmp_path / "work")
+    finally:
+        common.imagemagick.cache_clear()
+    why_expected = {"stand-in": "is not ImageMagick (`-version` exit 4", "broken": "could not write its input files"}
+    assert files == {} and why_expected[kind] in why, why
 
 
 def test_gpu_check_records_test_results_in_results_md(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
