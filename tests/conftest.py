@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from pathlib import Path
 
 import cv2
@@ -21,6 +22,10 @@ from cvfilters.backends import availability
 # bytecode writing off (as CI's containers do), each of them would compile cvfilters from
 # source again (about a third of a second), which an installed package never does.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+# This process too: with bytecode writing off, pytest rewrote the assertions of every test module from
+# source in every session (about 6 s of collection on 2 cores) and cached none. Modules imported from here
+# on (every test module, rewritten) are cached in __pycache__ as any installed package's are.
+sys.dont_write_bytecode = False
 
 ALL_BACKENDS = ("cpu", "opencl", "cuda")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
