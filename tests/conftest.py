@@ -124,6 +124,7 @@ def device_backend(request: pytest.FixtureRequest) -> str:
 def _astronaut() -> np.ndarray:
     """The astronaut fixture decoded once per session (thousands of tests start from it), read-only."""
     base = cv2.imread(str(FIXTURES / "astronaut.png"))
+    assert base is not None, "fixtures/astronaut.png cannot be read"
     base.setflags(write=False)
     return base
 
@@ -153,7 +154,8 @@ def photo16(height: int = 160, width: int = 200, channels: int = 3) -> np.ndarra
     as in a real 16-bit photo; ``photo(..., dtype=np.uint16)`` is 8-bit x 257 (at most 256
     levels). Deterministic; a new, writable copy each call (the image is made once per size).
     """
-    return _photo16(height, width, channels).copy()
+    image: np.ndarray = _photo16(height, width, channels).copy()
+    return image
 
 
 @functools.cache
