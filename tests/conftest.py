@@ -24,8 +24,10 @@ from cvfilters.backends import availability
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 # This process too: with bytecode writing off, pytest rewrote the assertions of every test module from
 # source in every session (about 6 s of collection on 2 cores) and cached none. Modules imported from here
-# on (every test module, rewritten) are cached in __pycache__ as any installed package's are.
-sys.dont_write_bytecode = False
+# on (every test module, rewritten) are cached in __pycache__ as any installed package's are. Not under
+# scripts/mutation.sh, which turns it off so that no process writes the mutants' bytecode while another reads it.
+if "MUTANT_UNDER_TEST" not in os.environ:
+    sys.dont_write_bytecode = False
 
 ALL_BACKENDS = ("cpu", "opencl", "cuda")
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
