@@ -148,9 +148,9 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
         src_name = _description(src_bytes, what="the image's ICC profile cannot be read by LittleCMS")
     except UsageError as exc:
         raise UsageError(f"colorspace: {exc}; {keep}") from None
-    if src_bytes[16:20] != b"RGB ":  # the header's data colour space (ICC.1:2010 7.2.6)
+    if _header_space(src_bytes) != b"RGB ":
         raise UsageError(f"colorspace: the image's ICC profile ({src_name}) is {_space(src_bytes)}, not RGB; {keep}")
-    if dst_bytes[16:20] != b"RGB ":
+    if _header_space(dst_bytes) != b"RGB ":
         raise UsageError(f"colorspace: the target profile ({_description(dst_bytes)}) is {_space(dst_bytes)}, "
                          "not RGB: a colour image needs an RGB one")
     colour, alpha = image[..., 2::-1], image[..., 3:]
@@ -184,7 +184,7 @@ def transfer_of(icc: bytes | None) -> Transfer:
 @lru_cache(maxsize=8)
 def _tabulated_transfer(icc: bytes, imagecodecs: Any) -> Transfer:
     name = _description(icc, what="linear light: the image's colour profile")
-    kind = icc[16:20]  # the header's data colour space (ICC.1:2010 7.2.6)
+    kind = _header_space(icc)
     if kind not in (b"RGB ", b"GRAY"):
         raise UsageError(f"linear light: the image's colour profile ({name}) is {_space(icc)}: "
                          "only RGB and grey profiles give a transfer function")
@@ -262,9 +262,14 @@ def _description(icc: bytes, what: str = "profile") -> str:
     return ImageCms.getProfileDescription(profile).strip() or "ICC profile"  # Pillow adds a newline
 
 
+def _header_space(icc: bytes) -> bytes:
+    """The data colour space of a profile's header (ICC.1:2010 7.2.6): ``b"RGB "``, ``b"GRAY"``, ``b"CMYK"``..."""
+    return icc[16:20]
+
+
 def _space(icc: bytes) -> str:
     """The data colour space a profile's header names (``GRAY``, ``CMYK``, ``Lab``...), for messages."""
-    return f"a {icc[16:20].decode('latin-1').strip()} profile"
+    return f"a {_header_space(icc).decode('latin-1').strip()} profile"
 
 
 def _png_cicp(data: bytes) -> tuple[int, int, int, int] | None:
