@@ -79,7 +79,8 @@ def test_probe_names_the_device_and_whether_it_is_a_gpu(monkeypatch: pytest.Monk
 
 def test_probe_reports_a_failing_driver_by_its_last_line(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail() -> Any:
-        raise cv2.error("OpenCV(5.1.0) ocl.cpp:1234: error: (-220)\nclGetPlatformIDs failed: -1001 \n\n")
+        raise cv2.error("OpenCV(5.1.0) ocl.cpp:1234: error: (-220)\nin function 'initializeContextFromHandle'\n"
+                        "clGetPlatformIDs failed: -1001 \n\n")
 
     want = Availability("opencl", False, reason="OpenCL probe failed: clGetPlatformIDs failed: -1001")
     _stand_in(monkeypatch, fail)
