@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -26,7 +26,7 @@ from cvfilters.core.context import Context, ImageInfo
 from cvfilters.core.defaults import active_channel_order, get_defaults, set_defaults
 from cvfilters.core.errors import InvalidImageError
 
-NATIVE: dict[str, type] = {"cpu": np.ndarray, "opencl": cv2.UMat, "cuda": cv2.cuda.GpuMat}
+NATIVE: dict[str, Any] = {"cpu": np.ndarray, "opencl": cv2.UMat, "cuda": cv2.cuda.GpuMat}
 RNG = np.random.default_rng(26)
 LAYOUT = "is not H x W or H x W x C with C in 1, 2 (gray + alpha), 3, 4"
 
@@ -65,7 +65,7 @@ def counted(counters: Counters) -> tuple[int, int]:
     ((3, 1, 3), np.uint16, 3),
 ])
 def test_info_of_an_array_and_a_umat(shape: tuple[int, ...], dtype: type, channels: int) -> None:
-    array = np.zeros(shape, dtype)
+    array: np.ndarray = np.zeros(shape, dtype)
     want = ImageInfo(shape[0], shape[1], channels, np.dtype(dtype))
     assert info_of(array) == want
     assert info_of(cv2.UMat(array)) == want  # a UMat keeps no trailing axis of 1: still 1 channel
@@ -94,7 +94,7 @@ def test_info_of_refuses_a_umat_by_what_it_holds_and_other_types() -> None:
     with pytest.raises(InvalidImageError, match=r"^image dtype int32 is not supported \(use uint8"):
         info_of(cv2.UMat(np.zeros((3, 3), np.int32)))
     with pytest.raises(InvalidImageError) as caught:
-        info_of([[1, 2]])
+        info_of(cast(Any, [[1, 2]]))
     assert str(caught.value) == "expected a numpy array, cv2.UMat or cv2.cuda.GpuMat, not list"
 
 
@@ -118,20 +118,24 @@ class StandInGpuMat:
         return self.DEPTHS[self.array.dtype]
 
 
+def gpumat(array: np.ndarray) -> Any:
+    return StandInGpuMat(array)
+
+
 def test_info_of_a_gpumat(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(InvalidImageError) as caught:
         info_of(cv2.cuda.GpuMat())  # a real one, empty: no CUDA needed to make it
     assert str(caught.value) == "image is empty (0 pixels)"
     monkeypatch.setattr(cv2.cuda, "GpuMat", StandInGpuMat)
-    assert info_of(StandInGpuMat(np.zeros((3, 5, 4), np.uint16))) == ImageInfo(3, 5, 4, np.dtype(np.uint16))
-    assert info_of(StandInGpuMat(np.zeros((2, 7), np.float32))) == ImageInfo(2, 7, 1, np.dtype(np.float32))
-    assert info_of(StandInGpuMat(np.zeros((6, 1, 3), np.uint8))) == ImageInfo(6, 1, 3, np.dtype(np.uint8))
+    assert info_of(gpumat(np.zeros((3, 5, 4), np.uint16))) == ImageInfo(3, 5, 4, np.dtype(np.uint16))
+    assert info_of(gpumat(np.zeros((2, 7), np.float32))) == ImageInfo(2, 7, 1, np.dtype(np.float32))
+    assert info_of(gpumat(np.zeros((6, 1, 3), np.uint8))) == ImageInfo(6, 1, 3, np.dtype(np.uint8))
     for depth in (np.float64, np.int16):  # depths cvfilters does not run: refused (named int8)
         with pytest.raises(InvalidImageError) as caught:
-            info_of(StandInGpuMat(np.zeros((2, 2), depth)))
+            info_of(gpumat(np.zeros((2, 2), depth)))
         assert str(caught.value) == "image dtype int8 is not supported (use uint8, uint16 or float32)"
     with pytest.raises(InvalidImageError) as caught:
-        info_of(StandInGpuMat(np.zeros((2, 2, 5), np.uint8)))
+        info_of(gpumat(np.zeros((2, 2, 5), np.uint8)))
     assert str(caught.value) == f"image shape ? {LAYOUT}"  # a GpuMat has no shape attribute
 
 
@@ -279,17 +283,17 @@ def test_to_and_from_backend(device_backend: str) -> None:
     array = image((2, 3, 1))
     cpu, device = get_backend("cpu"), get_backend(device_backend)
     assert to_backend(array, cpu) is array
-    native = to_backend(array, device)
+    native = cast(Any, to_backend(array, device))
     assert isinstance(native, NATIVE[device_backend])
     np.testing.assert_array_equal(device.to_host(native), array[..., 0])
-    assert to_backend(native, device) is native
-    host = to_backend(native, cpu)
+    host = cast(Any, to_backend(native, cpu))
     assert isinstance(host, np.ndarray) and host.shape == (2, 3)
     back = from_backend(native, device, array, reshape=True)
     assert isinstance(back, np.ndarray) and back.shape == (2, 3, 1)
     assert from_backend(native, device, array, reshape=False).shape == (2, 3)
     assert from_backend(native, device, native, reshape=True) is native
     assert isinstance(from_backend(host, cpu, native, reshape=True), NATIVE[device_backend])
+    assert to_backend(native, device) is native  # (last: mypy narrows native by `is`)
 
 
 @pytest.fixture
