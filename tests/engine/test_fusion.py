@@ -212,3 +212,50 @@ def test_fused_warps_keep_the_fill_colour_on_bgra() -> None:
     np.testing.assert_allclose(plain[filled][:, :3], np.tile([0.6, 0.4, 0.2], (filled.sum(), 1)), atol=1e-5)  # RGBA
     inner = filled & (cv2.erode(filled.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0)  # off the fill's edge
     np.testing.assert_allclose(fused[inner], plain[inner], atol=1e-4)
+
+
+def _grid(rect: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Source coordinates equal to the output's own (x + 0.5, y + 0.25) over ``rect``: a stand-in for a warp's maps."""
+    y0, y1, x0, x1 = rect
+    xs, ys = np.meshgrid(np.arange(x0, x1, dtype=np.float32) + 0.5, np.arange(y0, y1, dtype=np.float32) + 0.25)
+    return xs, ys
+
+
+@pytest.mark.parametrize(("area", "strips"), [
+    ((3, 20, 5, 45), [(3, 5), (5, 7), (7, 9), (9, 11), (11, 13), (13, 15), (15, 17), (17, 19), (19, 20)]),  # 2 rows
+    ((0, 4, 10, 160), [(0, 1), (1, 2), (2, 3), (3, 4)]),  # a row over the bound: one row at a time
+    ((0, 2, 0, 40), [(0, 2)]),  # 80 pixels: at once
+    ((6, 8, 0, 50), [(6, 8)]),  # exactly 100
+])
+def test_maps_over_a_large_area_are_evaluated_in_bounded_strips(monkeypatch: pytest.MonkeyPatch,
+                                                              area: tuple[int, int, int, int],
+                                                              strips: list[tuple[int, int]]) -> None:
+    """100 pixels at once: strips of 100 // width rows (at least one), the same values as the whole area."""
+    from cvfilters.engine import fusion
+
+    monkeypatch.setattr(fusion, "STRIP_PIXELS", 100)
+    asked: list[tuple[int, int, int, int]] = []
+
+    def maps(rect: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+        asked.append(rect)
+        return _grid(rect)
+
+    xs, ys = fusion._in_strips(maps, area)
+    assert asked == [(top, bottom, area[2], area[3]) for top, bottom in strips]
+    expected_x, expected_y = _grid(area)  # the coordinates written out: x + 0.5, y + 0.25
+    assert xs.dtype == ys.dtype == np.float32
+    np.testing.assert_array_equal(xs, expected_x)
+    np.testing.assert_array_equal(ys, expected_y)
+    np.testing.assert_array_equal(ys[:, 0], np.arange(area[0], area[1]) + 0.25)
+
+
+def test_tiled_fused_warps_composed_in_strips_equal_the_whole_image(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Maps of the area a tile reaches evaluated 64 pixels at a time: the tiled result is still the whole-image one."""
+    from cvfilters.engine import fusion
+    from cvfilters.engine.tiles import process
+
+    monkeypatch.setattr(fusion, "STRIP_PIXELS", 64)
+    image = photo(70, 90, 3, np.uint8)
+    pipe = Pipeline.parse("rotate:angle=10 | swirl:strength=1")
+    assert [step.filter.name for step in pipe.compile()] == ["fused[rotate:angle=10 | swirl:strength=1]"]
+    np.testing.assert_array_equal(process(image, pipe, tile_size=32), pipe(image, backend="cpu"))
