@@ -240,7 +240,8 @@ def blend(ctx: Context, img: Image, *, source: str | ImageValue | None, color: t
     be, spec = ctx.backend, ctx.info
     colors = color_channels(spec)
     stamp = source.key() if isinstance(source, ImageValue) else None if source is None else masks.file_stamp(source)
-    src_key = ("blend-src", stamp, None if source is not None else color,
+    # a colour's alpha depends on the image having alpha (one value: alpha too), so that is in the key
+    src_key = ("blend-src", stamp, None if source is not None else (color, spec.channels == 4),
                spec.size, colors)
     alpha_key = (src_key, opacity, _weight_key(mask, feather, feather_method, invert, spec))
 

@@ -310,3 +310,103 @@ def test_blend_mask_and_sizes(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ vignette_effect
+
+
+# ------------------------------------------------------------------ declarations and sources
+MASK_HELP = ("where the effect applies: an image file (@mask.png: gray, or the alpha of RGBA; stretched to the "
+             "image) or a quoted shape 'rect:x,y,w,h', 'ellipse:cx,cy,rx,ry', 'circle:cx,cy,r', "
+             "'polygon:x1,y1,x2,y2,...' in fractions of width/height or pixels with px")
+
+
+@pytest.mark.parametrize("required", [True, False])
+def test_mask_params_are_declared_as_the_help_says(required: bool) -> None:
+    # _mask_params runs once at import (masked: required, blend: optional); called here, each
+    # declaration is checked against `cvfilters info masked` / `info blend`
+    from cvfilters.filters.blend import _mask_params
+
+    mask, feather, method, invert = (p.describe() for p in _mask_params(required))
+    assert mask == {"name": "mask", "type": "mask", "default": None, "unit": "file or shape",
+                    "help": MASK_HELP + ("" if required else "; none: everywhere"), "required": required,
+                    "example": "ellipse:0.5,0.5,0.3,0.4"}
+    assert feather == {"name": "feather", "type": "float", "default": 0.0, "min": 0.0, "max": 1000.0, "unit": "px",
+                       "help": "feather radius of the mask's edge (0: the mask as it is)", "required": False,
+                       "large": 300.0}
+    assert method == {"name": "feather_method", "type": "choice", "default": "gaussian",
+                      "choices": ["gaussian", "distance"], "unit": "", "required": False,
+                      "help": "gaussian (GIMP: sigma = feather / 3.5, both ways) or distance (FeatherBlender: "
+                              "min(1, distanceTransform / feather), inward)"}
+    assert invert == {"name": "invert", "type": "bool", "default": False, "unit": "", "required": False,
+                      "help": "use the inverse of the mask (the effect applies outside it)"}
+
+
+def test_blend_solid_colour_on_gray_bgr_and_bgra() -> None:
+    """Colours are written R, G, B; gray takes the BT.601 luma; one value is every channel, and
+    on an image with alpha the source's alpha too (opaque without alpha)."""
+    gray = cvf.apply(np.zeros((3, 4), np.float32), "blend", color=[0.2, 0.4, 0.6], opacity=1.0, backend="cpu")
+    np.testing.assert_allclose(gray, 0.299 * 0.2 + 0.587 * 0.4 + 0.114 * 0.6, atol=1e-6)
+    bgr = cvf.apply(np.zeros((3, 4, 3), np.float32), "blend", color=[0.5], opacity=1.0, backend="cpu")
+    np.testing.assert_allclose(bgr, 0.5, atol=1e-6)
+    backdrop = np.dstack([np.full((3, 4, 3), 0.25, np.float32), np.ones((3, 4, 1), np.float32)])
+    bgra = cvf.apply(backdrop, "blend", color=[0.5], opacity=1.0, backend="cpu")
+    # source alpha 0.5 over an opaque backdrop: 0.5 * 0.5 + 0.25 * (1 - 0.5), alpha 1
+    np.testing.assert_allclose(bgra, np.broadcast_to([0.375, 0.375, 0.375, 1.0], (3, 4, 4)), atol=1e-6)
+
+
+def test_blend_one_value_colour_over_bgr_then_bgra_of_one_size() -> None:
+    """The source planes are kept per size and parameters: a one-value colour's alpha depends on
+    the image having alpha, so a BGR image and then a BGRA one of the same size (a folder of mixed
+    PNGs) each get their own (the BGRA one read the BGR one's opaque alpha, and the reverse)."""
+    size = (5, 7)
+    backdrop = np.dstack([np.full((*size, 3), 0.25, np.float32), np.ones((*size, 1), np.float32)])
+    for _ in range(2):
+        bgr = cvf.apply(np.full((*size, 3), 0.25, np.float32), "blend", color=[0.5], opacity=1.0, backend="cpu")
+        np.testing.assert_allclose(bgr, 0.5, atol=1e-6)
+        bgra = cvf.apply(backdrop, "blend", color=[0.5], opacity=1.0, backend="cpu")
+        np.testing.assert_allclose(bgra[..., :3], 0.5 * 0.5 + 0.25 * 0.5, atol=1e-6)
+        np.testing.assert_allclose(bgra[..., 3], 1.0, atol=1e-6)
+
+
+def test_blend_gray_and_array_sources() -> None:
+    """A gray source over BGR is replicated, over gray used as it is; arrays work as files do."""
+    ramp = np.linspace(0, 1, 6 * 8, dtype=np.float32).reshape(6, 8)
+    stretched = cv2.resize(ramp, (16, 12), interpolation=cv2.INTER_LINEAR)
+    out = cvf.apply(np.zeros((12, 16, 3), np.float32), "blend", source=ramp, opacity=1.0, backend="cpu")
+    np.testing.assert_allclose(out, np.dstack([stretched] * 3), atol=1e-6)
+    same = cvf.apply(np.zeros((6, 8), np.float32), "blend", source=ramp, opacity=1.0, backend="cpu")
+    np.testing.assert_allclose(same, ramp, atol=1e-6)
+    colour = photo(6, 8, 3, np.float32)
+    np.testing.assert_allclose(cvf.apply(np.zeros((6, 8, 3), np.float32), "blend", source=colour, opacity=1.0,
+                                         backend="cpu"), colour, atol=1e-6)
+
+
+def test_blend_float_source_is_clipped_to_0_1() -> None:
+    source = np.full((4, 5, 3), 1.5, np.float32)
+    source[:2] = -0.5
+    out = cvf.apply(np.full((4, 5, 3), 0.5, np.float32), "blend", source=source, opacity=1.0, backend="cpu")
+    np.testing.assert_array_equal(out, np.clip(source, 0.0, 1.0))
+
+
+@pytest.mark.parametrize(("size", "source_size"), [
+    ((8, 8), (24, 24)),   # shrinks both ways: block means
+    ((8, 8), (24, 8)),    # taller only: still area
+    ((8, 8), (8, 24)),    # wider only
+    ((12, 4), (36, 8)),   # taller than the image is wide
+    ((6, 3), (6, 9)),     # an image 3 px wide (as wide as the colour channels)
+    ((8, 8), (4, 24)),    # shrinks one way, grows the other: bilinear
+    ((8, 8), (5, 5)),     # grows both ways: bilinear
+])
+def test_blend_source_is_resampled_premultiplied(size: tuple[int, int], source_size: tuple[int, int]) -> None:
+    """A source of another size is stretched on premultiplied colour and alpha: ``INTER_AREA``
+    (block means, no aliasing) where it shrinks both ways, else bilinear (cv2 directly, float32).
+    Over black the result is the resampled premultiplied colour, over white ``1 - a + that``."""
+    rng = np.random.default_rng(11)
+    source = rng.random((*source_size, 4)).astype(np.float32)
+    source[..., 3] = 0.2 + 0.8 * source[..., 3]
+    shrink = size[0] <= source_size[0] and size[1] <= source_size[1]
+    inter = cv2.INTER_AREA if shrink else cv2.INTER_LINEAR
+    premul = cv2.resize(source[..., :3] * source[..., 3:], size[::-1], interpolation=inter)
+    alpha = cv2.resize(np.ascontiguousarray(source[..., 3]), size[::-1], interpolation=inter)[..., None]
+    over_black = cvf.apply(np.zeros((*size, 3), np.float32), "blend", source=source, opacity=1.0, backend="cpu")
+    np.testing.assert_allclose(over_black, premul, atol=1e-5)
+    over_white = cvf.apply(np.ones((*size, 3), np.float32), "blend", source=source, opacity=1.0, backend="cpu")
+    np.testing.assert_allclose(over_white, 1.0 - alpha + premul, atol=1e-5)

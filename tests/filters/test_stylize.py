@@ -1,0 +1,86 @@
+"""Stylize (mirror of cvfilters/filters/stylize.py): the shared pieces test_cartoon.py leaves out.
+
+The host-only looks (OpenCV's 8-bit BGR algorithms) on float32, gray and every 16-bit rounding
+case, against the documented conversion written here (``rint(v / 257)``, ``rint(v * 255)``,
+``cv2.cvtColor`` for gray) around the cv2 call; the docstring note added at import; the counted
+host round trip's label on device backends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+import pytest
+
+import cvfilters as cvf
+from cvfilters.engine.pipeline import Pipeline
+from tests.conftest import photo
+
+EIGHT_BIT_NOTE = ("Runs on the host (OpenCV has no device version of it): one download and one\n"
+                  "upload on device backends. The algorithm needs 8-bit BGR: uint16 and float32\n"
+                  "input is converted to 8-bit and back, so the result has 8-bit precision in the\n"
+                  "input's dtype; gray input is expanded to BGR and converted back to gray.")
+
+HOST_LOOKS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "oil_paint": lambda bgr: cv2.xphoto.oilPainting(bgr, 4, 8),
+    "detail_enhance": lambda bgr: cv2.detailEnhance(bgr, sigma_s=10, sigma_r=0.15),
+}
+
+
+def test_with_note_appends_the_shared_paragraph() -> None:
+    # with_note runs at import, under @register: called here on two functions of our own
+    from cvfilters.filters.stylize import with_note
+
+    def documented() -> None:
+        """First line.
+
+            indented further
+        last line
+        """
+
+    def bare() -> None:
+        pass
+
+    assert with_note("A note.")(documented) is documented
+    assert documented.__doc__ == "First line.\n\n    indented further\nlast line\n\nA note."
+    assert with_note("A note.")(bare).__doc__ == "\n\nA note."
+    for name in ("oil_paint", "stylization", "detail_enhance", "edge_preserving", "mean_shift"):
+        description = cvf.get_filter(name).description
+        assert description.endswith("\n\n" + EIGHT_BIT_NOTE), name  # what `cvfilters info` shows
+        assert description.startswith("``cv2."), name
+
+
+@pytest.mark.parametrize("name", list(HOST_LOOKS))
+def test_host_looks_convert_float32_uint16_and_gray_as_documented(name: str) -> None:
+    call = HOST_LOOKS[name]
+    colour = photo(24, 30, 3, np.uint8)
+    # float32: rint(v * 255) after clipping, the 8-bit result / 255
+    values = colour.astype(np.float32) / 255 + np.float32(0.4 / 255)  # 0.4 of a level above: rounds down
+    values[0, :6] = [[0.0] * 3, [1.0] * 3, [0.5 / 255 + 1e-4] * 3, [254.6 / 255] * 3, [0.2] * 3, [0.7] * 3]
+    out = cvf.apply(values, name, backend="cpu")
+    eight = np.rint(np.clip(values.astype(np.float64), 0, 1) * 255).astype(np.uint8)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, call(eight).astype(np.float32) / 255, atol=1e-7)
+    # uint16: rint(v / 257) (never a half: 257 is odd), the 8-bit result x 257
+    rng = np.random.default_rng(5)
+    sixteen = (colour.astype(np.int64) * 257 + rng.integers(-128, 129, colour.shape)).clip(0, 65535)
+    sixteen[0, :6] = [[128] * 3, [129] * 3, [385] * 3, [386] * 3, [65535] * 3, [65406] * 3]
+    sixteen = sixteen.astype(np.uint16)
+    out16 = cvf.apply(sixteen, name, backend="cpu")
+    assert out16.dtype == np.uint16
+    np.testing.assert_array_equal(out16, call(np.rint(sixteen / 257).astype(np.uint8)).astype(np.uint16) * 257)
+    # gray: expanded to BGR, the result back to gray (BT.601)
+    gray = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY)
+    out_gray = cvf.apply(gray, name, backend="cpu")
+    assert out_gray.dtype == np.uint8 and out_gray.shape == gray.shape
+    np.testing.assert_array_equal(out_gray, cv2.cvtColor(call(cv2.cvtColor(gray, cv2.COLOR_GRAY2BGR)),
+                                                         cv2.COLOR_BGR2GRAY))
+
+
+@pytest.mark.parametrize("name", ["oil_paint", "stylization", "detail_enhance", "edge_preserving", "mean_shift"])
+def test_host_looks_count_their_round_trip_under_their_name(device_backend: str, name: str) -> None:
+    """On a device backend the download is counted in ``fallbacks`` under the filter's name."""
+    _, report = Pipeline([(name, {})]).run(photo(24, 32, 3, np.uint8), backend=device_backend)
+    assert dict(report.counters.fallbacks) == {name: 1}
