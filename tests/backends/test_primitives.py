@@ -109,6 +109,18 @@ def test_sobel_keeps_ksize_and_border() -> None:
                                   g[:-2, 2] + 2 * g[1:-1, 2] + g[2:, 2])
 
 
+def test_gaussian_keeps_sigma_and_border() -> None:
+    """sigma 0.8 over 9 taps with zeros outside, not the sigma cv2 derives from 9 taps (1.7) nor a reflected border."""
+    image = RNG.random((12, 14), np.float32)
+    x = np.arange(-4, 5, dtype=np.float64)
+    taps = np.exp(-x * x / (2 * 0.8**2))
+    taps /= taps.sum()
+    padded = np.pad(image.astype(np.float64), 4)
+    rows = sum(t * padded[:, i:i + 14] for i, t in enumerate(taps))
+    want = sum(t * rows[i:i + 12] for i, t in enumerate(taps))
+    np.testing.assert_allclose(CPU.gaussian(image, (9, 9), 0.8, cv2.BORDER_CONSTANT), want, rtol=0, atol=1e-6)
+
+
 def test_abs_convert_is_the_scaled_magnitude_in_the_dtype() -> None:
     """saturate(|x| * alpha) as uint8 (rounded), float32 or float64; alpha defaults to 1."""
     x = np.array([[-3.7, 2.2, -200.0, 0.5, -0.1]], np.float32)
