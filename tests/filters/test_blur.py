@@ -10,7 +10,7 @@ from scipy import ndimage
 
 import cvfilters as cvf
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.filters.blur import median_filter
+from cvfilters.filters.blur import median_filter, tilt_shift_mask
 from tests.conftest import PARITY_TOLERANCE, photo, photo16, visible
 
 
@@ -264,6 +264,25 @@ def test_tilt_shift_hard_edge_with_zero_falloff() -> None:
     np.testing.assert_array_equal(out[10:30], image[10:30])
     np.testing.assert_allclose(out[:10], blurred[:10], atol=1e-6)
     np.testing.assert_allclose(out[30:], blurred[30:], atol=1e-6)
+
+
+def test_tilt_shift_rows_on_the_band_edge_are_sharp() -> None:
+    """A row centre exactly on the band's edge (``|y - center| = band / 2``) has weight 0, hard edge or not.
+
+    Height 8: row centres ``(i + 0.5) / 8``; band 0.375 about 0.5 puts rows 2 and 5 on its edges
+    (exact binary fractions). With falloff 0.25, rows 1 and 6 are ``(0.3125 - 0.1875) / 0.25 = 0.5``
+    of the way out: smoothstep 0.5. The weight is float32, as documented.
+    """
+    hard = tilt_shift_mask(8, 0.5, 0.375, 0.0)
+    soft = tilt_shift_mask(8, 0.5, 0.375, 0.25)
+    assert hard.dtype == np.float32 and soft.dtype == np.float32 and hard.shape == (8,)
+    np.testing.assert_array_equal(hard, [1, 1, 0, 0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(soft, [1, 0.5, 0, 0, 0, 0, 0.5, 1])
+    image = photo(8, 12, 3, np.float32)
+    out = cvf.apply(image, "tilt_shift", center=0.5, band=0.375, falloff=0.0, sigma=1.0, backend="cpu")
+    blurred = cvf.apply(image, "gaussian_blur", sigma=1.0, backend="cpu")
+    np.testing.assert_array_equal(out[2:6], image[2:6])
+    np.testing.assert_allclose(out[[0, 1, 6, 7]], blurred[[0, 1, 6, 7]], atol=1e-6)
 
 
 # ----------------------------------------------------------------------------- gaussian: automatic size, borders

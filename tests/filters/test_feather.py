@@ -8,6 +8,7 @@ cpu for non-default parameters (the registry-wide parity test only runs the defa
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 
 import cv2
@@ -19,6 +20,7 @@ import cvfilters as cvf
 from cvfilters.core.errors import ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import masks
+from cvfilters.filters.feather import radial_weight, smoothstep
 from tests.conftest import FIXTURES, PARITY_TOLERANCE, photo, visible
 
 SAMPLES = [(0, 0), (39, 29), (20, 15), (5, 25), (33, 3), (12, 8), (27, 21)]
@@ -369,3 +371,59 @@ def test_errors_are_usage_errors() -> None:
     with pytest.raises(ParameterError, match="^apply_masked: feather"):
         masks.apply_masked(photo(8, 8), "invert", "rect:0,0,1,1", feather=-1)
 
+
+
+# ----------------------------------------------------------------------------- edges of the formulas
+def test_smoothstep_with_equal_edges_is_a_step_at_edge0() -> None:
+    """GLSL's step: 0 below edge0, 1 from it on; so vignette_effect radius=0, falloff=0 reaches the centre too."""
+    np.testing.assert_array_equal(smoothstep(0.5, 0.5, np.array([0.25, 0.5, 0.75])), [0.0, 1.0, 1.0])
+    image = np.full((5, 5, 3), 0.8, np.float32)  # odd sides: the centre pixel is at distance 0
+    out = cvf.apply(image, "vignette_effect", radius=0.0, falloff=0.0, backend="cpu")
+    np.testing.assert_array_equal(out, 0.0)
+
+
+def test_radial_weight_linear_by_default_and_hard_edges() -> None:
+    """``1 - clip((d - inner) / (outer - inner), 0, 1)``; ``outer <= inner``: 1 up to ``inner``, 0 beyond."""
+    width, height = 9, 7
+    y, x = np.mgrid[0:height, 0:width] + 0.5
+    d = np.hypot(x - 0.3 * width, y - 0.6 * height) / half_diagonal(width, height)
+    np.testing.assert_allclose(radial_weight(width, height, (0.3, 0.6), 0.2, 0.7),
+                               1 - np.clip((d - 0.2) / 0.5, 0, 1), atol=1e-6)
+    for outer in (0.3, 0.6):  # below inner, equal to it
+        np.testing.assert_array_equal(radial_weight(width, height, (0.3, 0.6), 0.6, outer), d <= 0.6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by outer - inner = 0
+        centre = radial_weight(5, 5, (0.5, 0.5), 0.0, 0.0)
+    expected = np.zeros((5, 5))
+    expected[2, 2] = 1.0  # distance 0 is not beyond inner = 0
+    np.testing.assert_array_equal(centre, expected)
+
+
+def test_one_value_colour_is_alpha_too_on_bgra() -> None:
+    """A colour of one value fills every channel, alpha included, on BGRA (``[0]`` is transparent black)."""
+    width, height, radius, value = 40, 30, 9.0, 0.5
+    image = photo(height, width, 4, np.float32)
+    out = cvf.apply(image, "feather", radius=radius, color=[value], backend="cpu").astype(np.float64)
+    for x, y in SAMPLES:
+        w = min(1.0, edge_distance(width, height, x, y, "rect") / radius)
+        alpha = w * image[y, x, 3] + (1 - w) * value
+        np.testing.assert_allclose(out[y, x, 3], alpha, atol=1e-5, err_msg=f"alpha at {(x, y)}")
+        colour = (w * image[y, x, :3] * image[y, x, 3] + (1 - w) * value * value) / alpha
+        np.testing.assert_allclose(out[y, x, :3], colour, atol=1e-4, err_msg=f"colour at {(x, y)}")
+
+
+def test_fade_to_transparent_multiplies_alpha_per_radius_and_keeps_float_weights() -> None:
+    """uint8 BGRA: ``alpha * w`` rounded, for each radius asked in turn; float32 BGR gets ``alpha = w`` unrounded."""
+    width, height = 40, 30
+    image = photo(height, width, 4, np.uint8)
+    for radius in (4.0, 11.0):
+        out = cvf.apply(image, "feather", fill="transparent", radius=radius, backend="cpu")
+        np.testing.assert_array_equal(out[..., :3], image[..., :3])
+        for x, y in SAMPLES + [(0, 15), (2, 15)]:
+            w = min(1.0, edge_distance(width, height, x, y, "rect") / radius)
+            assert abs(int(out[y, x, 3]) - image[y, x, 3] * w) <= 0.5 + 1e-6, (radius, x, y)
+    bgr = photo(height, width, 3, np.float32)
+    alpha = cvf.apply(bgr, "feather", fill="transparent", radius=10.0, backend="cpu")[..., 3]
+    for x, y in SAMPLES:
+        expected = min(1.0, edge_distance(width, height, x, y, "rect") / 10.0)
+        assert alpha[y, x] == pytest.approx(expected, abs=1e-6), (x, y)
