@@ -39,6 +39,9 @@ EXTRA: dict[str, list[str]] = {
     "engine/fusion": ["tests/engine/test_pipeline.py"],
     # the distortions' references (scikit-image's swirl, GPUImage's bulge) live with the warps' tests
     "filters/distort": ["tests/filters/test_warp.py"],
+    # the import-time kernels and the outline decisions, checked on their own
+    "filters/warp": ["tests/filters/test_warp_kernel.py"],
+    "filters/cartoon": ["tests/filters/test_cartoon_decisions.py"],
     "filters/_shared/histograms": ["tests/filters/test_histogram.py", "tests/filters/test_histogram_overlay.py"],
     # the mirror's tests split by job: the two-pass footprint factory, the overlay's placement
     "filters/histogram": ["tests/filters/test_histogram_passes.py", "tests/filters/test_histogram_overlay.py"],
