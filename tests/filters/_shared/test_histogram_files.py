@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cvfilters.filters._shared.histogram_files import load_histogram
+from cvfilters.filters._shared.histogram_files import load_histogram, save_histogram
 
 
 def _json(path: Path, data: object) -> Path:
@@ -77,3 +77,41 @@ def test_json_structure_and_suffix_are_checked_with_their_message(tmp_path: Path
     text.write_text("1 2 3")
     assert _refused(text) == f"{text}: not a histogram file (a histogram file ends in .npy or .json)"
     assert _refused(tmp_path / "missing.json").startswith(f"{tmp_path / 'missing.json'}: ")
+
+
+# Writing (save_histogram): the counts are numpy's bincount of the image's levels, written out here.
+RNG = np.random.default_rng(3)
+BGRA = RNG.integers(0, 256, (7, 9, 4), dtype=np.uint8)
+
+
+def _bincount(plane: np.ndarray) -> np.ndarray:
+    return np.bincount(plane.ravel(), minlength=256)
+
+
+def test_saving_a_colour_image_counts_b_g_r_by_default_and_ignores_alpha(tmp_path: Path) -> None:
+    counts = save_histogram(tmp_path / "h.json", BGRA)  # no space given: per channel
+    np.testing.assert_array_equal(counts, [_bincount(BGRA[..., c]) for c in range(3)])
+    data = json.loads((tmp_path / "h.json").read_text())
+    assert data == {"format": "cvfilters.histogram", "version": 1, "levels": 256, "space": "per_channel",
+                    "channels": ["b", "g", "r"], "counts": counts.tolist()}
+    assert save_histogram(tmp_path / "h.npy", BGRA).shape == (3, 256)
+    np.testing.assert_array_equal(np.load(tmp_path / "h.npy"), counts)
+
+
+def test_saving_a_grey_image_with_or_without_alpha_counts_the_grey_plane(tmp_path: Path) -> None:
+    grey = BGRA[..., 1]
+    for image in (grey, np.dstack([grey, BGRA[..., 3]])):  # H x W, and grey + alpha
+        counts = save_histogram(tmp_path / "g.json", image)
+        np.testing.assert_array_equal(counts, [_bincount(grey)])
+        data = json.loads((tmp_path / "g.json").read_text())
+        assert (data["channels"], data["space"]) == (["gray"], "per_channel")
+
+
+def test_saving_refuses_an_unknown_space_and_suffix_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ValueError) as caught:
+        save_histogram(tmp_path / "h.npy", BGRA, space="xyz")
+    assert str(caught.value) == "save_histogram: space='xyz' is not one of ycrcb, lab, hsv, per_channel"
+    with pytest.raises(ValueError) as caught:
+        save_histogram(tmp_path / "h.txt", BGRA)
+    assert str(caught.value) == f"save_histogram: {tmp_path / 'h.txt'} must end in .npy or .json"
+    assert list(tmp_path.iterdir()) == []
