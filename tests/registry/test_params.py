@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from cvfilters.core.errors import ParameterError
-from cvfilters.registry.params import Param, allow_large
+from cvfilters.registry import params
+from cvfilters.registry.params import Kind, Param, Source, add_kind, allow_large, coercion
 
 SIZE = Param("size", "int", 5, min=1, max=9, odd=True)
 KSIZE = Param("ksize", "int", 0, min=0, max=31, odd=True)
@@ -211,3 +212,100 @@ def test_kernel_npy_files_never_unpickle(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match=r"^f: kernel file .*evil\.npy holds Python objects; only numeric \.npy "
                                              r"arrays are read$"):
         KERNEL.coerce("@evil.npy", "f", base_dir=tmp_path)
+
+
+# ------------------------------------------------------------------ coercion(), add_kind(), Source.file()
+# The built-in kinds' coerce functions are built by ``coercion`` at import; these build their own from
+# a recording convert, so a change to ``coercion`` shows here (mutation testing's import-time blind spot).
+def _recording(calls: list[tuple[str, Any]], fail: BaseException | None = None) -> Any:
+    def convert(param: Param, value: Any, filter_name: str) -> Any:
+        calls.append((filter_name, value))
+        if fail is not None:
+            raise fail
+        return f"<{value}>"
+    return convert
+
+
+def _reading(calls: list[tuple[str, Any]]) -> Any:
+    def read(param: Param, path: Path, filter_name: str) -> Any:
+        calls.append((filter_name, path))
+        return ("read", path.name)
+    return read
+
+
+NUMBER = Param("n", "int", 3)
+AUTOMATIC = Param("n", "int", None)
+REQUIRED = Param("n", "int", None, required=True, example=1)
+A_FILE = Param("lut", "path", None)
+
+
+def test_coercion_gives_none_for_an_automatic_value_and_refuses_a_missing_one() -> None:
+    calls: list[tuple[str, Any]] = []
+    coerce = coercion(_recording(calls))
+    assert coerce(AUTOMATIC, None, Source("f")) is None
+    for param, message in [(REQUIRED, "f: n is required"),
+                           (NUMBER, "f: n has no value (null); leave it out for the default")]:
+        with pytest.raises(ParameterError) as caught:
+            coerce(param, None, Source("f"))
+        assert (str(caught.value), caught.value.filter_name, caught.value.param) == (message, "f", "n")
+    assert calls == []
+    assert coerce(NUMBER, "7", Source("g")) == "<7>" and calls == [("g", "7")]
+
+
+def test_coercion_of_a_file_value(tmp_path: Path) -> None:
+    """``@name``: the file's path for a kind of files, what ``read`` makes of it for the others."""
+    calls: list[tuple[str, Any]] = []
+    files = coercion(_recording(calls))
+    assert files(A_FILE, "@a.cube", Source("f", tmp_path)) == str(tmp_path / "a.cube")
+    assert files(A_FILE, "@/x/a.cube", Source("f", tmp_path)) == "/x/a.cube"
+    assert files(A_FILE, "a.cube", Source("f", tmp_path)) == "<a.cube>"  # a plain name: converted
+    assert files(A_FILE, "a.cube", Source("f", tmp_path, confine=True)) == str((tmp_path / "a.cube").resolve())
+    assert calls == [("f", "a.cube")]
+    read = coercion(_recording(calls), _reading(calls))
+    assert read(NUMBER, "@k.txt", Source("g", tmp_path)) == ("read", "k.txt")
+    assert calls[-1] == ("g", tmp_path / "k.txt")
+    assert read(NUMBER, "k.txt", Source("g", tmp_path, confine=True)) == "<k.txt>"  # not a kind of files
+    with pytest.raises(ParameterError) as caught:
+        coercion(_recording(calls))(NUMBER, "@k.txt", Source("h", tmp_path))
+    assert (str(caught.value), caught.value.param) == ("h: n does not take a file (@k.txt); give a int value", "n")
+    with pytest.raises(ParameterError) as caught:
+        read(NUMBER, "@../k.txt", Source("g", tmp_path, confine=True))
+    assert str(caught.value) == ("g: n file '../k.txt' is outside the pipeline file's folder; files named in a "
+                                 "pipeline file must be inside its folder")
+
+
+@pytest.mark.parametrize(("error", "message"), [
+    (ValueError("bad digits"), "f: n='x\\ny' is not a valid int (bad digits)"),
+    (TypeError("no len"), "f: n='x\\ny' is not a valid int (no len)"),
+    (OverflowError("too big"), "f: n='x\\ny' is not a valid int (too big)"),
+    (RecursionError("deep"), "f: n is nested too deeply"),
+    (ParameterError("inner", "m", "is its own"), "inner: m is its own"),  # passed on as it is
+])
+def test_coercion_turns_a_convert_error_into_one_line(error: Exception, message: str) -> None:
+    with pytest.raises(ParameterError) as caught:
+        coercion(_recording([], error))(NUMBER, "x\ny", Source("f"))
+    assert str(caught.value) == message
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__ == (error.__class__ is not
+                                                                                    ParameterError)
+
+
+def test_coercion_lets_other_errors_through() -> None:
+    with pytest.raises(KeyError):
+        coercion(_recording([], KeyError("k")))(NUMBER, "1", Source("f"))
+
+
+def test_add_kind_registers_a_name_once() -> None:
+    kind = Kind("test_upper", coercion(lambda p, v, f: str(v).upper()), str, "str", "str")
+    try:
+        assert add_kind(kind) is kind
+        param = Param("word", "test_upper", "a")
+        assert param.kind_record is kind
+        assert param.coerce("abc", "f") == "ABC"
+        with pytest.raises(ValueError, match=r"^parameter kind 'test_upper' is already defined$"):
+            add_kind(Kind("test_upper", kind.coerce, int, "int", "int"))
+        assert params._KINDS["test_upper"] is kind
+    finally:
+        del params._KINDS["test_upper"]
+    with pytest.raises(ValueError, match=r"^Param 'word': kind must be one of \('int', "):
+        Param("word", "test_upper", "a")
+    assert Source("f").file("~/k.txt", "p") == Path.home() / "k.txt"
