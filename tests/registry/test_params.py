@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cvfilters.core.errors import ParameterError
+from cvfilters.core.arrays import ImageValue
+from cvfilters.core.errors import ParameterError, SpecError
 from cvfilters.registry import params
 from cvfilters.registry.params import Kind, Param, Source, add_kind, allow_large, coercion
 
@@ -309,3 +310,59 @@ def test_add_kind_registers_a_name_once() -> None:
     with pytest.raises(ValueError, match=r"^Param 'word': kind must be one of \('int', "):
         Param("word", "test_upper", "a")
     assert Source("f").file("~/k.txt", "p") == Path.home() / "k.txt"
+
+
+# ------------------------------------------------------------------ image values, describe(), to_json()
+SOURCE = Param("source", "path", None, image=True)
+
+
+def test_an_image_parameter_takes_arrays_and_paths() -> None:
+    array = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    value = SOURCE.coerce(array, "f")
+    assert isinstance(value, ImageValue) and np.array_equal(value.bgr(), array)
+    assert SOURCE.coerce(value, "f") is value
+    assert SOURCE.coerce("a.png", "f") == "a.png" and SOURCE.coerce(Path("b.png"), "f") == "b.png"
+    with pytest.raises(ParameterError) as caught:
+        SOURCE.coerce(np.zeros((2, 2), np.int64), "f")
+    assert str(caught.value) == ("f: source is neither a file path nor a usable image (ndarray: dtype int64, shape "
+                                 "(2, 2) is not an image (use uint8, uint16 or float32, H x W or H x W x C))")
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    with pytest.raises(ParameterError, match=r"^f: file=ndarray must be a file path$"):
+        FILE.coerce(array, "f")  # not an image parameter: arrays are refused
+
+
+def test_to_json_lists_tuples_and_refuses_images_in_memory() -> None:
+    assert KERNEL.to_json(((1.0, 2.0), (3.0, 4.0))) == [[1.0, 2.0], [3.0, 4.0]]
+    assert SOURCE.to_json("a.png") == "a.png" and SOURCE.to_json(None) is None
+    with pytest.raises(SpecError) as caught:
+        SOURCE.to_json(SOURCE.coerce(np.zeros((2, 2), np.uint8), "f"))
+    assert str(caught.value) == ("source=<array 2x2 uint8> is an image in memory; write it to a file and name the "
+                                 "file to save this pipeline")
+
+
+def test_describe_is_the_declaration_as_json() -> None:
+    full = Param("size", "int", 5, min=1, max=101, unit="px", help="window side", odd=True, example=7, large=51)
+    assert full.describe() == {"name": "size", "type": "int", "default": 5, "min": 1, "max": 101, "unit": "px",
+                               "help": "window side", "required": False, "odd": True, "example": "7", "large": 51}
+    assert MODE.describe() == {"name": "mode", "type": "choice", "default": "a", "choices": ["a", "b"], "unit": "",
+                               "help": "", "required": False}
+    assert KERNEL.describe() == {"name": "kernel", "type": "kernel", "default": None, "unit": "", "help": "",
+                                 "required": True, "example": "[[1]]"}
+    assert CENTER.describe()["default"] == [0.5, 0.5]
+    assert Param("zero", "float", 0.0, min=0.0, max=0.0).describe()["min"] == 0.0  # a bound of 0 is shown
+
+
+@pytest.mark.parametrize(("param", "value", "message"), [
+    (KERNEL, [[1, "a"]], "f: kernel=[[1, 'a']] must contain numbers only (not booleans or strings)"),
+    (KERNEL, [True, 1], "f: kernel=[True, 1] must contain numbers only (not booleans or strings)"),
+    (KERNEL, np.zeros((2, 2, 2)), "f: kernel=<array 2x2x2 float64> must be a non-empty 2-D list of numbers"),
+])
+def test_more_refusals(param: Param, value: Any, message: str) -> None:
+    with pytest.raises(ParameterError) as caught:
+        param.coerce(value, "f")
+    assert str(caught.value) == message
+
+
+def test_transparent_is_a_colour() -> None:
+    assert COLOR.coerce("transparent", "f") == (0.0, 0.0, 0.0, 0.0)
+    assert COLOR.coerce(" Navy ", "f") == (0.0, 0.0, 128 / 255)
