@@ -44,6 +44,7 @@ def _spec(height: int, width: int, dtype: np.dtype = U8, channels: int = 1) -> I
 
 @pytest.mark.parametrize(("width", "height", "anchor"), [
     (5, 5, (-1, -1)), (4, 4, (-1, -1)), (3, 1, (0, 0)), (6, 3, (4, 2)), (1, 7, (0, -1)), (2, 5, (-1, 1)),
+    (3, 4, (1, 0)), (4, 3, (0, 2)),  # an anchor of 0 is not the centre
 ])
 def test_a_kernels_halo_is_what_filter2d_reads(width: int, height: int, anchor: tuple[int, int]) -> None:
     """An output pixel reads ``left`` columns before it and ``right`` after: a bright input pixel
@@ -194,6 +195,25 @@ def test_a_copying_footprints_source_is_the_span_it_reads() -> None:
     image = np.arange(42, dtype=np.uint8).reshape(6, 7)
     tile = np.asarray(mirrored.run(Context.__new__(Context), image[1:4, 2:5], (1, 4, 2, 5), (1, 4, 2, 5), spec))
     assert np.array_equal(tile, image[1:4, 2:5][::-1])  # no fill: indices into the crop only
+
+
+def test_a_copying_footprint_hands_its_maps_the_input_spec() -> None:
+    """The index maps and the fill see the input's spec: a flip padded by a row, filled with full scale."""
+    image = np.arange(5 * 6 * 2, dtype=np.uint16).reshape(5, 6, 2)
+    spec = ImageInfo.of(image)
+
+    def flipped_rows(start: int, stop: int, s: ImageInfo) -> np.ndarray:
+        index = s.height - np.arange(start, stop)  # output row 0 is the pad, row 1 the last input row
+        return np.where(index < s.height, index, -1)
+
+    footprint = copied(flipped_rows, lambda start, stop, s: s.width - 1 - np.arange(start, stop),
+                       lambda s: (s.max_value,) * s.channels)
+    reference = np.concatenate([np.full((1, 6, 2), 65535, np.uint16), image[::-1, ::-1]])
+    for out_rect in [(0, 6, 0, 6), (0, 2, 1, 3), (3, 6, 4, 6)]:
+        source = footprint.source(out_rect, spec)
+        tile = np.asarray(footprint.run(Context.__new__(Context), image[source[0]:source[1], source[2]:source[3]],
+                                        source, out_rect, spec))
+        assert np.array_equal(tile, reference[out_rect[0]:out_rect[1], out_rect[2]:out_rect[3]]), out_rect
 
 
 def test_a_copying_footprint_keeps_its_maps() -> None:
