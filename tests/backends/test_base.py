@@ -75,10 +75,11 @@ def test_uploads_and_downloads_are_counted_per_thread(device: BoxedDevice) -> No
     array = np.arange(6, dtype=np.uint8).reshape(2, 3)
     image = device.upload(array)
     assert isinstance(image, Boxed) and np.array_equal(image.array, array)
+    device.upload(array)
     assert np.array_equal(device.download(image), array)
     device.download(image)
     assert device.counters is device.counters  # one record per thread, kept
-    assert (device.counters.uploads, device.counters.downloads) == (1, 2)
+    assert (device.counters.uploads, device.counters.downloads) == (2, 2)
     seen: list[Counters] = []
     thread = threading.Thread(target=lambda: seen.append(device.counters.snapshot()))
     thread.start()
