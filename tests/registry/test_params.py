@@ -8,6 +8,7 @@ what is allowed``); each row is a plausible bug's tripwire (a wrong bound, a los
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -199,12 +200,18 @@ def test_format_writes_what_coerce_reads_back(param: Param, value: Any, text: st
 
 
 def test_declarations_are_checked() -> None:
-    with pytest.raises(ValueError, match="kind must be one of"):
+    with pytest.raises(ValueError, match=r"^Param 'x': kind must be one of \('int', 'float', 'bool', 'choice', 'str', "
+                                         r"'point', 'kernel', 'color', 'path'.*\), not 'complex'$"):
         Param("x", "complex", 0)
-    with pytest.raises(ValueError, match="a required parameter needs an example value"):
+    with pytest.raises(ValueError, match=r"^Param 'x': a required parameter needs an example value$"):
         Param("x", "int", None, required=True)
-    with pytest.raises(ValueError, match="a choice parameter needs choices"):
+    with pytest.raises(ValueError, match=r"^Param 'x': a choice parameter needs choices$"):
         Param("x", "choice", "a")
+    with pytest.raises(ValueError, match=r"^Param 'x': a choice parameter needs choices$"):
+        Param("x", "choice", "a", choices=())
+    assert Param("x", "int", None, required=True, example=0).example == 0  # a falsy example is one
+    assert Param("x", "int", 3, example=None).example is None  # optional parameters need none
+    assert Param("x", "str", "a", choices=()).choices == ()  # only a choice needs choices
 
 
 def test_kernel_npy_files_never_unpickle(tmp_path: Path) -> None:
@@ -366,3 +373,26 @@ def test_more_refusals(param: Param, value: Any, message: str) -> None:
 def test_transparent_is_a_colour() -> None:
     assert COLOR.coerce("transparent", "f") == (0.0, 0.0, 0.0, 0.0)
     assert COLOR.coerce(" Navy ", "f") == (0.0, 0.0, 128 / 255)
+
+
+def test_kernel_files_quietly_refused_or_read(tmp_path: Path) -> None:
+    """An empty file is refused as an empty kernel without a warning; a BOM and an upper-case suffix are read."""
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "bom.CSV").write_bytes(b"\xef\xbb\xbf1,2\n3,4\n")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "big.txt").write_bytes(b"0 " * (2 << 20) + b"0\n")
+    np.save(tmp_path / "big.npy", np.zeros((256, 256)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ParameterError, match=r"^f: kernel=\[\] must be a non-empty 2-D list of numbers$"):
+            KERNEL.coerce("@empty.txt", "f", base_dir=tmp_path)
+    assert KERNEL.coerce("@bom.CSV", "f", base_dir=tmp_path) == ((1.0, 2.0), (3.0, 4.0))
+    for name, reason in [
+        ("deep.json", "is not a kernel (maximum recursion depth exceeded while decoding a JSON array from a unicode "
+                      "string)"),
+        ("big.txt", "is 4194306 bytes, larger than the limit of 4 MiB"),
+        ("big.npy", "holds 256x256 = 65536 values, more than 65025"),
+    ]:
+        with pytest.raises(ParameterError) as caught:
+            KERNEL.coerce(f"@{name}", "f", base_dir=tmp_path)
+        assert str(caught.value) == f"f: kernel file {tmp_path / name} {reason}"
