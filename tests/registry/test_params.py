@@ -230,14 +230,14 @@ def _recording(calls: list[tuple[str, Any]], fail: BaseException | None = None) 
         calls.append((filter_name, value))
         if fail is not None:
             raise fail
-        return f"<{value}>"
+        return f"<{param.name}={value}>"
     return convert
 
 
 def _reading(calls: list[tuple[str, Any]]) -> Any:
     def read(param: Param, path: Path, filter_name: str) -> Any:
         calls.append((filter_name, path))
-        return ("read", path.name)
+        return ("read", param.name, path.name)
     return read
 
 
@@ -257,7 +257,7 @@ def test_coercion_gives_none_for_an_automatic_value_and_refuses_a_missing_one() 
             coerce(param, None, Source("f"))
         assert (str(caught.value), caught.value.filter_name, caught.value.param) == (message, "f", "n")
     assert calls == []
-    assert coerce(NUMBER, "7", Source("g")) == "<7>" and calls == [("g", "7")]
+    assert coerce(NUMBER, "7", Source("g")) == "<n=7>" and calls == [("g", "7")]
 
 
 def test_coercion_of_a_file_value(tmp_path: Path) -> None:
@@ -266,13 +266,13 @@ def test_coercion_of_a_file_value(tmp_path: Path) -> None:
     files = coercion(_recording(calls))
     assert files(A_FILE, "@a.cube", Source("f", tmp_path)) == str(tmp_path / "a.cube")
     assert files(A_FILE, "@/x/a.cube", Source("f", tmp_path)) == "/x/a.cube"
-    assert files(A_FILE, "a.cube", Source("f", tmp_path)) == "<a.cube>"  # a plain name: converted
+    assert files(A_FILE, "a.cube", Source("f", tmp_path)) == "<lut=a.cube>"  # a plain name: converted
     assert files(A_FILE, "a.cube", Source("f", tmp_path, confine=True)) == str((tmp_path / "a.cube").resolve())
     assert calls == [("f", "a.cube")]
     read = coercion(_recording(calls), _reading(calls))
-    assert read(NUMBER, "@k.txt", Source("g", tmp_path)) == ("read", "k.txt")
+    assert read(NUMBER, "@k.txt", Source("g", tmp_path)) == ("read", "n", "k.txt")
     assert calls[-1] == ("g", tmp_path / "k.txt")
-    assert read(NUMBER, "k.txt", Source("g", tmp_path, confine=True)) == "<k.txt>"  # not a kind of files
+    assert read(NUMBER, "k.txt", Source("g", tmp_path, confine=True)) == "<n=k.txt>"  # not a kind of files
     with pytest.raises(ParameterError) as caught:
         coercion(_recording(calls))(NUMBER, "@k.txt", Source("h", tmp_path))
     assert (str(caught.value), caught.value.param) == ("h: n does not take a file (@k.txt); give a int value", "n")
