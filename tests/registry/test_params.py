@@ -8,14 +8,17 @@ what is allowed``); each row is a plausible bug's tripwire (a wrong bound, a los
 from __future__ import annotations
 
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from cvfilters.core.errors import ParameterError
-from cvfilters.registry.params import Param, allow_large
+from cvfilters.core.arrays import ImageValue
+from cvfilters.core.errors import ParameterError, SpecError
+from cvfilters.registry import params
+from cvfilters.registry.params import Kind, Param, Source, add_kind, allow_large, coercion
 
 SIZE = Param("size", "int", 5, min=1, max=9, odd=True)
 KSIZE = Param("ksize", "int", 0, min=0, max=31, odd=True)
@@ -197,12 +200,18 @@ def test_format_writes_what_coerce_reads_back(param: Param, value: Any, text: st
 
 
 def test_declarations_are_checked() -> None:
-    with pytest.raises(ValueError, match="kind must be one of"):
+    with pytest.raises(ValueError, match=r"^Param 'x': kind must be one of \('int', 'float', 'bool', 'choice', 'str', "
+                                         r"'point', 'kernel', 'color', 'path'.*\), not 'complex'$"):
         Param("x", "complex", 0)
-    with pytest.raises(ValueError, match="a required parameter needs an example value"):
+    with pytest.raises(ValueError, match=r"^Param 'x': a required parameter needs an example value$"):
         Param("x", "int", None, required=True)
-    with pytest.raises(ValueError, match="a choice parameter needs choices"):
+    with pytest.raises(ValueError, match=r"^Param 'x': a choice parameter needs choices$"):
         Param("x", "choice", "a")
+    with pytest.raises(ValueError, match=r"^Param 'x': a choice parameter needs choices$"):
+        Param("x", "choice", "a", choices=())
+    assert Param("x", "int", None, required=True, example=0).example == 0  # a falsy example is one
+    assert Param("x", "int", 3, example=None).example is None  # optional parameters need none
+    assert Param("x", "str", "a", choices=()).choices == ()  # only a choice needs choices
 
 
 def test_kernel_npy_files_never_unpickle(tmp_path: Path) -> None:
@@ -211,3 +220,179 @@ def test_kernel_npy_files_never_unpickle(tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match=r"^f: kernel file .*evil\.npy holds Python objects; only numeric \.npy "
                                              r"arrays are read$"):
         KERNEL.coerce("@evil.npy", "f", base_dir=tmp_path)
+
+
+# ------------------------------------------------------------------ coercion(), add_kind(), Source.file()
+# The built-in kinds' coerce functions are built by ``coercion`` at import; these build their own from
+# a recording convert, so a change to ``coercion`` shows here (mutation testing's import-time blind spot).
+def _recording(calls: list[tuple[str, Any]], fail: BaseException | None = None) -> Any:
+    def convert(param: Param, value: Any, filter_name: str) -> Any:
+        calls.append((filter_name, value))
+        if fail is not None:
+            raise fail
+        return f"<{param.name}={value}>"
+    return convert
+
+
+def _reading(calls: list[tuple[str, Any]]) -> Any:
+    def read(param: Param, path: Path, filter_name: str) -> Any:
+        calls.append((filter_name, path))
+        return ("read", param.name, path.name)
+    return read
+
+
+NUMBER = Param("n", "int", 3)
+AUTOMATIC = Param("n", "int", None)
+REQUIRED = Param("n", "int", None, required=True, example=1)
+A_FILE = Param("lut", "path", None)
+
+
+def test_coercion_gives_none_for_an_automatic_value_and_refuses_a_missing_one() -> None:
+    calls: list[tuple[str, Any]] = []
+    coerce = coercion(_recording(calls))
+    assert coerce(AUTOMATIC, None, Source("f")) is None
+    for param, message in [(REQUIRED, "f: n is required"),
+                           (NUMBER, "f: n has no value (null); leave it out for the default")]:
+        with pytest.raises(ParameterError) as caught:
+            coerce(param, None, Source("f"))
+        assert (str(caught.value), caught.value.filter_name, caught.value.param) == (message, "f", "n")
+    assert calls == []
+    assert coerce(NUMBER, "7", Source("g")) == "<n=7>" and calls == [("g", "7")]
+
+
+def test_coercion_of_a_file_value(tmp_path: Path) -> None:
+    """``@name``: the file's path for a kind of files, what ``read`` makes of it for the others."""
+    calls: list[tuple[str, Any]] = []
+    files = coercion(_recording(calls))
+    assert files(A_FILE, "@a.cube", Source("f", tmp_path)) == str(tmp_path / "a.cube")
+    assert files(A_FILE, "@/x/a.cube", Source("f", tmp_path)) == "/x/a.cube"
+    assert files(A_FILE, "a.cube", Source("f", tmp_path)) == "<lut=a.cube>"  # a plain name: converted
+    assert files(A_FILE, "a.cube", Source("f", tmp_path, confine=True)) == str((tmp_path / "a.cube").resolve())
+    assert calls == [("f", "a.cube")]
+    read = coercion(_recording(calls), _reading(calls))
+    assert read(NUMBER, "@k.txt", Source("g", tmp_path)) == ("read", "n", "k.txt")
+    assert calls[-1] == ("g", tmp_path / "k.txt")
+    assert read(NUMBER, "k.txt", Source("g", tmp_path, confine=True)) == "<n=k.txt>"  # not a kind of files
+    with pytest.raises(ParameterError) as caught:
+        coercion(_recording(calls))(NUMBER, "@k.txt", Source("h", tmp_path))
+    assert (str(caught.value), caught.value.param) == ("h: n does not take a file (@k.txt); give a int value", "n")
+    with pytest.raises(ParameterError) as caught:
+        read(NUMBER, "@../k.txt", Source("g", tmp_path, confine=True))
+    assert str(caught.value) == ("g: n file '../k.txt' is outside the pipeline file's folder; files named in a "
+                                 "pipeline file must be inside its folder")
+
+
+@pytest.mark.parametrize(("error", "message"), [
+    (ValueError("bad digits"), "f: n='x\\ny' is not a valid int (bad digits)"),
+    (TypeError("no len"), "f: n='x\\ny' is not a valid int (no len)"),
+    (OverflowError("too big"), "f: n='x\\ny' is not a valid int (too big)"),
+    (RecursionError("deep"), "f: n is nested too deeply"),
+    (ParameterError("inner", "m", "is its own"), "inner: m is its own"),  # passed on as it is
+])
+def test_coercion_turns_a_convert_error_into_one_line(error: Exception, message: str) -> None:
+    with pytest.raises(ParameterError) as caught:
+        coercion(_recording([], error))(NUMBER, "x\ny", Source("f"))
+    assert str(caught.value) == message
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__ == (error.__class__ is not
+                                                                                    ParameterError)
+
+
+def test_coercion_lets_other_errors_through() -> None:
+    with pytest.raises(KeyError):
+        coercion(_recording([], KeyError("k")))(NUMBER, "1", Source("f"))
+
+
+def test_add_kind_registers_a_name_once() -> None:
+    kind = Kind("test_upper", coercion(lambda p, v, f: str(v).upper()), str, "str", "str")
+    try:
+        assert add_kind(kind) is kind
+        param = Param("word", "test_upper", "a")
+        assert param.kind_record is kind
+        assert param.coerce("abc", "f") == "ABC"
+        with pytest.raises(ValueError, match=r"^parameter kind 'test_upper' is already defined$"):
+            add_kind(Kind("test_upper", kind.coerce, int, "int", "int"))
+        assert params._KINDS["test_upper"] is kind
+    finally:
+        del params._KINDS["test_upper"]
+    with pytest.raises(ValueError, match=r"^Param 'word': kind must be one of \('int', "):
+        Param("word", "test_upper", "a")
+    assert Source("f").file("~/k.txt", "p") == Path.home() / "k.txt"
+
+
+# ------------------------------------------------------------------ image values, describe(), to_json()
+SOURCE = Param("source", "path", None, image=True)
+
+
+def test_an_image_parameter_takes_arrays_and_paths() -> None:
+    array = np.arange(6, dtype=np.uint8).reshape(2, 3)
+    value = SOURCE.coerce(array, "f")
+    assert isinstance(value, ImageValue) and np.array_equal(value.bgr(), array)
+    assert SOURCE.coerce(value, "f") is value
+    assert SOURCE.coerce("a.png", "f") == "a.png" and SOURCE.coerce(Path("b.png"), "f") == "b.png"
+    with pytest.raises(ParameterError) as caught:
+        SOURCE.coerce(np.zeros((2, 2), np.int64), "f")
+    assert str(caught.value) == ("f: source is neither a file path nor a usable image (ndarray: dtype int64, shape "
+                                 "(2, 2) is not an image (use uint8, uint16 or float32, H x W or H x W x C))")
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    with pytest.raises(ParameterError, match=r"^f: file=ndarray must be a file path$"):
+        FILE.coerce(array, "f")  # not an image parameter: arrays are refused
+
+
+def test_to_json_lists_tuples_and_refuses_images_in_memory() -> None:
+    assert KERNEL.to_json(((1.0, 2.0), (3.0, 4.0))) == [[1.0, 2.0], [3.0, 4.0]]
+    assert SOURCE.to_json("a.png") == "a.png" and SOURCE.to_json(None) is None
+    with pytest.raises(SpecError) as caught:
+        SOURCE.to_json(SOURCE.coerce(np.zeros((2, 2), np.uint8), "f"))
+    assert str(caught.value) == ("source=<array 2x2 uint8> is an image in memory; write it to a file and name the "
+                                 "file to save this pipeline")
+
+
+def test_describe_is_the_declaration_as_json() -> None:
+    full = Param("size", "int", 5, min=1, max=101, unit="px", help="window side", odd=True, example=7, large=51)
+    assert full.describe() == {"name": "size", "type": "int", "default": 5, "min": 1, "max": 101, "unit": "px",
+                               "help": "window side", "required": False, "odd": True, "example": "7", "large": 51}
+    assert MODE.describe() == {"name": "mode", "type": "choice", "default": "a", "choices": ["a", "b"], "unit": "",
+                               "help": "", "required": False}
+    assert KERNEL.describe() == {"name": "kernel", "type": "kernel", "default": None, "unit": "", "help": "",
+                                 "required": True, "example": "[[1]]"}
+    assert CENTER.describe()["default"] == [0.5, 0.5]
+    assert Param("zero", "float", 0.0, min=0.0, max=0.0).describe()["min"] == 0.0  # a bound of 0 is shown
+
+
+@pytest.mark.parametrize(("param", "value", "message"), [
+    (KERNEL, [[1, "a"]], "f: kernel=[[1, 'a']] must contain numbers only (not booleans or strings)"),
+    (KERNEL, [True, 1], "f: kernel=[True, 1] must contain numbers only (not booleans or strings)"),
+    (KERNEL, np.zeros((2, 2, 2)), "f: kernel=<array 2x2x2 float64> must be a non-empty 2-D list of numbers"),
+])
+def test_more_refusals(param: Param, value: Any, message: str) -> None:
+    with pytest.raises(ParameterError) as caught:
+        param.coerce(value, "f")
+    assert str(caught.value) == message
+
+
+def test_transparent_is_a_colour() -> None:
+    assert COLOR.coerce("transparent", "f") == (0.0, 0.0, 0.0, 0.0)
+    assert COLOR.coerce(" Navy ", "f") == (0.0, 0.0, 128 / 255)
+
+
+def test_kernel_files_quietly_refused_or_read(tmp_path: Path) -> None:
+    """An empty file is refused as an empty kernel without a warning; a BOM and an upper-case suffix are read."""
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "bom.CSV").write_bytes(b"\xef\xbb\xbf1,2\n3,4\n")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "big.txt").write_bytes(b"0 " * (2 << 20) + b"0\n")
+    np.save(tmp_path / "big.npy", np.zeros((256, 256)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ParameterError, match=r"^f: kernel=\[\] must be a non-empty 2-D list of numbers$"):
+            KERNEL.coerce("@empty.txt", "f", base_dir=tmp_path)
+    assert KERNEL.coerce("@bom.CSV", "f", base_dir=tmp_path) == ((1.0, 2.0), (3.0, 4.0))
+    for name, reason in [
+        ("deep.json", "is not a kernel (maximum recursion depth exceeded while decoding a JSON array from a unicode "
+                      "string)"),
+        ("big.txt", "is 4194306 bytes, larger than the limit of 4 MiB"),
+        ("big.npy", "holds 256x256 = 65536 values, more than 65025"),
+    ]:
+        with pytest.raises(ParameterError) as caught:
+            KERNEL.coerce(f"@{name}", "f", base_dir=tmp_path)
+        assert str(caught.value) == f"f: kernel file {tmp_path / name} {reason}"
