@@ -447,3 +447,10 @@ def test_int_sliders_hold_ints_and_step_past_1000_positions() -> None:
 ], ids=["large-is-min", "no-max", "no-min", "one-choice"])
 def test_parameters_without_two_positions_get_no_slider(param: cvf.Param) -> None:
     assert sliders_for(one_param(param)) == []
+
+
+def test_a_float_slider_below_a_large_bound_is_as_fine_as_its_range_to_that_bound() -> None:
+    pipeline = one_param(cvf.Param("x", "float", default=1.0, min=0.0, max=100.0, large=10.0))
+    assert sliders_for(pipeline)[0].values == tuple(k / 10 for k in range(101))  # 0 to 10 by 0.1, not by 1
+    with cvf.allow_large():
+        assert sliders_for(pipeline, allow_large=True)[0].values == tuple(range(101))
