@@ -132,12 +132,16 @@ def test_a_new_preview_holds_the_image_the_steps_and_nothing_filtered_yet(pictur
 def test_a_preview_of_a_large_image_filters_a_shrunk_copy_and_says_so(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "big.png"
-    assert cv2.imwrite(str(path), np.full((1000, 1600, 3), 40, np.uint8))
+    assert cv2.imwrite(str(path), np.full((1000, 1550, 3), 40, np.uint8))
     preview = make(path, "invert")
-    assert preview.original.shape == (1000, 1600, 3) and preview.source.shape == (968, 1549, 3)
-    assert preview.before.shape == (968, 1549, 3) and (preview.before == 40).all()
-    assert capsys.readouterr().err == ("preview: 1600x1000 (1.6 MP) is shown at 1549x968; sizes in pixels act on "
-                                       "the smaller copy, s saves at full size\n")
+    assert preview.original.shape == (1000, 1550, 3) and preview.source.shape == (983, 1524, 3)
+    assert preview.before.shape == (983, 1524, 3) and (preview.before == 40).all()
+    assert capsys.readouterr().err == ("preview: 1550x1000 (1.6 MP) is shown at 1524x983; sizes in pixels act on "
+                                       "the smaller copy, s saves at full size\n")  # 1.55 MP, rounded up
+
+
+def test_auto_runs_a_small_image_here(picture: Path) -> None:
+    assert make(picture, "invert", backend="auto").backend.name == "cpu"
 
 
 def test_allow_large_reaches_the_sliders(picture: Path) -> None:
