@@ -347,7 +347,7 @@ def test_a_script_moves_trackbars_and_presses_keys_one_command_a_frame(
             super().__init__()
             self.pieces = pieces
 
-        def readline(self, size: int | None = -1) -> str:
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
             return self.pieces.pop(0) if self.pieces else ""
 
     intensity = next(s for s in preview.sliders if s.param == "intensity")
