@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import cvfilters as cvf
+from cvfilters.cli import preview as preview_module
 from cvfilters.cli.preview import Preview, Slider, sliders_for
 from cvfilters.core.errors import UsageError
 from cvfilters.engine.steps import Step
@@ -204,6 +205,16 @@ def test_a_frame_shown_before_any_filtering_is_the_input(picture: Path, monkeypa
     np.testing.assert_array_equal(gui.frames[-1], 255 - gradient())
 
 
+def test_the_title_times_the_whole_frame_and_the_filter(picture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gui = Highgui().install(monkeypatch)
+    ticks = iter(range(1, 100))
+    monkeypatch.setattr(preview_module, "perf_counter", lambda: next(ticks) / 10)  # 0.1 s a call
+    preview = make(picture, "invert")
+    preview.render()  # frame from tick 1 to 4, filter from 2 to 3
+    assert preview.timing == "300.0 ms/frame (filter 100.0 ms)"
+    assert gui.titles == [f"{TITLE}: invert | after | 300.0 ms/frame (filter 100.0 ms) [cpu]"]
+
+
 def test_without_a_status_bar_the_title_says_it_all(picture: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     gui = Highgui(status_bar=False).install(monkeypatch)
     preview = make(picture, "invert")
@@ -252,7 +263,7 @@ def test_a_filter_failing_at_run_time_keeps_the_last_frame_and_shows_its_last_li
     preview.render()
 
     def fails(self: Any, image: Any, backend: str = "auto") -> Any:
-        raise cvf.CvfError("first line\nthe reason  \n")
+        raise cvf.CvfError("first line\nsecond line\nthe reason  \n")
 
     monkeypatch.setattr(cvf.Pipeline, "__call__", fails)
     preview.stale = True
@@ -285,14 +296,25 @@ def test_s_saves_the_full_size_result_under_the_first_free_name(picture: Path,
     out = picture.parent / "saved"
     out.mkdir()
     preview = make(picture, "invert", save_dir=out)
-    (out / "pic-preview-1.png").write_bytes(b"taken")
-    assert preview.press(ord("s")) is True
-    assert capsys.readouterr().out == f"saved {out / 'pic-preview-2.png'}\n"
-    assert preview.press(ord("s")) is True
-    assert capsys.readouterr().out == f"saved {out / 'pic-preview-3.png'}\n"
-    for name in ("pic-preview-2.png", "pic-preview-3.png"):
-        np.testing.assert_array_equal(cv2.imread(str(out / name), cv2.IMREAD_UNCHANGED), 255 - gradient())
-    assert (out / "pic-preview-1.png").read_bytes() == b"taken"
+    (out / "pic-preview-2.png").write_bytes(b"taken")
+    for number in (1, 3, 4):
+        assert preview.press(ord("s")) is True
+        assert capsys.readouterr().out == f"saved {out / f'pic-preview-{number}.png'}\n"
+        np.testing.assert_array_equal(cv2.imread(str(out / f"pic-preview-{number}.png"), cv2.IMREAD_UNCHANGED),
+                                      255 - gradient())
+    assert (out / "pic-preview-2.png").read_bytes() == b"taken"
+
+
+def test_a_saved_image_keeps_the_input_s_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from PIL import Image
+
+    exif = Image.Exif()
+    exif[0x013B] = "the artist"  # Artist
+    Image.fromarray(gradient()[..., ::-1]).save(tmp_path / "pic.png", exif=exif)
+    make(tmp_path / "pic.png", "invert").save()
+    assert capsys.readouterr().out == f"saved {tmp_path / 'pic-preview-1.png'}\n"
+    with Image.open(tmp_path / "pic-preview-1.png") as saved:
+        assert saved.getexif().get(0x013B) == "the artist"
 
 
 def test_a_failed_save_is_an_error_line_and_the_preview_goes_on(picture: Path,
