@@ -78,3 +78,10 @@ def test_posterize_float32_follows_the_formula_on_the_stored_values(levels: int)
     np.testing.assert_allclose(out, expected, atol=1e-7)
     if levels == 10:
         assert out[0, 7] == pytest.approx(6 / 9)  # float32(0.7)
+
+
+@pytest.mark.parametrize(("black", "white"), [(0.5, 0.5), (0.625, 0.25)])
+def test_levels_refuses_a_white_point_not_above_the_black_point(black: float, white: float) -> None:
+    with pytest.raises(cvf.ParameterError) as caught:
+        cvf.get_filter("levels")(np.zeros((2, 2), np.uint8), in_black=black, in_white=white)
+    assert str(caught.value) == f"levels: in_white={white:g} must be above in_black={black:g}"
