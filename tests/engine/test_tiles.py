@@ -150,8 +150,12 @@ def test_statistics_of_hands_the_step_its_window() -> None:
     spec = ImageInfo(37, 29, 3, np.dtype(np.uint8))
     blur, equalize = stages_of(Pipeline.parse("gaussian_blur:sigma=2 | equalize"), spec)
     seen: list[Window] = []
-    footprint = Global(statistics=lambda ctx, img, window: seen.append(window) or 1, merge=sum,
-                       apply=lambda ctx, img, stats, window: img)
+
+    def statistics(ctx: Any, img: Any, window: Window) -> int:
+        seen.append(window)
+        return 1
+
+    footprint = Global(statistics=statistics, merge=sum, apply=lambda ctx, img, stats, window: img)
     block = np.zeros((9, 16, 3), np.uint8)
     assert statistics_of(replace(equalize, footprint=footprint), block, (8, 17, 0, 16), (8, 15, 0, 7)) == 1
     assert seen == [Window((8, 17, 0, 16), ImageInfo(37, 29, 3, np.dtype(np.uint8)), (8, 15, 0, 7))]
