@@ -157,11 +157,6 @@ def test_cuda_looks_a_function_up_in_this_builds_cv2_cuda() -> None:
     assert cuda_module._cuda("noSuchCudaFunction") is None
 
 
-def test_depth_of_no_dtype_is_opencvs_same_depth() -> None:
-    assert cuda_module._depth(None) == -1
-    assert cuda_module._depth(np.uint16) == cv2.CV_16U
-
-
 class _Info:
     def __init__(self, device: int, named: bool) -> None:
         self.device, self.named = device, named
