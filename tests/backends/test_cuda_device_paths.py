@@ -22,9 +22,10 @@ import pytest
 from cvfilters.backends import cuda as cuda_module
 from cvfilters.backends.cuda import NO_CUDA_BUILD, CudaBackend
 
-DEPTHS = {np.dtype(np.uint8): cv2.CV_8U, np.dtype(np.uint16): cv2.CV_16U, np.dtype(np.int16): cv2.CV_16S,
-          np.dtype(np.int32): cv2.CV_32S, np.dtype(np.float32): cv2.CV_32F}
-DTYPES = {depth: dtype for dtype, depth in DEPTHS.items()}
+DEPTHS: dict[np.dtype[Any], int] = {np.dtype(np.uint8): cv2.CV_8U, np.dtype(np.uint16): cv2.CV_16U,
+                                    np.dtype(np.int16): cv2.CV_16S, np.dtype(np.int32): cv2.CV_32S,
+                                    np.dtype(np.float32): cv2.CV_32F}
+DTYPES: dict[int, np.dtype[Any]] = {depth: dtype for dtype, depth in DEPTHS.items()}
 
 
 class DeviceMat:
@@ -51,7 +52,7 @@ class DeviceMat:
         self.a = array.copy()
 
     def download(self) -> np.ndarray:
-        return self.a.copy()
+        return np.array(self.a)
 
     def depth(self) -> int:
         return DEPTHS[self.a.dtype]
@@ -68,15 +69,15 @@ class DeviceMat:
     def clone(self) -> DeviceMat:
         return _mat(self.a.copy())
 
-    def convertTo(self, rtype: int, alpha: float = 1.0, beta: float = 0.0) -> DeviceMat:  # noqa: N802
+    def convertTo(self, rtype: int, alpha: float = 1.0, beta: float = 0.0) -> DeviceMat:
         """GpuMat::convertTo: ``saturate(a * alpha + beta)``, rounded for integers; ``rtype < 0``: the same depth."""
-        dtype = self.a.dtype if rtype < 0 else np.dtype(DTYPES[rtype])
+        dtype = self.a.dtype if rtype < 0 else DTYPES[rtype]
         values = self.a.astype(np.float64) * alpha + beta
         if np.issubdtype(dtype, np.integer):
             values = np.rint(values).clip(np.iinfo(dtype).min, np.iinfo(dtype).max)
         return _mat(values.astype(dtype))
 
-    def copyTo(self, *mask_dst: DeviceMat, dst: DeviceMat | None = None) -> None:  # noqa: N802
+    def copyTo(self, *mask_dst: DeviceMat, dst: DeviceMat | None = None) -> None:
         """``copyTo(dst=dst)``, or ``copyTo(mask, dst)``: this image where the mask is set (any depth here)."""
         if mask_dst:
             mask, dst = mask_dst
@@ -152,9 +153,11 @@ def _image(shape: tuple[int, ...], dtype: type, seed: int = 1) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- build lookups and the probe
-def test_cuda_looks_a_function_up_in_this_builds_cv2_cuda() -> None:
+def test_cuda_looks_a_function_up_in_this_builds_cv2_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cuda_module._cuda("GpuMat") is cv2.cuda.GpuMat
     assert cuda_module._cuda("noSuchCudaFunction") is None
+    monkeypatch.delattr(cv2, "cuda")  # a build without the cuda submodule at all
+    assert cuda_module._cuda("GpuMat") is None
 
 
 class _Info:
@@ -163,13 +166,13 @@ class _Info:
         if named:
             self.name = lambda: f"Fake GPU {device}"
 
-    def deviceID(self) -> int:  # noqa: N802
+    def deviceID(self) -> int:
         return self.device
 
-    def majorVersion(self) -> int:  # noqa: N802
+    def majorVersion(self) -> int:
         return 8
 
-    def minorVersion(self) -> int:  # noqa: N802
+    def minorVersion(self) -> int:
         return 6
 
 
@@ -303,6 +306,8 @@ def test_equalize_hist_on_the_device_and_of_a_host_image(device: CudaBackend) ->
 
 
 # ---------------------------------------------------------------- separable filters
+KX: np.ndarray = cv2.getGaussianKernel(5, 1.1, cv2.CV_32F)
+KY: np.ndarray = np.array([[-1.0], [2.5], [-0.5]], np.float32)
 SEPARABLE: list[tuple[str, Callable[[Any, Any], Any], Callable[[np.ndarray], np.ndarray]]] = [
     ("gaussian", lambda be, im: be.gaussian(im, (5, 7), 1.3, cv2.BORDER_REFLECT),
      lambda a: cv2.GaussianBlur(a, (5, 7), 1.3, borderType=cv2.BORDER_REFLECT)),
@@ -310,6 +315,8 @@ SEPARABLE: list[tuple[str, Callable[[Any, Any], Any], Callable[[np.ndarray], np.
      lambda a: cv2.sepFilter2D(a, -1, KX, KY, borderType=cv2.BORDER_REPLICATE)),
     ("sep_filter2d-delta-float", lambda be, im: be.sep_filter2d(im, KX, KY, cv2.BORDER_CONSTANT, 3.0, cv2.CV_32F),
      lambda a: cv2.sepFilter2D(a, cv2.CV_32F, KX, KY, delta=3.0, borderType=cv2.BORDER_CONSTANT)),
+    ("sep_filter2d-delta-one", lambda be, im: be.sep_filter2d(im, KX, KY, cv2.BORDER_REPLICATE, 1.0, cv2.CV_32F),
+     lambda a: cv2.sepFilter2D(a, cv2.CV_32F, KX, KY, delta=1.0, borderType=cv2.BORDER_REPLICATE)),
     ("sep_filter2d-delta", lambda be, im: be.sep_filter2d(im, KX, KY, cv2.BORDER_REFLECT_101, 20.0),
      lambda a: cv2.sepFilter2D(a, -1, KX, KY, delta=20.0, borderType=cv2.BORDER_REFLECT_101)),
     ("sobel", lambda be, im: be.sobel(im, cv2.CV_32F, 1, 0, 3, cv2.BORDER_REFLECT_101),
@@ -317,8 +324,6 @@ SEPARABLE: list[tuple[str, Callable[[Any, Any], Any], Callable[[np.ndarray], np.
     ("sobel-same-depth", lambda be, im: be.sobel(im, -1, 0, 1, 5, cv2.BORDER_REPLICATE),
      lambda a: cv2.Sobel(a, -1, 0, 1, ksize=5, borderType=cv2.BORDER_REPLICATE)),
 ]
-KX = cv2.getGaussianKernel(5, 1.1, cv2.CV_32F)
-KY = np.array([[-1.0], [2.5], [-0.5]], np.float32)
 
 
 @pytest.mark.parametrize(("name", "run", "reference"), SEPARABLE, ids=[case[0] for case in SEPARABLE])
