@@ -96,10 +96,13 @@ def _mat(array: np.ndarray) -> DeviceMat:
 
 
 class _Applier:
-    def __init__(self, fn: Callable[[np.ndarray], np.ndarray]) -> None:
-        self.fn = fn
+    """A ``cv2.cuda.Filter``: made for one source type, which ``apply`` asserts (as OpenCV's filters do)."""
+
+    def __init__(self, fn: Callable[[np.ndarray], np.ndarray], src_type: int) -> None:
+        self.fn, self.src_type = fn, src_type
 
     def apply(self, image: DeviceMat) -> DeviceMat:
+        assert image.type() == self.src_type, "the filter was made for another source type"
         return _mat(self.fn(image.a))
 
 
@@ -127,11 +130,11 @@ FUNCTIONS: dict[str, Any] = {
     "max": lambda x, y: _mat(np.maximum(x.a, y.a)),
     "compare": lambda x, y, op: _mat(cv2.compare(x.a, y.a, op)),
     "createGaussianFilter": lambda stype, dtype, ksize, sx, sy, bx, by: _Applier(
-        lambda a: cv2.GaussianBlur(a, ksize, sx, sigmaY=sy, borderType=bx).astype(DTYPES[dtype])),
+        lambda a: cv2.GaussianBlur(a, ksize, sx, sigmaY=sy, borderType=bx).astype(DTYPES[dtype]), stype),
     "createSeparableLinearFilter": lambda stype, dtype, kx, ky, anchor, bx, by: _Applier(
-        lambda a: cv2.sepFilter2D(a, dtype, kx, ky, anchor=anchor, borderType=bx)),
+        lambda a: cv2.sepFilter2D(a, dtype, kx, ky, anchor=anchor, borderType=bx), stype),
     "createSobelFilter": lambda stype, dtype, dx, dy, ksize, scale, bx, by: _Applier(
-        lambda a: cv2.Sobel(a, dtype, dx, dy, ksize=ksize, scale=scale, borderType=bx)),
+        lambda a: cv2.Sobel(a, dtype, dx, dy, ksize=ksize, scale=scale, borderType=bx), stype),
 }
 
 
@@ -271,11 +274,12 @@ def test_calc_hist_on_the_device(device: CudaBackend, dtype: type, levels: int, 
 
 def test_calc_hist_of_another_depth_falls_back_to_host_counts(device: CudaBackend) -> None:
     image = _image((13, 9, 3), np.uint8)
-    counts = device.calc_hist(device.upload(image), 3, 65536)  # 8-bit levels counted as 16-bit: cv2 does it
     expected = np.stack([np.bincount(image[..., c].ravel(), minlength=65536) for c in range(3)])
-    assert isinstance(counts, np.ndarray) and counts.dtype == np.int64
-    np.testing.assert_array_equal(counts, expected)
-    assert device.counters.fallbacks == {"calc_hist": 1}
+    for given in (device.upload(image), image):  # 8-bit levels counted as 16-bit (cv2 does it); a host image
+        counts = device.calc_hist(given, 3, 65536)
+        assert isinstance(counts, np.ndarray) and counts.dtype == np.int64
+        np.testing.assert_array_equal(counts, expected)
+    assert device.counters.fallbacks == {"calc_hist": 2}
 
 
 @pytest.mark.parametrize("channels", [1, 3])
@@ -338,6 +342,21 @@ def test_separable_filters_on_the_device(device: CudaBackend, name: str, run: Ca
     assert actual.shape == expected.shape and actual.dtype == expected.dtype
     tolerance = 1.0 if np.issubdtype(expected.dtype, np.integer) else 1e-4 * max(1.0, float(np.abs(expected).max()))
     assert float(np.abs(actual.astype(np.float64) - expected).max()) <= tolerance
+    assert not device.counters.fallbacks
+
+
+def test_each_separable_filter_keeps_its_own_cached_object(device: CudaBackend) -> None:
+    """Two Gaussians and a Sobel on one backend: each result is its own filter's (the cache keys differ)."""
+    image = _image((12, 10, 3), np.float32)
+    for run, reference in [
+        (lambda im: device.gaussian(im, (5, 5), 1.0, cv2.BORDER_REFLECT_101),
+         lambda a: cv2.GaussianBlur(a, (5, 5), 1.0, borderType=cv2.BORDER_REFLECT_101)),
+        (lambda im: device.gaussian(im, (5, 5), 2.0, cv2.BORDER_REFLECT_101),
+         lambda a: cv2.GaussianBlur(a, (5, 5), 2.0, borderType=cv2.BORDER_REFLECT_101)),
+        (lambda im: device.sobel(im, -1, 1, 0, 3, cv2.BORDER_REFLECT_101),
+         lambda a: cv2.Sobel(a, -1, 1, 0, ksize=3, borderType=cv2.BORDER_REFLECT_101)),
+    ]:
+        np.testing.assert_allclose(device.download(run(device.upload(image))), reference(image), rtol=0, atol=1e-5)
     assert not device.counters.fallbacks
 
 
