@@ -297,7 +297,8 @@ def test_min_max_of_a_host_image_falls_back(device: CudaBackend) -> None:
     image = _image((5, 4, 3), np.uint8)
     expected = [(float(image[..., c].min()), float(image[..., c].max())) for c in range(3)]
     assert device.min_max(image, 3) == expected
-    assert device.counters.fallbacks == {"min_max": 1}
+    assert device.min_max(image, 3, pooled=True) == [(float(image.min()), float(image.max()))]
+    assert device.counters.fallbacks == {"min_max": 2}
 
 
 def test_equalize_hist_on_the_device_and_of_a_host_image(device: CudaBackend) -> None:
