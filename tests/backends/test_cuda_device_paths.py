@@ -254,9 +254,11 @@ def test_concat_that_cuda_cannot_do_falls_back(device: CudaBackend) -> None:
     np.testing.assert_array_equal(device.download(host), cv2.vconcat([a, b]))
     with pytest.raises(cv2.error):  # two types: cv2.vconcat says so
         device.concat([device.upload(a), device.upload(b.astype(np.uint16))], 0)
-    with pytest.raises(cv2.error):  # widths differ
-        device.concat([device.upload(a), device.upload(_image((3, 5), np.uint8))], 0)
+    with pytest.raises(cv2.error):  # widths differ (the heights agree: hconcat would take them)
+        device.concat([device.upload(a), device.upload(_image((4, 5), np.uint8))], 0)
     assert device.counters.fallbacks == {"concat": 1}
+    for axis in (0, 1):  # one image
+        np.testing.assert_array_equal(device.download(device.concat([device.upload(a)], axis)), a)
 
 
 # ---------------------------------------------------------------- statistics
