@@ -351,14 +351,15 @@ def test_separable_filters_on_the_device(device: CudaBackend, name: str, run: Ca
 def test_each_separable_filter_keeps_its_own_cached_object(device: CudaBackend) -> None:
     """Two Gaussians and a Sobel on one backend: each result is its own filter's (the cache keys differ)."""
     image = _image((12, 10, 3), np.float32)
-    for run, reference in [
+    cases: list[tuple[Callable[[Any], Any], Callable[[np.ndarray], np.ndarray]]] = [
         (lambda im: device.gaussian(im, (5, 5), 1.0, cv2.BORDER_REFLECT_101),
          lambda a: cv2.GaussianBlur(a, (5, 5), 1.0, borderType=cv2.BORDER_REFLECT_101)),
         (lambda im: device.gaussian(im, (5, 5), 2.0, cv2.BORDER_REFLECT_101),
          lambda a: cv2.GaussianBlur(a, (5, 5), 2.0, borderType=cv2.BORDER_REFLECT_101)),
         (lambda im: device.sobel(im, -1, 1, 0, 3, cv2.BORDER_REFLECT_101),
          lambda a: cv2.Sobel(a, -1, 1, 0, ksize=3, borderType=cv2.BORDER_REFLECT_101)),
-    ]:
+    ]
+    for run, reference in cases:
         np.testing.assert_allclose(device.download(run(device.upload(image))), reference(image), rtol=0, atol=1e-5)
     assert not device.counters.fallbacks
 
