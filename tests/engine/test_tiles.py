@@ -3,14 +3,18 @@ tests/properties/test_tiling.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 import pytest
 
 import cvfilters as cvf
+from cvfilters.core.context import ImageInfo
 from cvfilters.core.errors import ResourceLimitError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.engine.tiles import ArraySink, ArraySource, plan, run_tiled
-from cvfilters.registry.footprints import Halo
+from cvfilters.engine.tiles import ArraySink, ArraySource, plan, run_tiled, stages_of, statistics_of
+from cvfilters.registry.footprints import Global, Halo, Window
 
 
 def test_halo_of_a_kernel_follows_opencvs_anchor() -> None:
@@ -84,3 +88,76 @@ def test_process_tiled_keeps_the_callers_kind_of_array() -> None:
     out = cvf.process_tiled(image, "gamma:gamma=2", tile_size=7)
     assert out.dtype == np.float64
     np.testing.assert_array_equal(out, cvf.apply(image, "gamma:gamma=2", backend="cpu"))
+
+
+def test_explain_states_the_peak_memory_and_names_every_whole_step() -> None:
+    """Two whole-image steps on 2000 x 2000 x 3 uint8: by hand, float32-sized copies of the segment's input and
+    output, twice each (4 x 2000 * 2000 * 3 * 4 = 192,000,000 B), plus 6 float32 working copies of one 512 px
+    3-channel tile (6 * 512 * 512 * 3 * 4 = 18,874,368 B): 210,874,368 B, 201.1 MiB."""
+    tiles = plan(Pipeline.parse("white_balance | sepia"), (2000, 2000, 3), np.dtype(np.uint8))
+    assert tiles.peak_bytes == 192_000_000 + 18_874_368
+    lines = tiles.explain()
+    assert lines[0].endswith("peak working memory ~201 MiB")
+    assert lines[-1] == "whole-image steps: white_balance, sepia"
+
+
+class _Recording(ArraySink):
+    """An array sink that also records each write's corner and block shape."""
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+        super().__init__(shape, dtype)
+        self.writes: list[tuple[int, int, tuple[int, ...]]] = []
+
+    def write(self, y0: int, x0: int, block: np.ndarray) -> None:
+        self.writes.append((y0, x0, block.shape))
+        super().write(y0, x0, block)
+
+
+def test_each_block_written_is_exactly_its_tile() -> None:
+    """A local and a global step in 7 px tiles of 37 x 29: the sink sees each tile once, cut to the tile's size
+    (a larger block would be hidden by the next tile's write into an array, not in a file), row-major."""
+    image = np.random.default_rng(5).integers(0, 256, (37, 29, 3), dtype=np.uint8)
+    pipe = Pipeline.parse("gaussian_blur:sigma=2 | equalize")
+    sink = _Recording(image.shape, np.dtype(np.uint8))
+    run_tiled(pipe, ArraySource(image), sink, tile_size=7)
+    expected = [(y, x, (min(7, 37 - y), min(7, 29 - x), 3)) for y in range(0, 37, 7) for x in range(0, 29, 7)]
+    assert sink.writes == expected
+    np.testing.assert_array_equal(sink.array, cvf.apply(image, pipe, backend="cpu"))
+
+
+def test_a_whole_image_step_reads_the_source_once_and_writes_row_strips() -> None:
+    """A whole-image step on a tall 40 x 9 image: one read of the whole rectangle, then strips of tile_size rows
+    that cover the output once (a file sink sees bounded blocks)."""
+    image = np.random.default_rng(6).integers(0, 256, (40, 9, 3), dtype=np.uint8)
+    reads: list[tuple[Any, ...]] = []
+
+    class Source(ArraySource):
+        def read(self, y0: int, y1: int, x0: int, x1: int) -> np.ndarray:
+            reads.append((y0, y1, x0, x1))
+            return super().read(y0, y1, x0, x1)
+
+    sink = _Recording(image.shape, np.dtype(np.uint8))
+    sink.array[...] = 0
+    run_tiled(Pipeline.parse("sepia"), Source(image), sink, tile_size=8)
+    assert reads == [(0, 40, 0, 9)]
+    assert sink.writes == [(y, 0, (8, 9, 3)) for y in range(0, 40, 8)]
+    np.testing.assert_array_equal(sink.array, cvf.apply(image, "sepia", backend="cpu"))
+
+
+def test_statistics_of_hands_the_step_its_window() -> None:
+    """The Dask entry: a global step's statistics see the block's rectangle, the whole input's spec and the part
+    to measure; a step that is not global is refused by name."""
+    spec = ImageInfo(37, 29, 3, np.dtype(np.uint8))
+    blur, equalize = stages_of(Pipeline.parse("gaussian_blur:sigma=2 | equalize"), spec)
+    seen: list[Window] = []
+
+    def statistics(ctx: Any, img: Any, window: Window) -> int:
+        seen.append(window)
+        return 1
+
+    footprint = Global(statistics=statistics, merge=sum, apply=lambda ctx, img, stats, window: img)
+    block = np.zeros((9, 16, 3), np.uint8)
+    assert statistics_of(replace(equalize, footprint=footprint), block, (8, 17, 0, 16), (8, 15, 0, 7)) == 1
+    assert seen == [Window((8, 17, 0, 16), ImageInfo(37, 29, 3, np.dtype(np.uint8)), (8, 15, 0, 7))]
+    with pytest.raises(TypeError, match=r"^gaussian_blur.* is not a global step$"):
+        statistics_of(blur, block, (8, 17, 0, 16))
