@@ -82,6 +82,9 @@ def test_a_window_measures_its_inner_part() -> None:
     assert (window.y0, window.x0) == (10, 30)
     inner = Window((10, 20, 30, 50), _spec(64, 64), inner=(12, 15, 35, 40))
     assert np.array_equal(inner.measured(array), array[2:5, 5:10])
+    corner = Window((10, 20, 30, 50), _spec(64, 64), inner=(16, 20, 41, 50))  # to the block's last row and column
+    assert np.array_equal(corner.measured(array), array[6:10, 11:20])
+    assert corner.measured(array).shape == (4, 9)
 
 
 def test_each_kind_describes_itself() -> None:
@@ -149,6 +152,9 @@ def test_aligned_widens_for_simd_loops(rect: tuple[int, int, int, int], height: 
                                        expected: tuple[int, int, int, int]) -> None:
     out = aligned(rect, _spec(height, width))
     assert out == expected
+    image = np.arange(height * width).reshape(height, width)
+    y0, y1, x0, x1 = expected
+    assert np.array_equal(image[out[0] : out[1], out[2] : out[3]], image[y0:y1, x0:x1])  # whole numbers, a crop
     if (out[1], out[3]) == (height, width):  # the crop holds the last elements
         assert out[0] * width % 256 == 0 and out[2] == 0
 

@@ -54,6 +54,8 @@ ACCEPTED = [
     (COLOR, "#f008", (1.0, 0.0, 0.0, 0x88 / 255)), (COLOR, "#ff000080", (1.0, 0.0, 0.0, 128 / 255)),
     (COLOR, "rgba(255, 0, 0, 50%)", (1.0, 0.0, 0.0, 0.5)), (COLOR, "rgb(100%, 50%, 0%)", (1.0, 0.5, 0.0)),
     (COLOR, "RGBA(0,0,255,1)", (0.0, 0.0, 1.0, 1.0)), (COLOR, "rgb(0,0,0,0.5)", (0.0, 0.0, 0.0, 0.5)),
+    (COLOR, "rgb(255, 0, 0 / 50%)", (1.0, 0.0, 0.0, 0.5)),  # CSS's slash before the alpha
+    (KERNEL, [[1, 10**20]], ((1.0, 1e20),)),  # an integer past int64 is still a float64 weight
     (FILE, "a/b.cube", "a/b.cube"), (FILE, Path("c.cube"), "c.cube"),
 ]
 
@@ -94,10 +96,15 @@ REFUSED = [
     (CENTER, [0.5, "a"], "f: center=a must contain numbers only"),
     (CENTER, [True, 0.5], "f: center=True must contain numbers only"),
     (CENTER, [0.5, math.nan], "f: center=nan must contain finite numbers"),
+    (COLOR, 5, "f: color=5 must be a list"),
+    (COLOR, "[0.1,", "f: color=[0.1, must be a bracketed list such as [0.5,0.5]"),
+    (COLOR, [0.5, 2], "f: color=2 is outside [0, 1]"),
+    (COLOR, [0.5, "a"], "f: color=a must contain numbers only"),
     (COLOR, [], "f: color=[] must have 1 to 4 numbers ([v], [gray, alpha], [r,g,b] or [r,g,b,a])"),
     (COLOR, [0, 0, 0, 0, 0],
      "f: color=[0, 0, 0, 0, 0] must have 1 to 4 numbers ([v], [gray, alpha], [r,g,b] or [r,g,b,a])"),
     (KERNEL, "[[1, 2], [3]]", "f: kernel=[[1, 2], [3]] must be a rectangular 2-D list of numbers"),
+    (KERNEL, "[[1, 2], 3]", "f: kernel=[[1, 2], 3] must be a rectangular 2-D list of numbers"),
     (KERNEL, "[]", "f: kernel=[] must be a non-empty 2-D list of numbers"),
     (KERNEL, [[[1]]], "f: kernel=[[[1]]] must be a non-empty 2-D list of numbers"),
     (KERNEL, [[math.inf]], "f: kernel=[[inf]] must contain finite numbers"),
@@ -188,6 +195,16 @@ def test_confined_files_stay_inside_the_pipeline_folder(tmp_path: Path) -> None:
             KERNEL.coerce(f"@{escape}", "f", base_dir=tmp_path, confine=True)
         assert str(caught.value) == (f"f: kernel file {escape!r} is outside the pipeline file's folder; files named "
                                      "in a pipeline file must be inside its folder")
+
+
+def test_confined_files_without_a_folder_are_in_the_current_one(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Confinement with no base folder (or an empty one) reads from the current folder."""
+    (tmp_path / "k.txt").write_text("2\n")
+    monkeypatch.chdir(tmp_path)
+    assert KERNEL.coerce("@k.txt", "f", confine=True) == ((2.0,),)
+    assert Source("f", confine=True).file("k.txt", "kernel") == (tmp_path / "k.txt").resolve()
+    assert Source("f", "", confine=True).file("k.txt", "kernel") == (tmp_path / "k.txt").resolve()
 
 
 @pytest.mark.parametrize(("param", "value", "text"), [
@@ -396,3 +413,17 @@ def test_kernel_files_quietly_refused_or_read(tmp_path: Path) -> None:
         with pytest.raises(ParameterError) as caught:
             KERNEL.coerce(f"@{name}", "f", base_dir=tmp_path)
         assert str(caught.value) == f"f: kernel file {tmp_path / name} {reason}"
+
+
+@pytest.mark.parametrize("error", [ValueError(), RecursionError(" ")])
+def test_a_kernel_error_without_a_message_is_named_by_its_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               error: Exception) -> None:
+    """A reader's error with no text (a stand-in for the JSON decoder) is named by its type."""
+    def failing(text: str) -> Any:
+        raise error
+
+    (tmp_path / "k.json").write_text("[[1]]")
+    monkeypatch.setattr(params, "json_unique", failing)
+    with pytest.raises(ParameterError) as caught:
+        KERNEL.coerce("@k.json", "f", base_dir=tmp_path)
+    assert str(caught.value) == f"f: kernel file {tmp_path / 'k.json'} is not a kernel ({type(error).__name__})"
