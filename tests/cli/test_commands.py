@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+import struct
+import subprocess
+import sys
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
+import tifffile
 
 from cvfilters.cli import commands
 from cvfilters.core.errors import UsageError
@@ -24,6 +30,15 @@ def test_echo_and_err_write_one_line_each_err_escaping_control_characters(capsys
     commands.echo("out\tline")
     commands.err("a\nname")
     assert capsys.readouterr() == ("out\tline\n", "a\\nname\n")
+
+
+def test_echo_lines_keep_their_place_among_err_lines_in_one_pipe() -> None:
+    """``cmd 2>&1 | less``: a piped stdout is block-buffered, so each line is flushed as printed."""
+    script = "from cvfilters.cli import commands; commands.echo('one'); commands.err('two'); commands.echo('three')"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # Python's defaults, as a user has them
+    done = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          env=env, check=True, timeout=60)
+    assert done.stdout == b"one\ntwo\nthree\n"
 
 
 def test_command_exit_carries_its_code() -> None:
@@ -143,6 +158,26 @@ def test_only_one_streamed_or_large_file_runs_in_tiles(tmp_path: Path) -> None:
     assert not commands._runs_in_tiles([str(tmp_path / "tiny.png")])
 
 
+def png_header(path: Path, width: int, height: int) -> None:
+    """A PNG whose header promises an 8-bit RGB image of this size (its pixels are never read)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunks = chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunks)
+
+
+def test_a_streamed_tiff_or_a_file_large_by_its_header_runs_in_tiles(tmp_path: Path) -> None:
+    tiff, big, small = tmp_path / "small.tif", tmp_path / "big.png", tmp_path / "small.png"
+    tifffile.imwrite(tiff, np.zeros((4, 4, 3), np.uint8))  # a plain TIFF streams, however small
+    png_header(big, 4000, 4000)  # 48 M samples: over 256 MiB at the peak however the peak is counted
+    png_header(small, 64, 64)
+    assert commands._runs_in_tiles([str(tiff)])
+    assert commands._runs_in_tiles([str(big)])
+    assert not commands._runs_in_tiles([str(small)])
+    assert not commands._runs_in_tiles([str(tiff), str(tiff)])  # a batch never
+
+
 # ---------------------------------------------------------------- outcomes
 def outcome(status: str, message: str = "", warnings: list[str] | None = None,
             report: list[str] | None = None) -> batch.Outcome:
@@ -164,7 +199,9 @@ def test_an_outcome_prints_its_warnings_then_its_status(capsys: pytest.CaptureFi
 # ---------------------------------------------------------------- list, info, backends
 def test_list_prints_aligned_columns_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     commands.list_filters(category="blur", as_json=True)
-    entries = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert out.startswith('[\n  {\n    "name": ')  # indented by two
+    entries = json.loads(out)
     assert entries and all(set(e) == {"name", "category", "summary"} and e["category"] == "blur" for e in entries)
     commands.list_filters(category="blur", as_json=False)
     lines = capsys.readouterr().out.splitlines()
@@ -174,7 +211,9 @@ def test_list_prints_aligned_columns_and_json(capsys: pytest.CaptureFixture[str]
 
 def test_info_prints_a_filter_as_text_or_json(capsys: pytest.CaptureFixture[str]) -> None:
     commands.info(name="invert", as_json=True)
-    data = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert out.splitlines()[:3] == ["{", '  "name": "invert",', '  "category": "color",']
+    data = json.loads(out)
     assert data["name"] == "invert" and data["params"] == []
     commands.info(name="invert", as_json=False)
     assert capsys.readouterr().out.startswith("invert")
@@ -182,7 +221,9 @@ def test_info_prints_a_filter_as_text_or_json(capsys: pytest.CaptureFixture[str]
 
 def test_backends_prints_one_row_each(capsys: pytest.CaptureFixture[str]) -> None:
     commands.backends(as_json=True)
-    rows = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert out.splitlines()[:3] == ["[", "  {", '    "name": "cpu",']
+    rows = json.loads(out)
     assert [row["name"] for row in rows] == ["cpu", "opencl", "cuda"]
     commands.backends(as_json=False)
     lines = capsys.readouterr().out.splitlines()
