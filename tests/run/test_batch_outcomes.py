@@ -1,0 +1,211 @@
+"""cvfilters.run.batch: one outcome per file whatever goes wrong, dry runs, and how tasks are run.
+
+A stand-in pipeline raises each kind of error inside :func:`batch.process`; the messages are
+written out by hand, and the output folder is checked to hold nothing afterwards (no partial
+output, no temporary file).
+"""
+
+from __future__ import annotations
+
+import errno
+import warnings
+from collections.abc import Generator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, cast
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+from cvfilters.core.errors import CvfError, ImageReadError
+from cvfilters.engine.pipeline import Pipeline
+from cvfilters.run import batch
+
+INVERT = Pipeline.parse("invert").to_dict()
+
+
+def grey(path: Path, value: int = 7) -> np.ndarray:
+    image = np.full((3, 4), value, np.uint8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    assert cv2.imwrite(str(path), image)
+    return image
+
+
+class Raising:
+    """A pipeline whose run raises ``error`` (after warning ``warn`` when given)."""
+
+    def __init__(self, error: BaseException | None, warn: list[str] | None = None) -> None:
+        self.error, self.warn = error, warn or []
+
+    def run(self, image: np.ndarray, **_: Any) -> Any:
+        for message in self.warn:
+            warnings.warn(message, stacklevel=1)
+        if self.error is not None:
+            raise self.error
+        return 255 - image, Pipeline.parse("invert").run(image)[1]
+
+
+@pytest.mark.parametrize(("error", "message"), [
+    (cv2.error("OpenCV(4) resize.cpp:1: error: (-215)\n\nAssertion failed  "), "OpenCV error: Assertion failed"),
+    (cv2.error(""), "OpenCV error: error"),
+    (MemoryError(), "out of memory"),
+    (OSError(errno.ENOSPC, "No space left on device"), "cannot write {target}: No space left on device"),
+    (OSError("plain"), "cannot write {target}: plain"),
+    (CvfError("k-means cannot cluster NaN"), "k-means cannot cluster NaN"),
+    (RuntimeError("boom\nthe last line\n  \n"), "internal error: RuntimeError: the last line"),
+    (KeyError(), "internal error: KeyError: KeyError"),
+])
+def test_every_error_is_one_failed_outcome_naming_the_file_and_nothing_is_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: BaseException, message: str) -> None:
+    grey(tmp_path / "a.png")
+    target = tmp_path / "out" / "b.png"
+    target.parent.mkdir()
+    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(error))
+    outcome = batch.process(batch.Task(tmp_path / "a.png", target), batch.Options(INVERT, backend="cpu"))
+    assert (outcome.status, outcome.message) == ("failed", f"{tmp_path / 'a.png'}: " + message.format(target=target))
+    assert list(target.parent.iterdir()) == []
+
+
+def test_an_image_error_is_its_own_message_and_standard_output_is_named(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    grey(tmp_path / "a.png")
+    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(ImageReadError("elsewhere.png", "is odd")))
+    outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "b.png"), batch.Options(INVERT, backend="cpu"))
+    assert (outcome.status, outcome.message) == ("failed", "elsewhere.png: is odd")
+    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(OSError(errno.EPIPE, "Broken pipe")))
+    outcome = batch.process(batch.Task(tmp_path / "a.png", Path("-"), True, ".png"), batch.Options(INVERT))
+    assert outcome.message == f"{tmp_path / 'a.png'}: cannot write standard output: Broken pipe"
+
+
+def test_warnings_become_notes_naming_the_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    image = grey(tmp_path / "a.png")
+    source = tmp_path / "a.png"
+    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(None, ["clipped", f"{source}: already named",
+                                                                           "clipped"]))
+    outcome = batch.process(batch.Task(source, tmp_path / "b.png"), batch.Options(INVERT, backend="cpu"))
+    assert (outcome.status, outcome.message) == ("done", str(tmp_path / "b.png"))
+    assert outcome.warnings == [f"{source}: clipped", f"{source}: already named", f"{source}: clipped"]
+    np.testing.assert_array_equal(cv2.imread(str(tmp_path / "b.png"), cv2.IMREAD_UNCHANGED), 255 - image)
+
+
+def test_a_bad_input_fails_even_where_its_output_exists(tmp_path: Path) -> None:
+    (tmp_path / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(40))
+    (tmp_path / "bad.avi").write_bytes(bytes(100))
+    for name in ("bad.png", "bad.avi"):
+        target = tmp_path / "out" / name
+        target.parent.mkdir(exist_ok=True)
+        target.write_bytes(b"old")
+        outcome = batch.process(batch.Task(tmp_path / name, target), batch.Options(INVERT))
+        assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / name}: "), outcome
+        assert target.read_bytes() == b"old"
+        dry = batch.dry_run(batch.Task(tmp_path / name, target), batch.Options(INVERT))
+        assert dry.status == "failed" and dry.message.startswith(f"{tmp_path / name}: "), dry
+
+
+def test_an_output_that_is_its_input_is_refused_never_skipped(tmp_path: Path) -> None:
+    grey(tmp_path / "a.png")
+    before = (tmp_path / "a.png").read_bytes()
+    for options in (batch.Options(INVERT), batch.Options(INVERT, overwrite=True)):
+        outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "a.png"), options)
+        assert (outcome.status, outcome.message) == (
+            "failed", f"{tmp_path / 'a.png'}: is the input file; cvfilters never overwrites its input")
+    assert (tmp_path / "a.png").read_bytes() == before
+
+
+def test_an_existing_output_is_skipped_unless_replaced(tmp_path: Path) -> None:
+    image = grey(tmp_path / "a.png")
+    (tmp_path / "b.png").write_bytes(b"old")
+    outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "b.png"), batch.Options(INVERT))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'b.png'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
+    assert (tmp_path / "b.png").read_bytes() == b"old"
+    for task, options in ((batch.Task(tmp_path / "a.png", tmp_path / "b.png", replace=True), batch.Options(INVERT)),
+                          (batch.Task(tmp_path / "a.png", tmp_path / "b.png"), batch.Options(INVERT, overwrite=True))):
+        (tmp_path / "b.png").write_bytes(b"old")
+        assert batch.process(task, options).status == "done"
+        np.testing.assert_array_equal(cv2.imread(str(tmp_path / "b.png"), cv2.IMREAD_UNCHANGED), 255 - image)
+
+
+# ---------------------------------------------------------------- dry run
+def test_dry_run_says_what_it_read_and_would_write(tmp_path: Path) -> None:
+    grey(tmp_path / "a.png")
+    frames = [Image.new("L", (5, 2), v) for v in (0, 100, 200)]
+    frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=50)
+    cv2.imwrite(str(tmp_path / "h.hdr"), np.ones((6, 2, 3), np.float32))  # a header Pillow does not parse
+    cases = [
+        (batch.Task(tmp_path / "a.png", tmp_path / "o.png"), f"read {tmp_path / 'a.png'} (4x3) -> write "
+                                                             f"{tmp_path / 'o.png'}"),
+        (batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), f"read {tmp_path / 'g.gif'} (5x2, 3 frames) -> write "
+                                                             f"{tmp_path / 'o.gif'}"),
+        (batch.Task(tmp_path / "h.hdr", tmp_path / "o.hdr"), f"read {tmp_path / 'h.hdr'} (2x6) -> write "
+                                                             f"{tmp_path / 'o.hdr'}"),
+        (batch.Task(tmp_path / "a.png", Path("-"), True, ".png"), f"read {tmp_path / 'a.png'} (4x3) -> write "
+                                                                   "standard output"),
+        (batch.Task(tmp_path / "a.png", tmp_path / "h.hdr", replace=True), f"read {tmp_path / 'a.png'} (4x3) -> "
+                                                                            f"replace {tmp_path / 'h.hdr'}"),
+    ]
+    before = sorted(tmp_path.iterdir())
+    for task, message in cases:
+        assert batch.dry_run(task, batch.Options(INVERT)) == batch.Outcome(task, "done", message)
+    skipped = batch.dry_run(batch.Task(tmp_path / "a.png", tmp_path / "h.hdr"), batch.Options(INVERT))
+    assert (skipped.status, skipped.message) == ("skipped", f"{tmp_path / 'h.hdr'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
+    assert batch.dry_run(batch.Task(tmp_path / "a.png", tmp_path / "h.hdr"),
+                         batch.Options(INVERT, overwrite=True)).message.endswith(f"-> replace {tmp_path / 'h.hdr'}")
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_dry_run_of_a_tiled_tiff_reads_only_its_header(tmp_path: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    tifffile.imwrite(tmp_path / "big.tif", np.zeros((40, 30, 3), np.uint8), photometric="rgb", tile=(16, 16))
+    task = batch.Task(tmp_path / "big.tif", tmp_path / "o.tif")
+    outcome = batch.dry_run(task, batch.Options(INVERT, backend="cpu"))
+    assert outcome.message == f"read {tmp_path / 'big.tif'} (30x40, read in pieces) -> write {tmp_path / 'o.tif'}"
+    outcome = batch.dry_run(task, batch.Options(INVERT, backend="cpu", colorspace="srgb"))  # decoded whole
+    assert outcome.message == f"read {tmp_path / 'big.tif'} (30x40) -> write {tmp_path / 'o.tif'}"
+    outcome = batch.dry_run(task, batch.Options(INVERT, backend="cpu", linear=True))
+    assert outcome.message == f"read {tmp_path / 'big.tif'} (30x40) -> write {tmp_path / 'o.tif'}"
+
+
+# ---------------------------------------------------------------- running tasks
+def test_each_output_folder_is_synced_once_and_standard_output_never(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from cvfilters.core import atomic
+
+    synced: list[Path] = []
+    monkeypatch.setattr(atomic, "fsync_directory", synced.append)
+    batch.sync_folders([batch.Task(Path("a.png"), Path("-"), True, ".png"),
+                        batch.Task(Path("a.png"), tmp_path / "x" / "a.png"),
+                        batch.Task(Path("b.png"), tmp_path / "x" / "b.png"),
+                        batch.Task(Path("c.png"), tmp_path / "y" / "c.png")])
+    assert sorted(synced) == [tmp_path / "x", tmp_path / "y"]
+
+
+class Manual:
+    """An executor that finishes only the first task it is given; the others stay in flight
+    (``max_workers`` as a local pool has; None as a Dask client)."""
+
+    def __init__(self, max_workers: int | None) -> None:
+        self.max_workers = max_workers
+        self.submitted: list[Future[batch.Outcome]] = []
+
+    def submit(self, fn: Any, task: batch.Task, options: batch.Options) -> Future[batch.Outcome]:
+        future: Future[batch.Outcome] = Future()
+        if not self.submitted:
+            future.set_result(batch.Outcome(task, "done"))
+        self.submitted.append(future)
+        return future
+
+
+@pytest.mark.parametrize(("workers", "in_flight"), [(2, 2), (3, 3), (None, 5)])
+def test_a_pool_gets_no_more_tasks_than_its_workers_and_an_interrupt_cancels_the_rest(
+        tmp_path: Path, workers: int | None, in_flight: int) -> None:
+    tasks = [batch.Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(5)]
+    executor = Manual(max_workers=workers)
+    outcomes = cast("Generator[batch.Outcome, None, None]",  # a generator: close() is an interrupt
+                    batch.run(tasks, batch.Options(INVERT), executor=executor))  # type: ignore[arg-type]
+    assert next(outcomes) == batch.Outcome(tasks[0], "done") and len(executor.submitted) == in_flight
+    outcomes.close()  # as an interrupt: the tasks in flight are cancelled, no new one starts
+    assert [f.cancelled() for f in executor.submitted] == [False] + [True] * (in_flight - 1)
