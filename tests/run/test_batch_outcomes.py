@@ -209,3 +209,59 @@ def test_a_pool_gets_no_more_tasks_than_its_workers_and_an_interrupt_cancels_the
     assert next(outcomes) == batch.Outcome(tasks[0], "done") and len(executor.submitted) == in_flight
     outcomes.close()  # as an interrupt: the tasks in flight are cancelled, no new one starts
     assert [f.cancelled() for f in executor.submitted] == [False] + [True] * (in_flight - 1)
+
+
+# ---------------------------------------------------------------- what a done outcome reports and writes
+def test_a_still_image_reports_its_colour_and_how_it_ran(tmp_path: Path) -> None:
+    source = tmp_path / "a.png"
+    image = np.dstack([np.full((3, 4), v, np.uint8) for v in (10, 20, 30)])
+    cv2.imwrite(str(source), image)
+    assumed = "colour: sRGB (assumed: the file names no colour space) [assumed]"
+    whole = batch.process(batch.Task(source, tmp_path / "o.png", True), batch.Options(INVERT, backend="cpu"))
+    assert whole.report[0] == "backend: cpu" or whole.report[0].startswith("backend: cpu (")
+    assert whole.report[-1] == assumed
+    linear = batch.process(batch.Task(source, tmp_path / "l.png", True), batch.Options(INVERT, linear=True))
+    assert linear.report[-1] == assumed + "; linear light: sRGB transfer"
+    tiled = batch.process(batch.Task(source, tmp_path / "t.png", True),
+                          batch.Options(INVERT, tile_size=16, memory=2**30))
+    assert tiled.report[0] == "memory budget: 1.0 GiB" and tiled.report[1].startswith("tiles: 16 x 16 output px")
+    assert tiled.report[-1] == assumed
+    for name in ("o.png", "l.png", "t.png"):
+        np.testing.assert_array_equal(cv2.imread(str(tmp_path / name)), 255 - image)
+    converted = batch.process(batch.Task(source, tmp_path / "c.png", True),
+                              batch.Options(INVERT, colorspace="adobe-rgb", intent="perceptual"))
+    assert converted.report[-1] == assumed + " -> adobe-rgb (perceptual)"
+    with Image.open(tmp_path / "c.png") as written:  # converted, then inverted: other values, a profile
+        assert written.info["icc_profile"] and not np.array_equal(np.asarray(written)[..., ::-1], 255 - image)
+
+
+def test_an_animation_reports_the_frames_written(tmp_path: Path) -> None:
+    frames = [Image.new("RGB", (5, 2), (v, v, v)) for v in (0, 100, 200)]
+    frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=50)
+    outcome = batch.process(batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), batch.Options(INVERT, frames=(1, 3)))
+    assert outcome.status == "done" and outcome.report[-1] == "frames: 2 of 3"
+    assert outcome.report[0].startswith("backend: ")
+    with Image.open(tmp_path / "o.gif") as written:
+        values = []
+        for index in range(written.n_frames):
+            written.seek(index)
+            values.append(int(np.asarray(written.convert("L"))[0, 0]))
+    assert values == [155, 55]
+
+
+def test_a_zarr_output_of_a_decoded_image_is_rgb(tmp_path: Path) -> None:
+    zarr = pytest.importorskip("zarr")
+    image = np.dstack([np.full((3, 4), v, np.uint8) for v in (10, 20, 30)])  # BGR
+    cv2.imwrite(str(tmp_path / "a.png"), image)
+    outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "o.zarr", True), batch.Options(INVERT))
+    assert outcome.status == "done" and not any(line.startswith("colour:") for line in outcome.report)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "o.zarr"), mode="r")[:], 255 - image[..., ::-1])
+
+
+def test_standard_output_gets_the_encoded_image(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    image = grey(tmp_path / "a.png", 40)
+    outcome = batch.process(batch.Task(tmp_path / "a.png", Path("-"), True, ".png"), batch.Options(INVERT))
+    assert outcome.status == "done", outcome
+    written = capfdbinary.readouterr().out
+    np.testing.assert_array_equal(cv2.imdecode(np.frombuffer(written, np.uint8), cv2.IMREAD_UNCHANGED), 255 - image)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png"]
