@@ -6,8 +6,10 @@ or Pillow (second readers), and every expected tag, chunk or message is written 
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ import pytest
 import tifffile
 from PIL import Image
 
-from cvfilters.core.errors import ImageReadError, ImageWriteError
+from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
 from cvfilters.engine import tiles
 from cvfilters.io import regions
 
@@ -133,6 +135,34 @@ def test_each_segment_is_decoded_once_in_a_row_major_pass(tmp_path: Path) -> Non
                                                   for x in range(0, 90, 20)], axis=1) for y in range(0, 100, 20)])
             np.testing.assert_array_equal(out, data[..., ::-1])
             assert sorted(loads) == list(range(12))  # 4 rows of 3 tiles, each once
+
+
+def test_uncompressed_strips_are_read_once_with_the_least_cache(tmp_path: Path) -> None:
+    data = _data(40, 30, 1, np.uint16)
+    tifffile.imwrite(tmp_path / "in.tif", data, rowsperstrip=8, byteorder=">")
+    with regions.TiffSource(tmp_path / "in.tif", cache_bytes=1) as source:  # room for two strips
+        loads = _count_loads(source)
+        for y in range(0, 40, 6):  # tiles 6 rows high cross the strips of 8
+            for x in range(0, 30, 10):
+                np.testing.assert_array_equal(source.read(y, min(y + 6, 40), x, x + 10), data[y : y + 6, x : x + 10])
+        assert loads == [0, 1, 2, 3, 4]
+
+
+def test_fewer_strips_than_the_image_needs_is_a_truncation(tmp_path: Path) -> None:
+    path = tmp_path / "few.tif"
+    data = _data(30, 7, 1)
+    tifffile.imwrite(path, data, rowsperstrip=10)  # 3 strips; the file is made to list 2
+    with tifffile.TiffFile(path) as tif:
+        entries = [tif.pages.first.tags[code].offset for code in (273, 279)]
+    with open(path, "r+b") as file:
+        for entry in entries:
+            file.seek(entry + 4)  # the count of a classic TIFF directory entry
+            file.write(struct.pack("<I", 2))
+    with regions.TiffSource(path) as source:
+        np.testing.assert_array_equal(source.read(0, 20, 0, 7), data[:20])
+        with pytest.raises(TruncatedImageError) as caught:
+            source.read(15, 30, 0, 7)
+    assert str(caught.value) == f"{path}: TIFF has fewer strips than its size needs"
 
 
 def test_a_small_cache_decodes_again_and_grows_on_request(tmp_path: Path) -> None:
@@ -262,6 +292,46 @@ def test_a_writer_that_fails_is_a_write_error_and_leaves_nothing(tmp_path: Path,
     assert (tmp_path / "o.tif").read_bytes() == b"old" and sorted(os.listdir(tmp_path)) == ["o.tif"]
 
 
+def test_an_abort_while_the_writer_is_behind_returns_and_leaves_nothing(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    real = regions.swap_rb
+
+    def slow(band: np.ndarray) -> np.ndarray:  # the writer thread's first band waits for the abort
+        release.wait(10)
+        return real(band)
+
+    monkeypatch.setattr(regions, "swap_rb", slow)
+    data = _data(40, 8)
+    sink = regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, regions.TiffLayout(rowsperstrip=10))
+    for y in range(0, 30, 10):  # one band taken by the writer, two waiting in the queue (full)
+        sink.write(y, 0, data[y : y + 10])
+    timer = threading.Timer(0.2, release.set)
+    timer.start()
+    aborting = threading.Thread(target=sink.abort, daemon=True)  # a hung abort must not hold the process
+    aborting.start()
+    aborting.join(20)
+    timer.cancel()
+    release.set()
+    assert not aborting.is_alive()  # the queue was emptied: the writer saw the end and stopped
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("target", ["o.tif", "o.zarr"])
+def test_a_failed_folder_sync_is_the_error_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    target: str) -> None:
+    from cvfilters.core import atomic
+
+    def fail(folder: Any) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(atomic, "fsync_directory", fail)
+    data = _data(9, 7)
+    with pytest.raises(OSError) as caught, regions.open_sink(tmp_path / target, data.shape, data.dtype) as sink:
+        _copy(tiles.ArraySource(data), sink, 9)
+    assert caught.value.errno == errno.EIO  # not a second error from the clean-up
+
+
 def test_large_outputs_reach_the_disk_while_they_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(regions, "SYNC_BYTES", 7 * 10 * 3 * 2)  # every two bands of 10 rows
     synced: list[int] = []
@@ -281,6 +351,19 @@ def test_a_zarr_array_object_is_a_source(tmp_path: Path) -> None:
     source = regions.ZarrSource(array)
     assert source.shape == (12, 10, 4) and source.dtype == np.uint8 and "in.zarr" in str(source.path)
     np.testing.assert_array_equal(source.read(2, 11, 1, 9), data[2:11, 1:9, [2, 1, 0, 3]])
+
+
+def test_a_missing_zarr_input_is_named_and_not_created(tmp_path: Path) -> None:
+    with pytest.raises(ImageReadError) as caught:
+        regions.ZarrSource(tmp_path / "missing.zarr")
+    assert str(caught.value).startswith(f"{tmp_path / 'missing.zarr'}: not a readable Zarr array (FileNotFoundError: ")
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_array_like_without_a_store_is_named_zarr_array() -> None:
+    with pytest.raises(ImageReadError) as caught:
+        regions.ZarrSource(np.zeros((4, 4, 2), np.uint8))
+    assert str(caught.value).startswith("zarr array: a Zarr array of shape (4, 4, 2) is not an image")
 
 
 @pytest.mark.parametrize(("shape", "dtype", "fragment"), [
@@ -325,6 +408,10 @@ def test_a_zarr_sink_takes_its_defaults_or_the_inputs_storage(tmp_path: Path) ->
     with regions.open_sink(tmp_path / "o3.zarr", small.shape, small.dtype, chunk=16) as sink:
         _copy(tiles.ArraySource(small), sink, 7)
     assert zarr.open_array(str(tmp_path / "o3.zarr"), mode="r").chunks == (16, 16, 3)
+    grey = data[:600, :3, 0]
+    with regions.ZarrSink(tmp_path / "o4.zarr", grey.shape, grey.dtype) as direct:  # its own default: 512
+        _copy(tiles.ArraySource(grey), direct, 100)
+    assert zarr.open_array(str(tmp_path / "o4.zarr"), mode="r").chunks == (512, 3)
 
 
 def test_a_tiff_output_of_a_zarr_input_is_plain_and_the_reverse(tmp_path: Path) -> None:
@@ -360,6 +447,23 @@ def test_write_zarr_writes_rgb_chunks_and_replaces_atomically(tmp_path: Path) ->
     with pytest.raises(ImageWriteError, match="x.zarr: cannot be written as a Zarr array"):
         regions.write_zarr(tmp_path / "x.zarr", np.zeros((2, 2), object))  # no Zarr data type
     assert sorted(os.listdir(tmp_path)) == ["o.zarr"]
+
+
+def test_write_zarr_default_chunks_new_folders_and_a_failed_move(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _data(600, 3, 1)
+    regions.write_zarr(tmp_path / "a" / "b" / "o.zarr", data)
+    out = zarr.open_array(str(tmp_path / "a" / "b" / "o.zarr"), mode="r")
+    assert out.chunks == (512, 3)
+    np.testing.assert_array_equal(out[:], data)
+
+    def refuse(source: Path, target: Path) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(regions, "replace_directory", refuse)
+    with pytest.raises(ImageWriteError, match="x.zarr: cannot be written as a Zarr array: .*Input/output error"):
+        regions.write_zarr(tmp_path / "x.zarr", data)
+    assert sorted(os.listdir(tmp_path)) == ["a"]  # the temporary array is removed
 
 
 def test_replace_directory_keeps_the_old_target_when_the_move_fails(tmp_path: Path) -> None:

@@ -100,6 +100,7 @@ def test_a_folder_without_media_is_a_failure_with_a_hint_unless_recursive(tmp_pa
     assert tasks == [] and [f.message for f in failures] == [
         f"{tmp_path / 'in'}: is a directory without image or video files (--recursive descends into sub-directories)"]
     assert failures[0].status == "failed" and not failures[0].usage
+    assert failures[0].task == batch.Task(tmp_path / "in", tmp_path / "in")
     (tmp_path / "empty").mkdir()
     tasks, failures = batch.plan([str(tmp_path / "empty")], str(tmp_path / "out"), recursive=True)
     assert [f.message for f in failures] == [f"{tmp_path / 'empty'}: is a directory without image or video files"]
@@ -129,6 +130,13 @@ def test_a_glob_relative_to_the_working_folder(tmp_path: Path, monkeypatch: pyte
     tasks, failures = batch.plan(["*.png"], "out")
     assert not failures and sorted(t.target.as_posix() for t in tasks) == ["out/a.png", "out/b.png"]
     assert sorted(t.source.as_posix() for t in tasks) == ["a.png", "b.png"]
+
+
+def test_a_glob_that_matches_nothing_is_one_failure(tmp_path: Path) -> None:
+    pattern = str(tmp_path / "none" / "*.png")
+    tasks, failures = batch.plan([pattern], str(tmp_path / "out"))
+    assert tasks == [] and [(f.task, f.status, f.usage, f.message) for f in failures] == [
+        (batch.Task(Path(pattern), Path(pattern)), "failed", False, f"{pattern}: no files match")]
 
 
 def test_a_glob_never_loops_through_a_link_to_an_ancestor(tmp_path: Path) -> None:
@@ -165,9 +173,10 @@ def test_outputs_that_are_inputs_are_usage_failures_a_hard_link_too(tmp_path: Pa
     os.link(tmp_path / "in" / "b.png", tmp_path / "b.png")  # out/b.png would be in/b.png under another name
     tasks, failures = batch.plan([str(tmp_path / "in")], str(tmp_path))
     assert tasks == [batch.Task(tmp_path / "in/a.png", tmp_path / "a.png")]
-    assert [(f.usage, f.message) for f in failures] == [
-        (True, f"{tmp_path / 'in/b.png'}: output {tmp_path / 'b.png'} would replace an input file; cvfilters never "
-               "overwrites its inputs")]
+    assert [(f.task, f.status, f.usage, f.message) for f in failures] == [
+        (batch.Task(tmp_path / "in/b.png", tmp_path / "b.png"), "failed", True,
+         f"{tmp_path / 'in/b.png'}: output {tmp_path / 'b.png'} would replace an input file; cvfilters never "
+         "overwrites its inputs")]
     _, failures = batch.plan([str(tmp_path / "in")], str(tmp_path / "in"))
     assert len(failures) == 2 and all(f.usage for f in failures)
 
@@ -177,7 +186,9 @@ def test_a_missing_input_claims_no_output_name(tmp_path: Path) -> None:
     tasks, failures = batch.plan([str(tmp_path / "a/x.png"), str(tmp_path / "b/x.png")], str(tmp_path / "out"))
     assert not failures and [t.source for t in tasks] == [tmp_path / "a/x.png", tmp_path / "b/x.png"]
     tasks, failures = batch.plan([str(tmp_path / "b/x.png"), str(tmp_path / "b/x.png")], str(tmp_path / "out"))
-    assert len(tasks) == 1 and [f.message for f in failures] == [
+    assert len(tasks) == 1 and [(f.task, f.status) for f in failures] == [
+        (batch.Task(tmp_path / "b/x.png", tmp_path / "out/x.png"), "failed")]
+    assert [f.message for f in failures] == [
         f"{tmp_path / 'b/x.png'}: output {tmp_path / 'out/x.png'} is also the output of {tmp_path / 'b/x.png'}"]
 
 
