@@ -18,6 +18,7 @@ import pytest
 import tifffile
 from PIL import Image
 
+from cvfilters.core.arrays import swap_rb
 from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
 from cvfilters.engine import tiles
 from cvfilters.io import regions
@@ -295,7 +296,7 @@ def test_a_writer_that_fails_is_a_write_error_and_leaves_nothing(tmp_path: Path,
 def test_an_abort_while_the_writer_is_behind_returns_and_leaves_nothing(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     release = threading.Event()
-    real = regions.swap_rb
+    real = swap_rb
 
     def slow(band: np.ndarray) -> np.ndarray:  # the writer thread's first band waits for the abort
         release.wait(10)
