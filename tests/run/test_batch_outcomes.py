@@ -8,6 +8,7 @@ output, no temporary file).
 from __future__ import annotations
 
 import errno
+import io
 import warnings
 from collections.abc import Generator
 from concurrent.futures import Future
@@ -187,13 +188,15 @@ class Manual:
     """An executor that finishes only the first task it is given; the others stay in flight
     (``max_workers`` as a local pool has; None as a Dask client)."""
 
-    def __init__(self, max_workers: int | None) -> None:
-        self.max_workers = max_workers
+    def __init__(self, max_workers: int | None, finish_all: bool = False) -> None:
+        if max_workers is not None:  # a Dask client has no such attribute
+            self.max_workers = max_workers
+        self.finish_all = finish_all
         self.submitted: list[Future[batch.Outcome]] = []
 
     def submit(self, fn: Any, task: batch.Task, options: batch.Options) -> Future[batch.Outcome]:
         future: Future[batch.Outcome] = Future()
-        if not self.submitted:
+        if not self.submitted or self.finish_all:
             future.set_result(batch.Outcome(task, "done"))
         self.submitted.append(future)
         return future
@@ -265,3 +268,54 @@ def test_standard_output_gets_the_encoded_image(tmp_path: Path, capfdbinary: pyt
     written = capfdbinary.readouterr().out
     np.testing.assert_array_equal(cv2.imdecode(np.frombuffer(written, np.uint8), cv2.IMREAD_UNCHANGED), 255 - image)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png"]
+
+
+@pytest.mark.parametrize("workers", [2, None])
+def test_every_task_of_a_pool_yields_its_outcome(tmp_path: Path, workers: int | None) -> None:
+    tasks = [batch.Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(5)]
+    executor = Manual(max_workers=workers, finish_all=True)
+    outcomes = list(batch.run(tasks, batch.Options(INVERT), executor=executor))  # type: ignore[arg-type]
+    assert sorted(o.task.source.name for o in outcomes) == ["0.png", "1.png", "2.png", "3.png", "4.png"]
+
+
+def test_a_tiled_tiff_streams_through_process(tmp_path: Path) -> None:
+    tifffile = pytest.importorskip("tifffile")
+    data = np.random.default_rng(3).integers(0, 255, (40, 30, 3), np.uint8, endpoint=True)
+    tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", tile=(16, 16), compression="zlib")
+    outcome = batch.process(batch.Task(tmp_path / "in.tif", tmp_path / "o.tif"), batch.Options(INVERT, backend="cpu"))
+    assert outcome.status == "done", outcome
+    np.testing.assert_array_equal(tifffile.imread(tmp_path / "o.tif"), 255 - data)
+
+
+def test_a_dry_run_over_the_pixel_limit_names_the_file(tmp_path: Path) -> None:
+    grey(tmp_path / "a.png")
+    outcome = batch.dry_run(batch.Task(tmp_path / "a.png", tmp_path / "o.png"), batch.Options(INVERT, max_pixels=5))
+    assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / 'a.png'}: "), outcome
+
+
+@pytest.mark.parametrize(("mode", "layout"), [("1", (1, 1)), ("L", (1, 1)), ("I;16", (1, 2)), ("I", (1, 4)),
+                                              ("F", (1, 4)), ("P", (4, 1)), ("RGB", (4, 1)), ("RGBA", (4, 1))])
+def test_the_memory_layout_of_a_frame_by_its_mode(mode: str, layout: tuple[int, int]) -> None:
+    from types import SimpleNamespace
+
+    assert batch._layout_of(SimpleNamespace(mode=mode)) == layout
+
+
+def test_a_grey_image_is_estimated_as_one_channel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cvfilters.run import limits
+
+    cv2.imwrite(str(tmp_path / "a.png"), np.zeros((100, 200), np.uint8))
+    monkeypatch.setattr(limits, "available_bytes", lambda: 3 * 100 * 200 * (2 + 12))  # 3 workers of one channel
+    assert batch.process(batch.Task(tmp_path / "a.png", tmp_path / "o.png"), batch.Options(INVERT, workers=3)).status \
+        == "done"
+
+
+def test_an_animation_to_standard_output_keeps_its_timing(tmp_path: Path,
+                                                         capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    frames = [Image.new("RGB", (5, 2), (v, v, v)) for v in (0, 100, 200)]
+    frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=70, loop=0)
+    outcome = batch.process(batch.Task(tmp_path / "g.gif", Path("-"), True, ".gif"), batch.Options(INVERT))
+    assert outcome.status == "done", outcome
+    with Image.open(io.BytesIO(capfdbinary.readouterr().out)) as written:
+        assert written.n_frames == 3 and written.info["duration"] == 70
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.gif"]
