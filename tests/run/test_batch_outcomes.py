@@ -319,3 +319,13 @@ def test_an_animation_to_standard_output_keeps_its_timing(tmp_path: Path,
     with Image.open(io.BytesIO(capfdbinary.readouterr().out)) as written:
         assert written.n_frames == 3 and written.info["duration"] == 70
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.gif"]
+
+
+def test_the_last_tasks_in_flight_are_waited_for(tmp_path: Path) -> None:
+    tasks = [batch.Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(2)]
+    executor = Manual(max_workers=2)
+    outcomes = batch.run(tasks, batch.Options(INVERT), executor=executor)  # type: ignore[arg-type]
+    assert next(outcomes).task == tasks[0]  # nothing left to submit; the second is still running
+    executor.submitted[1].set_result(batch.Outcome(tasks[1], "done"))
+    assert next(outcomes).task == tasks[1]
+    assert list(outcomes) == []
