@@ -329,3 +329,20 @@ def test_the_last_tasks_in_flight_are_waited_for(tmp_path: Path) -> None:
     executor.submitted[1].set_result(batch.Outcome(tasks[1], "done"))
     assert next(outcomes).task == tasks[1]
     assert list(outcomes) == []
+
+
+def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_video(tmp_path: Path) -> None:
+    writer = cv2.VideoWriter(str(tmp_path / "clip.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 5.0, (16, 8))
+    if not writer.isOpened():
+        pytest.skip("this OpenCV build has no video writer for MJPG AVI")
+    for value in (0, 120, 240):
+        writer.write(np.full((8, 16, 3), value, np.uint8))
+    writer.release()
+    task = batch.Task(tmp_path / "clip.avi", tmp_path / "out.avi")
+    assert batch.dry_run(task, batch.Options(INVERT)).message == (f"read {tmp_path / 'clip.avi'} (video) -> write "
+                                                                  f"{tmp_path / 'out.avi'}")
+    (tmp_path / "out.avi").write_bytes(b"old")
+    outcome = batch.process(task, batch.Options(INVERT))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'out.avi'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
+    assert (tmp_path / "out.avi").read_bytes() == b"old"
