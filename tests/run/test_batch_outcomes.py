@@ -332,7 +332,7 @@ def test_the_last_tasks_in_flight_are_waited_for(tmp_path: Path) -> None:
 
 
 def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_video(tmp_path: Path) -> None:
-    writer = cv2.VideoWriter(str(tmp_path / "clip.avi"), cv2.VideoWriter_fourcc(*"MJPG"), 5.0, (16, 8))
+    writer = cv2.VideoWriter(str(tmp_path / "clip.avi"), cv2.VideoWriter.fourcc(*"MJPG"), 5.0, (16, 8))
     if not writer.isOpened():
         pytest.skip("this OpenCV build has no video writer for MJPG AVI")
     for value in (0, 120, 240):
