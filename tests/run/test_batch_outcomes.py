@@ -346,3 +346,16 @@ def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_vi
     assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'out.avi'}: exists, skipped "
                                                             "(--overwrite replaces it)")
     assert (tmp_path / "out.avi").read_bytes() == b"old"
+
+
+def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cvfilters.run import limits
+
+    frames = [Image.new("RGB", (20, 10), (v, 0, 0)) for v in (0, 90, 180)]
+    frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=40)
+    needed = 20 * 10 * 4 * (2 + 12) + 20 * 10 * 4  # up to 4 channels of bytes; one more frame held
+    monkeypatch.setattr(limits, "available_bytes", lambda: needed - 1)
+    refused = batch.process(batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), batch.Options(INVERT))
+    assert refused.status == "failed" and "(20x10, 4 channels, 2 frames) x 1 worker(s)" in refused.message, refused
+    monkeypatch.setattr(limits, "available_bytes", lambda: needed)
+    assert batch.process(batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), batch.Options(INVERT)).status == "done"
