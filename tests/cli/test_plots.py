@@ -46,3 +46,17 @@ def test_no_clobber_keeps_an_existing_plot(tmp_path: Path) -> None:
     assert refused.returncode == 2 and (tmp_path / "h.png").read_bytes() == b"mine"
     replaced = run_cli("histogram", ASTRONAUT, "-o", tmp_path / "h.png")
     assert replaced.returncode == 0 and cv2.imread(str(tmp_path / "h.png")) is not None
+
+
+@pytest.mark.parametrize(("options", "log", "bins"), [((), False, 256), (("--log", "--bins", 64), True, 64)])
+def test_the_options_and_their_defaults_reach_the_plot(tmp_path: Path, options: tuple[object, ...], log: bool,
+                                                       bins: int) -> None:
+    """The documented defaults (a linear count axis, 256 bins) and the given options, pixel for pixel."""
+    from cvfilters.viz.plots import write_histogram_plot
+
+    assert run_cli("histogram", ASTRONAUT, "-o", tmp_path / "cli.png", *options).returncode == 0
+    write_histogram_plot(tmp_path / "ref.png", [ASTRONAUT], log=log, bins=bins)
+    write_histogram_plot(tmp_path / "other.png", [ASTRONAUT], log=not log, bins=bins + 1)
+    cli, ref, other = (cv2.imread(str(tmp_path / name)) for name in ("cli.png", "ref.png", "other.png"))
+    assert cli is not None and ref is not None and other is not None
+    assert (cli == ref).all() and (cli != other).any()
