@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from cvfilters.backends import availability
+from cvfilters.registry import catalog
 
 # The command-line tests start hundreds of Python processes. Where the environment turns
 # bytecode writing off (as CI's containers do), each of them would compile cvfilters from
@@ -198,3 +200,12 @@ def visible(image: np.ndarray) -> np.ndarray:
     if values.ndim == 3 and values.shape[2] == 4:
         return np.dstack([values[..., :3] * values[..., 3:], values[..., 3]])
     return values
+
+
+@pytest.fixture
+def names() -> Iterator[list[str]]:
+    """Filter names a test registers, unregistered after it."""
+    made: list[str] = []
+    yield made
+    for name in made:
+        catalog.unregister(name)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,14 +39,6 @@ def fresh(stem: str) -> str:
     """A filter name no other test uses (``matrix_filter`` warns once per process and name)."""
     return f"test_{stem}_{uuid.uuid4().hex[:8]}"
 
-
-@pytest.fixture
-def names() -> Iterator[list[str]]:
-    """Names to unregister after the test."""
-    made: list[str] = []
-    yield made
-    for name in made:
-        registry.unregister(name)
 
 
 def stored(values: np.ndarray, dtype: np.dtype | type) -> np.ndarray:

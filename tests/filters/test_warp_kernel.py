@@ -6,8 +6,6 @@ indexed with numpy; fill colours in 8-bit levels; the declared defaults as the d
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
@@ -17,7 +15,6 @@ from cvfilters.core.errors import ParameterError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.engine.tiles import process
 from cvfilters.filters.warp import _matrix_check, warp_kernel
-from cvfilters.registry import catalog as registry
 from cvfilters.registry.params import Param
 from tests.conftest import photo
 
@@ -38,14 +35,6 @@ def shift(x: np.ndarray, y: np.ndarray, *, width: int, height: int, dx: float) -
 K_PARAM = Param("k", "int", 2, min=1, max=100, help="step")
 DX_PARAM = Param("dx", "float", 2.0, min=-50, max=50, unit="px", help="shift")
 
-
-@pytest.fixture
-def names() -> Iterator[list[str]]:
-    """Names this test registers, unregistered after it."""
-    made: list[str] = []
-    yield made
-    for name in made:
-        registry.unregister(name)
 
 
 def test_declared_defaults_and_refusals(names: list[str]) -> None:
