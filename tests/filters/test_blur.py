@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 import pytest
 from scipy import ndimage
@@ -70,12 +71,19 @@ def test_median_cases_reach_every_method() -> None:
     assert distinct["float32-noise-7"] > 65536 and distinct["float32-noise-13"] > 65536
 
 
-def test_median_on_device_is_exact_and_counts_the_host_step(backend: str) -> None:
+@pytest.mark.parametrize(("dtype", "size", "on_host"), [
+    (np.uint16, 9, True),  # cv2.medianBlur takes uint16 only up to size 5
+    (np.uint16, 5, False),
+    (np.uint8, 9, False),  # uint8 at any size
+])
+def test_median_on_device_is_exact_and_counts_the_host_step(backend: str, dtype: type, size: int,
+                                                            on_host: bool) -> None:
     image = noise((33, 37, 3), np.uint16, seed=7)
-    out, report = Pipeline([("median_blur", {"size": 9})]).run(image, backend=backend)
-    expected = ndimage.median_filter(image, size=(9, 9, 1), mode="nearest")
+    image = image if dtype == np.uint16 else (image >> 8).astype(np.uint8)
+    out, report = Pipeline([("median_blur", {"size": size})]).run(image, backend=backend)
+    expected = ndimage.median_filter(image, size=(size, size, 1), mode="nearest")
     np.testing.assert_array_equal(out, expected)
-    assert report.counters.fallbacks.get("median", 0) == (0 if backend == "cpu" else 1)
+    assert report.counters.fallbacks == ({"median": 1} if on_host and backend != "cpu" else {})
 
 
 @pytest.mark.parametrize("block_cost", [0, 10**9], ids=["byte-by-byte", "selection"])
@@ -140,6 +148,20 @@ def test_bilateral_device_matches_cpu(device_backend: str, dtype: type, channels
     expected = cvf.apply(image, "bilateral", backend="cpu", **params)
     actual = cvf.apply(image, "bilateral", backend=device_backend, **params)
     assert np.abs(visible(actual) - visible(expected)).max() <= PARITY_TOLERANCE[np.dtype(dtype)] + 1e-9
+
+
+@pytest.mark.parametrize(("d", "sigma_space", "border", "pad"), [
+    (9, 2.0, "wrap", "wrap"),  # radius 4, more than round(1.5 sigma_space) = 3
+    (0, 2.0, "wrap", "wrap"),  # d = 0: radius round(1.5 sigma_space) = 3
+    (7, 3.0, "replicate", "edge"),
+])
+def test_bilateral_radius_and_border_match_numpy_reference(d: int, sigma_space: float, border: str, pad: str) -> None:
+    # OpenCV's radius (bilateral_filter.dispatch.cpp): d / 2, or cvRound(1.5 sigma_space) when d <= 0;
+    # a wrapped border needs the image padded by at least that much before OpenCV filters it.
+    image = photo(24, 30, 3, np.float32)
+    out = cvf.apply(image, "bilateral", d=d, sigma_color=0.15, sigma_space=sigma_space, border=border, backend="cpu")
+    expected = bilateral_reference(image, d if d > 0 else 7, 0.15, sigma_space, pad=pad)
+    assert np.abs(out - expected).max() <= 0.003
 
 
 def test_bilateral_opaque_alpha_equals_three_channels_and_keeps_edges() -> None:
@@ -223,6 +245,24 @@ def test_zoom_blur_of_a_ramp_follows_the_documented_scales(backend: str, center,
     scales = last ** (np.arange(2**n) / (2**n - 1))
     expected = ramp(cx, cy) + (image - ramp(cx, cy)) * scales.mean()
     np.testing.assert_allclose(out, expected, atol=2e-3)
+
+
+@pytest.mark.parametrize(("center", "amount"), [((0.9, 0.9), 4.0), ((0.1, 0.1), 4.0), ((0.1, 0.1), 1.0)])
+def test_zoom_blur_reach_is_the_farthest_corner(center, amount: float) -> None:
+    # 10 x 8 px: the centre (8.5, 6.7) px is farthest from corner (0, 0), (0.5, 0.3) from (9, 7),
+    # both at R = hypot(8.5, 6.7); a reach one pixel short changes the scales by ~1 %.
+    y, x = np.mgrid[0:8, 0:10].astype(np.float64)
+    image = ((x + y) / 10).astype(np.float32)
+    out = cvf.apply(image, "zoom_blur", center=center, amount=amount, backend="cpu")
+    c = (center[0] * 10 - 0.5 + center[1] * 8 - 0.5) / 10
+    n = math.ceil(math.log2(amount + 1))
+    scales = (1 - amount / math.hypot(8.5, 6.7)) ** (np.arange(2**n) / (2**n - 1))
+    np.testing.assert_allclose(out, c + (image - c) * scales.mean(), atol=1e-3)
+
+
+def test_zoom_blur_of_one_pixel_is_that_pixel() -> None:
+    pixel = np.array([[[10, 20, 30]]], np.uint8)  # the farthest corner is the centre: R = 0
+    np.testing.assert_array_equal(cvf.apply(pixel, "zoom_blur", amount=20.0, backend="cpu"), pixel)
 
 
 def test_zoom_blur_streaks_grow_with_distance() -> None:
@@ -333,6 +373,12 @@ def test_gaussian_automatic_size_of_uint16_reaches_four_sigma() -> None:
     tap8 = math.exp(-8.0) / sum(math.exp(-(x * x) / 8.0) for x in range(-8, 9)) * 65535
     assert round(tap8) == 4
     assert out[1, 12] == round(tap8) and out[1, 28] == round(tap8) and out[1, 11] == 0
+
+
+def test_gaussian_given_ksize_matches_cv2() -> None:
+    image = photo(30, 36, 3, np.uint8)
+    out = cvf.apply(image, "gaussian_blur", sigma=3.0, ksize=5, border="reflect101", backend="cpu")
+    np.testing.assert_array_equal(out, cv2.GaussianBlur(image, (5, 5), 3.0, borderType=cv2.BORDER_REFLECT_101))
 
 
 SCIPY_MODE = {"reflect101": "mirror", "replicate": "nearest", "reflect": "reflect", "wrap": "wrap",
