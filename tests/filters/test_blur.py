@@ -260,6 +260,31 @@ def test_zoom_blur_reach_is_the_farthest_corner(center, amount: float) -> None:
     np.testing.assert_allclose(out, c + (image - c) * scales.mean(), atol=1e-3)
 
 
+def test_zoom_blur_up_to_amount_one_averages_two_copies() -> None:
+    # n = ceil(log2(amount + 1)) = 1: the scales are 1 and 1 - min(amount / R, 0.95) = 0.05
+    # (2 x 2 px, R = hypot(0.5, 0.5)); four copies would average to 0.39, not 0.525.
+    # remap samples at 1/32 px: up to 0.03 off on this ramp of slope 1 a pixel.
+    image = np.array([[0, 1], [1, 2]], np.float32)
+    out = cvf.apply(image, "zoom_blur", amount=1.0, backend="cpu")
+    np.testing.assert_allclose(out, 1 + (image - 1) * (1 + 0.05) / 2, atol=0.04)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_zoom_blur_keeps_integer_types_and_rounds(dtype: type) -> None:
+    image = photo(20, 26, 3, dtype)
+    out = cvf.apply(image, "zoom_blur", amount=8.0, backend="cpu")
+    in_float = cvf.apply(image.astype(np.float32), "zoom_blur", amount=8.0, backend="cpu")
+    assert out.dtype == dtype
+    assert np.abs(out - np.rint(in_float)).max() <= 1
+
+
+def test_zoom_blur_about_a_corner_replicates_the_edge() -> None:
+    # centre (0, 0) is the corner of pixel (0, 0): samples fall up to half a pixel outside
+    flat = np.full((8, 10), 0.5, np.float32)
+    np.testing.assert_allclose(cvf.apply(flat, "zoom_blur", center=(0.0, 0.0), amount=5.0, backend="cpu"),
+                               flat, atol=1e-6)
+
+
 def test_zoom_blur_of_one_pixel_is_that_pixel() -> None:
     pixel = np.array([[[10, 20, 30]]], np.uint8)  # the farthest corner is the centre: R = 0
     np.testing.assert_array_equal(cvf.apply(pixel, "zoom_blur", amount=20.0, backend="cpu"), pixel)
