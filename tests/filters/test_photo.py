@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import cv2
 import numpy as np
 import pytest
@@ -94,6 +96,16 @@ def test_temperature_tint_maps_the_neutral_to_the_target_white() -> None:
     np.testing.assert_allclose(out, expected, atol=2e-3)
 
 
+def test_the_cached_temperature_matrix_cannot_be_changed_by_a_caller() -> None:
+    # temperature_matrix is an lru_cache result shared by every later call with the same whites:
+    # it is read-only, so a caller writing into it cannot change what the next temperature_tint uses
+    first = temperature_matrix(5200.0, 7.0, 6500.0, 0.0)
+    before = first.copy()
+    with pytest.raises(ValueError, match="read-only"):
+        first[0, 0] = 0.0
+    np.testing.assert_array_equal(temperature_matrix(5200.0, 7.0, 6500.0, 0.0), before)
+
+
 def test_temperature_tint_directions_and_identity(backend: str) -> None:
     image = photo(20, 20, 3, np.uint8)
     warm = cvf.apply(image, "temperature_tint", backend=backend).astype(np.float64)
@@ -132,6 +144,21 @@ def test_highlights_shadows_lifts_shadows_cuts_highlights_keeps_hue() -> None:
     colour = np.array([[[0.1, 0.2, 0.3]]], np.float32)
     out = cvf.apply(colour, "highlights_shadows", backend="cpu")[0, 0]
     np.testing.assert_allclose(out / out.sum(), colour[0, 0] / colour[0, 0].sum(), atol=1e-6)  # one gain
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("channels", [1, 3])
+def test_highlights_shadows_keeps_black_black_without_a_warning(dtype: type, channels: int) -> None:
+    # luma 0 has no gain (0 / 0): black pixels take the new luma, tone_luma(0) = 0 + 0 + clip(0.8, -1, 0) = 0,
+    # computed without a warning on the way (numpy's RuntimeWarning for 0 / 0, its UserWarning for a divide
+    # with where= and no out=)
+    image: np.ndarray = np.zeros((2, 3, channels) if channels == 3 else (2, 3), dtype)
+    image[0, 0] = 128 if dtype == np.uint8 else 0.5  # one lit pixel, the rest black
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = cvf.apply(image, "highlights_shadows", backend="cpu")
+    assert out.dtype == image.dtype
+    np.testing.assert_array_equal(out.reshape(6, -1)[1:], 0)
 
 
 # ---------------------------------------------------------------- denoise
