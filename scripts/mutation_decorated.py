@@ -199,6 +199,7 @@ def main(argv: list[str]) -> int:
     options = [arg for arg in pytest_args if arg not in files]
     path: Path = args.source
     only = {int(number) for number in args.only.split(",")} if args.only else None
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # through `finally`: the source put back
     os.environ["MUTANT_UNDER_TEST"] = "1"
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     sys.dont_write_bytecode = True
