@@ -10,7 +10,7 @@ for TIFF and Zarr inputs and for large images (:func:`wanted`). The engine
   such an input is written in pieces too, keeping its storage (compression, tiling, chunks).
 * Other formats (PNG, JPEG, WebP ...) are decoded whole when the decoded image fits the
   budget, then processed by tiles, so intermediates stay tile-sized; their outputs are
-  encoded whole, with metadata as :func:`cvfilters.io.images.write` keeps it.
+  encoded whole, with metadata as :func:`cvfilters.io.writing.write` keeps it.
 * ``scheduler=`` runs the tiles of one image on a Dask cluster (:mod:`cvfilters.run.cluster`).
 
 The pixel limit stays a guard against bombs: a streamed input over it is taken only when
@@ -31,8 +31,8 @@ from cvfilters.core import machine
 from cvfilters.core.errors import ImageTooLargeError, OutputExistsError, OverwriteInputError, ResourceLimitError
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline, as_pipeline
-from cvfilters.io import images as io
-from cvfilters.io import regions
+from cvfilters.io import reading, regions, writing
+from cvfilters.io.metadata import Metadata
 from cvfilters.run import budget as budgets
 from cvfilters.run.limits import estimate_bytes
 
@@ -168,7 +168,7 @@ def stream_file(source: StrPath, target: StrPath, filter: str | Filter | Pipelin
     overwrite : bool
         Replace an existing target (never the source).
     max_pixels : int, optional
-        The pixel limit (:func:`cvfilters.io.images.max_pixels_limit`), a guard against
+        The pixel limit (:func:`cvfilters.io.reading.max_pixels_limit`), a guard against
         decompression bombs for streamed inputs (:func:`check_claimed`).
     quality : int, optional
         JPEG/WebP quality of an output encoded whole.
@@ -197,15 +197,15 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
     if stdout_format is None:
         _check_target(source, target, overwrite)
     workers = workers or machine.cores()
-    limit = io.max_pixels_limit(max_pixels)
-    metadata: io.Metadata | None = None
+    limit = reading.max_pixels_limit(max_pixels)
+    metadata: Metadata | None = None
     stream: regions.TiffSource | regions.ZarrSource | tiles.ArraySource
     if wanted(source):
         stream = regions.open_source(source)
         check_claimed(source, stream.shape, stream.dtype, limit)
         what = f"{'Zarr' if isinstance(stream, regions.ZarrSource) else 'TIFF'}, read in pieces"
     else:
-        image, metadata = io.read_with_metadata(source, max_pixels=limit)
+        image, metadata = reading.read_with_metadata(source, max_pixels=limit)
         if 2 * image.nbytes > budget:  # decoded whole, and its result collected whole for the encoder
             needed = budgets.describe(2 * image.nbytes)
             raise ResourceLimitError(source, f"the decoded image and its result take {needed}, over the memory "
@@ -243,12 +243,12 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
     if stdout_format is not None:
         import sys
 
-        sys.stdout.buffer.write(io.encode(whole.array, stdout_format, metadata=metadata, quality=quality))
+        sys.stdout.buffer.write(writing.encode(whole.array, stdout_format, metadata=metadata, quality=quality))
         sys.stdout.buffer.flush()
     elif regions.is_zarr(target):
         regions.write_zarr(target, whole.array)
     else:
-        io.write(target, whole.array, metadata=metadata, quality=quality, overwrite=True)
+        writing.write(target, whole.array, metadata=metadata, quality=quality, overwrite=True)
     return Streamed(plan, [*lines, f"target: {target if stdout_format is None else 'standard output'} "
                                    "(encoded whole)"])
 
