@@ -27,7 +27,7 @@ import numpy as np
 from cvfilters.core import atomic, leftovers, machine
 from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import colour, reading, regions, writing
+from cvfilters.io import colour, reading, regions, tiff_regions, writing, zarr_regions
 from cvfilters.io import frames as frames_io
 from cvfilters.io.formats import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
 from cvfilters.registry.params import allow_large
@@ -147,7 +147,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     plain_files = 0
     for item in inputs:
         path = Path(item)
-        if path.is_dir() and not regions.is_zarr(path):
+        if path.is_dir() and not zarr_regions.is_zarr(path):
             walker = path.rglob("*") if recursive else path.glob("*")
             found = [(f, f.relative_to(path)) for f in sorted(walker) if _is_media(f)]
             if not found:
@@ -165,12 +165,12 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             plain_files += 1
             sources.append((path, Path(path.name)))
     out = Path(output)
-    named = not out.is_dir() or regions.is_zarr(out)  # an existing Zarr array is an output, not a folder
+    named = not out.is_dir() or zarr_regions.is_zarr(out)  # an existing Zarr array is an output, not a folder
     single = len(inputs) == 1 and plain_files == 1 and named and out.suffix != ""
     if not single and len(inputs) == 1 and plain_files == 1 and named and not output.endswith(("/", os.sep)):
         raise UsageError(f"-o {output}: has no extension; name an image file (such as {output}.png) or a folder "
                          f"with a trailing slash ({output}/)")
-    if not single and out.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS \
+    if not single and out.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | zarr_regions.ZARR_EXTENSIONS \
             and named:
         what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
         raise UsageError(f"-o {output}: names a file, but {what} need an output directory "
@@ -235,7 +235,7 @@ def _is_media(path: Path) -> bool:
 def _check_named_output(output: str) -> None:
     """A single named output file: a format cvfilters writes, in a folder that exists (as ``cp``)."""
     out = Path(output)
-    if out.suffix.lower() not in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS:
+    if out.suffix.lower() not in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | zarr_regions.ZARR_EXTENSIONS:
         raise UsageError(f"-o {output}: no encoder for {out.suffix} (image formats: "
                          f"{', '.join(sorted(IMAGE_EXTENSIONS))})")
     if not out.parent.is_dir():
@@ -411,7 +411,7 @@ def _streams(task: Task, options: Options) -> bool:
     (and no colour conversion or linear light is asked: those run on the decoded image)."""
     if str(task.source) == "-" or options.colorspace or options.linear:
         return False
-    return regions.is_zarr(task.source) or (options.backend in streaming.TILED_BACKENDS
+    return zarr_regions.is_zarr(task.source) or (options.backend in streaming.TILED_BACKENDS
                                             and streaming.wanted(task.source))
 
 
@@ -419,7 +419,7 @@ def _stream_image(task: Task, options: Options, pipeline: Pipeline, replace: boo
     """A TIFF or Zarr input, read in pieces (:mod:`cvfilters.run.streaming`): the report lines, or the skip."""
     source = regions.open_source(task.source)  # validates the input before any skip decision
     streaming.check_claimed(task.source, source.shape, source.dtype, reading.max_pixels_limit(options.max_pixels))
-    if isinstance(source, regions.TiffSource):
+    if isinstance(source, tiff_regions.TiffSource):
         source.close()
     skipped = _skip(task, replace)
     if skipped is not None:
@@ -468,8 +468,8 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
             result, run_report = pipeline.run(image, backend=options.backend, linear=light or False)
             report = run_report.lines()
         del image
-        if regions.is_zarr(task.target):
-            regions.write_zarr(task.target, result)
+        if zarr_regions.is_zarr(task.target):
+            zarr_regions.write_zarr(task.target, result)
             return report
         encoded = writing.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality,
                             lossless=options.lossless, dither=options.dither)
