@@ -1,4 +1,5 @@
-"""Tests of cvfilters.io.regions: TIFF, BigTIFF and Zarr read and written in pieces.
+"""Tests of cvfilters.io.regions, tiff_regions and zarr_regions: TIFF, BigTIFF and Zarr read and
+written in pieces.
 
 Each file is made here by tifffile or zarr, and every result is checked with a second reader
 (cv2.imread for the BGR order, tifffile and Pillow for the stored samples and tags), never

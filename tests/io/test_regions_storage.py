@@ -1,6 +1,7 @@
-"""cvfilters.io.regions: the storage details an output keeps or chooses, and the edges of reading.
+"""cvfilters.io.regions, tiff_regions and zarr_regions: the storage details an output keeps or
+chooses, and the edges of reading.
 
-Files are made by tifffile or zarr; what the module writes is read back with tifffile, zarr
+Files are made by tifffile or zarr; what the modules write is read back with tifffile, zarr
 or Pillow (second readers), and every expected tag, chunk or message is written out by hand.
 """
 
