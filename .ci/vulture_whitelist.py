@@ -29,4 +29,4 @@ backend_availability  # cvfilters/__init__.py: re-exported for type checkers
 list_filters  # cvfilters/__init__.py: re-exported for type checkers
 get_filter  # cvfilters/__init__.py: re-exported for type checkers
 process_tiled  # cvfilters/__init__.py: re-exported for type checkers
-streamable  # cvfilters/io/regions.py: public, says why a file is decoded whole (TiffSource's errors cite it)
+streamable  # io/regions.py, io/tiff_regions.py: public, says why a file is decoded whole (TiffSource's errors cite it)

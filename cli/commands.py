@@ -68,7 +68,7 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
         probe_soon()  # overlaps the rest of the start-up; auto needs the answer for images >= 512 x 512
     check_backend(backend)
     _check_colour(colorspace, intent)
-    from cvfilters.io.images import max_pixels_limit
+    from cvfilters.io.reading import max_pixels_limit
 
     max_pixels_limit(max_pixels)  # CVFILTERS_MAX_PIXELS=abc is a usage error, reported once
     if overwrite and no_clobber:

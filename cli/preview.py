@@ -155,11 +155,11 @@ class Preview:
     def __init__(self, path: Path, pipeline: Any, *, backend: str, resolution: int, allow_large: bool,
                  save_dir: Path) -> None:
         from cvfilters.backends import select
-        from cvfilters.io import images as io
+        from cvfilters.io import reading
         from cvfilters.viz.sheets import to_display
 
         self.path, self.save_dir = path, save_dir
-        self.original, self.metadata = io.read_with_metadata(path)
+        self.original, self.metadata = reading.read_with_metadata(path)
         shown = preview_copy(self.original)
         if shown is not self.original:
             (h, w), (sh, sw) = self.original.shape[:2], shown.shape[:2]
@@ -275,14 +275,14 @@ class Preview:
         A failure is printed as an error line on stderr and the window stays open.
         """
         from cvfilters.core.errors import CvfError, OutputExistsError
-        from cvfilters.io import images as io
+        from cvfilters.io import writing
 
         try:
             result = self.pipeline(self.original, backend=self.backend.name)
             for number in itertools.count(1):
                 target = self.save_dir / f"{self.path.stem}-preview-{number}{self.path.suffix}"
                 with contextlib.suppress(OutputExistsError):
-                    typer.echo(f"saved {io.write(target, result, metadata=self.metadata, overwrite=False)}")
+                    typer.echo(f"saved {writing.write(target, result, metadata=self.metadata, overwrite=False)}")
                     return
         except CvfError as exc:
             typer.echo(f"error: {exc}", err=True)

@@ -38,7 +38,7 @@ def sweep_command(
     'vignette:intensity=0..2/6' gives one row of 6 tiles (0, 0.4 ... 2); a second range,
     'gaussian_blur:sigma=1..8/4,ksize=3..9/4', gives a grid. Other parameters are given as usual.
     """
-    from cvfilters.io import images as io
+    from cvfilters.io import reading, writing
     from cvfilters.registry.params import allow_large
     from cvfilters.viz.sheets import parse_sweep, sweep_sheet
 
@@ -46,18 +46,18 @@ def sweep_command(
         sweep = parse_sweep(specs)
         check_backend(backend)
         _check_sheet_path(output, image, no_clobber and not overwrite)
-        source = _shrunk(io.read(image), work)
+        source = _shrunk(reading.read(image), work)
         with _tile_progress(math.prod(sweep.shape)) as advance:
             sheet = sweep_sheet(source, sweep, tile=tile, backend=backend, progress=advance)
-    io.write(output, sheet, overwrite=True)
+    writing.write(output, sheet, overwrite=True)
 
 
 def _check_sheet_path(output: Path, image: Path, no_clobber: bool) -> None:
     from cvfilters.core.errors import ImageWriteError, UsageError
-    from cvfilters.io import images as io
+    from cvfilters.io import writing
 
     try:
-        io.output_dtype(output, np.uint8)
+        writing.output_dtype(output, np.uint8)
     except ImageWriteError as exc:
         raise UsageError(str(exc)) from None
     check_named_output(output, [image], no_clobber)

@@ -31,8 +31,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ParameterError": ("core.errors", "ParameterError"), "UsageError": ("core.errors", "UsageError"),
     "color_kernel": ("filters.color", "color_kernel"), "warp_kernel": ("filters.warp", "warp_kernel"),
     "histogram": ("filters._shared.histograms", "histogram"),
-    "read": ("io.images", "read"), "read_with_metadata": ("io.images", "read_with_metadata"),
-    "write": ("io.images", "write"),
+    "read": ("io.reading", "read"), "read_with_metadata": ("io.reading", "read_with_metadata"),
+    "write": ("io.writing", "write"),
     "apply_masked": ("filters.masks", "apply_masked"),
     "Param": ("registry.params", "Param"), "allow_large": ("registry.params", "allow_large"),
     "Pipeline": ("engine.pipeline", "Pipeline"), "RunReport": ("engine.running", "RunReport"),
@@ -68,9 +68,9 @@ if TYPE_CHECKING:  # `import x as x` and assignments: explicit re-exports, as ty
     from cvfilters.filters.color import color_kernel as color_kernel
     from cvfilters.filters.masks import apply_masked as apply_masked
     from cvfilters.filters.warp import warp_kernel as warp_kernel
-    from cvfilters.io.images import read as read
-    from cvfilters.io.images import read_with_metadata as read_with_metadata
-    from cvfilters.io.images import write as write
+    from cvfilters.io.reading import read as read
+    from cvfilters.io.reading import read_with_metadata as read_with_metadata
+    from cvfilters.io.writing import write as write
     from cvfilters.registry import catalog as _catalog
     from cvfilters.registry.catalog import Filter as Filter
     from cvfilters.registry.catalog import register as register

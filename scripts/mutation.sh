@@ -3,7 +3,7 @@
 #
 # Usage: scripts/mutation.sh MODULE...              (names: python scripts/mutation_plan.py --list)
 #        scripts/mutation.sh --all                  every module of cvfilters/ and cli/
-#        MUTATION_TIMEOUT=600 scripts/mutation.sh decoders atomic io/images
+#        MUTATION_TIMEOUT=600 scripts/mutation.sh decoders atomic io/reading
 #        (MUTATION_TIMEOUT_MULTIPLIER: mutmut's per-mutant timeout_multiplier, default 3;
 #         MUTATION_BACKENDS: the tests' --backend, default cpu: cpu,opencl for a device backend's module;
 #         MUTATION_TESTS: test files used instead of the plan's selection, e.g. a new mirror alone where

@@ -2,9 +2,9 @@
 
 Every ``.py`` file of ``cvfilters/`` and ``cli/`` with code (package ``__init__`` files and
 ``__main__`` excepted) is a module, named by its path without ``.py`` and without the leading
-``cvfilters/`` (``io/images``, ``core/atomic``, ``cli/app``), or by its file name where that
-is unique (``decoders``, ``atomic``). A module's tests are its mirror (``tests/io/test_images.py``
-for ``io/images``), the test files that run its lines, the test files that import it (all of
+``cvfilters/`` (``io/reading``, ``core/atomic``, ``cli/app``), or by its file name where that
+is unique (``decoders``, ``atomic``). A module's tests are its mirror (``tests/io/test_reading.py``
+for ``io/reading``), the test files that run its lines, the test files that import it (all of
 them without a coverage map, else up to ``MAX_IMPORTERS``), and the extra files in ``EXTRA``,
 less the tests in ``FORK_UNSAFE`` (but its mirror) where others cover the module.
 
@@ -50,9 +50,10 @@ EXTRA: dict[str, list[str]] = {
                         "tests/cli/test_front_door.py::test_colour_forms_and_errors"],
     "engine/pipeline": ["tests/engine/test_fusion.py", "tests/cli/test_front_door.py::test_spec_errors_suggest",
                         "tests/cli/test_front_door.py::test_pipeline_file_errors_name_file_line_and_key"],
-    "io/images": ["tests/io/test_io.py", "tests/properties/test_corpus.py", "tests/io/test_durability.py",
-                  "tests/io/test_decoders.py", "tests/io/test_animation.py", "tests/io/test_orientation.py",
-                  "tests/core/test_depths.py"],
+    "io/reading": ["tests/io/test_io.py", "tests/properties/test_corpus.py", "tests/io/test_decoders.py",
+                   "tests/io/test_orientation.py"],
+    "io/writing": ["tests/io/test_io.py", "tests/properties/test_corpus.py", "tests/io/test_durability.py",
+                   "tests/io/test_decoders.py", "tests/core/test_depths.py"],
     "io/decoders": ["tests/io/test_io.py", "tests/io/test_orientation.py", "tests/properties/test_corpus.py"],
     "io/encoders": ["tests/io/test_io.py", "tests/io/test_formats_outside.py"],
     "io/frames": ["tests/io/test_frame_writers.py"],  # newer than the coverage map

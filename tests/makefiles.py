@@ -1,7 +1,8 @@
 """Image files OpenCV's decoders misread or that hold more than one frame, made in the tests.
 
 Each maker writes the file and returns what a faithful decoder must give (BGR(A) order, as
-cvfilters reads), computed from the values put in, never by decoding the file.
+cvfilters reads), computed from the values put in, never by decoding the file. :func:`webp_chunks`
+walks a WebP file's chunks, to check how one was coded without decoding it.
 """
 
 from __future__ import annotations
@@ -212,3 +213,13 @@ def video_frames(path: Path) -> tuple[list[np.ndarray], float]:
     fps = capture.get(cv2.CAP_PROP_FPS)
     capture.release()
     return frames, fps
+
+
+def webp_chunks(data: bytes) -> list[bytes]:
+    """The FourCCs of a RIFF WebP's chunks, walked by hand (RIFF pads odd chunk sizes by one byte)."""
+    kinds, pos = [], 12
+    while pos + 8 <= len(data):
+        size = int.from_bytes(data[pos + 4 : pos + 8], "little")
+        kinds.append(data[pos : pos + 4])
+        pos += 8 + size + size % 2
+    return kinds

@@ -21,7 +21,7 @@ from cvfilters.core.types import FeatherMethod, Image
 from cvfilters.filters import masks
 from cvfilters.filters._shared.common import color_channels
 from cvfilters.filters.masks import FEATHER_METHODS, feather_param, once, replicate
-from cvfilters.io import images as io
+from cvfilters.io import reading
 from cvfilters.registry.catalog import register
 from cvfilters.registry.footprints import whole
 from cvfilters.registry.params import Param
@@ -109,7 +109,7 @@ def _source(image: str | ImageValue | None, color: tuple[float, ...],
         solid, opacity = split_color(color, colors, bgra=spec.channels == 4)
         plane = np.broadcast_to(np.asarray(solid, np.float32), (spec.height, spec.width, colors))
         return np.ascontiguousarray(plane), np.full((spec.height, spec.width), opacity, np.float32)
-    src = image.bgr() if isinstance(image, ImageValue) else io.read(image)
+    src = image.bgr() if isinstance(image, ImageValue) else reading.read(image)
     values = src.astype(np.float32) / np.float32(full_scale(src.dtype))
     if values.ndim == 2:
         col, alpha = values[:, :, None], np.ones(values.shape, np.float32)

@@ -6,8 +6,10 @@ embedded ICC profile, a CICP tag (PNG ``cICP``: primaries, transfer, matrix), or
 ``R03`` is Adobe RGB, as cameras write it). A file that says nothing is taken as sRGB, as
 browsers and every photo tool take it.
 
-:func:`convert` maps an image from one profile to another with a rendering intent,
-embedding the output profile in the metadata. 8-bit images go through Pillow's
+:func:`convert` maps an image from one profile to another with a rendering intent;
+:func:`to_colourspace` maps an image from its file's space (named by its
+:class:`~cvfilters.io.metadata.Metadata`), embedding the output profile in the metadata, as
+reads, writes and batches ask. 8-bit images go through Pillow's
 ``ImageCms``; 16-bit and float32 images through LittleCMS at their own precision with
 imagecodecs' binding (``pip install cvfilters[colour]``), float values outside 0..1 kept
 (unbounded mode). Both bindings are LittleCMS 2; the tests check one against the other.
@@ -21,7 +23,7 @@ from __future__ import annotations
 import io
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -29,6 +31,7 @@ import numpy as np
 
 from cvfilters.core.errors import UsageError
 from cvfilters.core.transfer import SRGB, Transfer, tabulated
+from cvfilters.io.metadata import Metadata
 
 INTENTS = {"perceptual": 0, "relative": 1, "saturation": 2, "absolute": 3}
 Intent = Literal["perceptual", "relative", "saturation", "absolute"]
@@ -160,6 +163,27 @@ def convert(image: np.ndarray, source: ColourSpace | bytes | None, target: Colou
     else:
         out = _lcms_transform(rgb, src_bytes, dst_bytes, INTENTS[intent])
     return np.ascontiguousarray(np.concatenate([out[..., ::-1], alpha], axis=2) if alpha.size else out[..., ::-1])
+
+
+def to_colourspace(image: np.ndarray, metadata: Metadata, target: ColourTarget | None,
+                   intent: Intent = "relative", data: bytes | None = None) -> tuple[np.ndarray, Metadata]:
+    """``image`` converted from its file's colour space into ``target``, with metadata embedding
+    the target's profile; ``keep`` or None: unchanged.
+
+    ``data`` (the file's bytes) lets a PNG's CICP tag name the source space. A grey image
+    (grey+alpha too) is left as it is with its metadata: its values are not converted, and an RGB
+    profile would not describe them (libpng refuses one in a grey PNG).
+    """
+    if target is None or (isinstance(target, str) and target.lower() == "keep"):
+        return image, metadata
+    space = colourspace_of(metadata.icc, metadata.exif, data)
+    if space.icc is None and not space.is_srgb:
+        raise UsageError(f"colorspace: the image's space ({space.name}) has no ICC profile to convert from; "
+                         "keep it (colorspace keep)")
+    dst = profile_bytes(target)
+    if image.ndim == 2 or image.shape[2] == 1 or metadata.grey:
+        return image, metadata
+    return convert(image, space, dst, intent), replace(metadata, icc=dst)
 
 
 def transfer_of(icc: bytes | None) -> Transfer:

@@ -16,6 +16,8 @@ import numpy as np
 from cvfilters.core.errors import ParameterError
 
 U8, U16, I16, F32 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.int16), np.dtype(np.float32)
+# The sample types read and written, and the values each spans (floats: 0..1)
+SAMPLE_RANGES = {U8: (0.0, 255.0), U16: (0.0, 65535.0), I16: (-32768.0, 32767.0), F32: (0.0, 1.0)}
 
 Frames = Literal["timed", "pages"] | None
 

@@ -35,9 +35,10 @@ from cvfilters.core import atomic
 from cvfilters.core.arrays import swap_rb
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import ImageReadError, ImageWriteError, OutputExistsError, TruncatedImageError
-from cvfilters.io import apng, decoders, formats, orientation
-from cvfilters.io import images as io
+from cvfilters.core.files import StrPath
+from cvfilters.io import apng, decoders, formats, orientation, reading, writing
 from cvfilters.io.gif import GifWriter
+from cvfilters.io.metadata import Metadata
 from cvfilters.io.quiet import quiet, tifffile_logger_quiet
 
 DEFAULT_DURATION_MS = 100
@@ -45,7 +46,7 @@ DEFAULT_DURATION_MS = 100
 
 @dataclass(frozen=True)
 class Frame:
-    """One frame: its pixels (as :func:`cvfilters.io.images.read` returns them) and how long it
+    """One frame: its pixels (as :func:`cvfilters.io.reading.read` returns them) and how long it
     shows in ms (None for TIFF pages)."""
 
     image: np.ndarray
@@ -86,16 +87,16 @@ class FrameReader:
     Use :func:`read_frames`; close it (or use it as a context manager) to release the file.
     """
 
-    def __init__(self, source: io.StrPath | bytes, *, frames: tuple[int, int | None] | None = None,
+    def __init__(self, source: StrPath | bytes, *, frames: tuple[int, int | None] | None = None,
                  max_pixels: int | None = None, channel_order: ChannelOrder | None = None,
-                 name: io.StrPath | None = None) -> None:
-        self.name: io.StrPath = name if name is not None else "-" if isinstance(source, bytes) else source
+                 name: StrPath | None = None) -> None:
+        self.name: StrPath = name if name is not None else "-" if isinstance(source, bytes) else source
         self._file: BinaryIO = BytesIO(source) if isinstance(source, bytes) else _opened(source)
         try:
             header = _header_of(self._file)
             if header is None:
                 raise ImageReadError(self.name, "is not an image with frames")
-            io.check_pixels(self.name, *header.size, io.max_pixels_limit(max_pixels))
+            reading.check_pixels(self.name, *header.size, reading.max_pixels_limit(max_pixels))
             self._header = header
             start, stop = frames or (0, None)
             count = header.frames if stop is None else min(stop, header.frames)
@@ -103,7 +104,7 @@ class FrameReader:
                 raise TruncatedImageError(self.name, f"--frames {start}:{'' if stop is None else stop} selects none "
                                                      f"of its {header.frames} frames")
             self._range = (start, count)
-            self._limit = io.max_pixels_limit(max_pixels)
+            self._limit = reading.max_pixels_limit(max_pixels)
             self._rgb = resolve_channel_order(channel_order) == "rgb"
             self.info = FramesInfo(header.format, header.frames, header.size, _loop(header, self._file), header.icc,
                                    header.tags.get(259) if header.format == "TIFF" else None, count - start)
@@ -125,7 +126,7 @@ class FrameReader:
         start, stop = self._range
         self._file.seek(0)
         if not is_multiframe(self._header):  # a still image: the still rules, one frame
-            image, _ = io.decode(self._file.read(), self.name, max_pixels=self._limit)
+            image, _ = reading.decode(self._file.read(), self.name, max_pixels=self._limit)
             yield Frame(swap_rb(image) if self._rgb else image)
             return
         decode = {"PNG": _apng_frames, "TIFF": _tiff_pages}.get(self._header.format, _pillow_frames)
@@ -138,7 +139,7 @@ class FrameReader:
             raise TruncatedImageError(self.name, f"{TruncatedImageError.cause} ({_last_line(exc)})") from None
 
 
-def read_frames(source: io.StrPath | bytes, *, frames: tuple[int, int | None] | None = None,
+def read_frames(source: StrPath | bytes, *, frames: tuple[int, int | None] | None = None,
                 max_pixels: int | None = None, channel_order: ChannelOrder | None = None) -> FrameReader:
     """Open a multi-frame file (or its bytes) to iterate its frames one at a time.
 
@@ -149,7 +150,7 @@ def read_frames(source: io.StrPath | bytes, *, frames: tuple[int, int | None] | 
     frames : (start, stop), optional
         Only frames ``start`` to ``stop`` (exclusive; None: to the end).
     max_pixels : int, optional
-        The limit on each frame's width * height (see :func:`cvfilters.io.images.max_pixels_limit`).
+        The limit on each frame's width * height (see :func:`cvfilters.io.reading.max_pixels_limit`).
     channel_order : {"bgr", "rgb"}, optional
 
     Returns
@@ -166,27 +167,27 @@ def read_frames(source: io.StrPath | bytes, *, frames: tuple[int, int | None] | 
         A frame exceeds the pixel limit.
     """
     if not isinstance(source, bytes):
-        io.check_file(source)
+        reading.check_file(source)
     return FrameReader(source, frames=frames, max_pixels=max_pixels, channel_order=channel_order)
 
 _QUICK_HEADER_BYTES = 1 << 16  # a plain PNG or JPEG has its size well within this
 
 
-def probe(path: io.StrPath, limit: int) -> decoders.Header | None:
+def probe(path: StrPath, limit: int) -> decoders.Header | None:
     """The header of the file at ``path``, parsed from the open file (for a GIF Pillow counts the
     frames by scanning it, holding none), after the pixel limit; None where Pillow cannot parse it.
 
-    Raises the read errors of :func:`cvfilters.io.images.read` and :class:`ImageTooLargeError`.
+    Raises the read errors of :func:`cvfilters.io.reading.read` and :class:`ImageTooLargeError`.
     """
-    io.check_file(path)
+    reading.check_file(path)
     with _opened(path) as file:
         header = _header_of(file)
     if header is not None:
-        io.check_pixels(path, *header.size, limit)
+        reading.check_pixels(path, *header.size, limit)
     return header
 
 
-def _opened(path: io.StrPath) -> BinaryIO:
+def _opened(path: StrPath) -> BinaryIO:
     try:
         return open(path, "rb")
     except OSError as exc:
@@ -295,7 +296,7 @@ class FrameOptions:
     frames: int | None = None  # how many frames will come, where known
 
 
-def write_frames(target: io.StrPath, frames: Iterable[Frame | np.ndarray], *, fmt: str | None = None,
+def write_frames(target: StrPath, frames: Iterable[Frame | np.ndarray], *, fmt: str | None = None,
                  like: FramesInfo | None = None, loop: int | None = 0, quality: int | None = None,
                  lossless: bool = False, dither: bool = False, overwrite: bool = True,
                  channel_order: ChannelOrder | None = None) -> int:
@@ -375,22 +376,22 @@ def write_stdout(data: bytes | memoryview) -> None:
         raise ImageWriteError("standard output", f"cannot be written: {exc.strerror or exc}") from None
 
 
-def _encode_frames(file: IO[bytes], name: io.StrPath, ext: str, record: formats.ImageFormat,
+def _encode_frames(file: IO[bytes], name: StrPath, ext: str, record: formats.ImageFormat,
                    frames: Iterator[Frame], options: FrameOptions) -> int:
     first = next(frames, None)
     if first is None:
         raise ImageWriteError(name, "cannot be written: no frames")
     if record.frames is None:
-        image = io.storable(name, ext, first.image)
+        image = writing.storable(name, ext, first.image)
         total = options.frames if options.frames is not None else 1 + sum(1 for _ in frames)  # not decoded if known
         if total > 1:
             warnings.warn(f"{os.fspath(name)}: {ext} holds one frame; only the first of {total} is written",
-                          io.DepthConversionWarning, stacklevel=3)
-        file.write(io.encode(image, ext, name=name, metadata=io.Metadata(icc=options.icc), quality=options.quality))
+                          writing.DepthConversionWarning, stacklevel=3)
+        file.write(writing.encode(image, ext, name=name, metadata=Metadata(icc=options.icc), quality=options.quality))
         return 1
     if record.name == "TIFF" and first.duration is not None:
         warnings.warn(f"{os.fspath(name)}: TIFF pages have no durations; the frame timing is dropped",
-                      io.DepthConversionWarning, stacklevel=3)
+                      writing.DepthConversionWarning, stacklevel=3)
     encoder = _ENCODERS[record.name](file, options)
     count = 0
     shape = first.image.shape[:2]
@@ -400,7 +401,7 @@ def _encode_frames(file: IO[bytes], name: io.StrPath, ext: str, record: formats.
             if frame.image.shape[:2] != shape and record.name != "TIFF":  # TIFF pages each have their own size
                 raise ImageWriteError(name, f"cannot be written: frame {count} is {frame.image.shape[1]}x"
                                             f"{frame.image.shape[0]}, the first {shape[1]}x{shape[0]}")
-            encoder.add(io.storable(name, ext, frame.image), frame.duration)
+            encoder.add(writing.storable(name, ext, frame.image), frame.duration)
             count += 1
         encoder.close()
     reissue_once(caught)
@@ -410,7 +411,7 @@ def _encode_frames(file: IO[bytes], name: io.StrPath, ext: str, record: formats.
 def reissue_once(caught: Iterable[warnings.WarningMessage]) -> None:
     """Warn once per distinct message caught while frames were converted (not once per frame)."""
     for message in dict.fromkeys(str(w.message) for w in caught):
-        warnings.warn(message, io.DepthConversionWarning, stacklevel=4)
+        warnings.warn(message, writing.DepthConversionWarning, stacklevel=4)
 
 
 class _Gif:
@@ -494,7 +495,7 @@ class _Tiff:
         """The source's compression where a still TIFF keeps it, else none: tifffile has no CCITT fax or
         old-JPEG encoder, and its JPEG and WebP refuse alpha or float samples."""
         kept = self.options.compression
-        return kept if kept in io.TIFF_COMPRESSIONS_WRITTEN else None
+        return kept if kept in writing.TIFF_COMPRESSIONS_WRITTEN else None
 
     def close(self) -> None:
         self.writer.close()

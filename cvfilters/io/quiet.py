@@ -3,8 +3,8 @@
 OpenCV logs codec complaints (libtiff, ``imdecode_``) through its logger, and libpng and
 libjpeg print theirs straight to file descriptor 2, which would break the one-line error
 contract. :func:`quiet` silences the logger and points descriptor 2 at a temporary file
-while any thread is inside; the lines become the detail of the error :mod:`cvfilters.io.images`
-raises. (Another thread's writes to stderr in that moment are caught too.)
+while any thread is inside; the lines become the detail of the error :mod:`cvfilters.io.reading` or
+:mod:`cvfilters.io.writing` raises. (Another thread's writes to stderr in that moment are caught too.)
 """
 
 from __future__ import annotations

@@ -32,9 +32,8 @@ import numpy as np
 from cvfilters.core import atomic
 from cvfilters.core.errors import ImageReadError, ImageWriteError, OutputExistsError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import formats
+from cvfilters.io import formats, writing
 from cvfilters.io import frames as frames_io
-from cvfilters.io import images as io
 from cvfilters.io.quiet import quiet
 
 DEFAULT_FPS = 25.0
@@ -162,9 +161,9 @@ def _video_frame(target: Path, image: np.ndarray, alpha: bool) -> np.ndarray:
         image = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
     if image.shape[2] == 4 and not alpha:
         warnings.warn(f"{target}: {target.suffix} holds no alpha channel; it is dropped (.webm keeps it)",
-                      io.DepthConversionWarning, stacklevel=2)
+                      writing.DepthConversionWarning, stacklevel=2)
         image = image[..., :3]
-    return np.ascontiguousarray(io.storable(target, ".bmp", image))  # BMP's record: 8-bit, 1, 3 or 4 channels
+    return np.ascontiguousarray(writing.storable(target, ".bmp", image))  # BMP's record: 8-bit, 1, 3 or 4 channels
 
 
 class _FfmpegSink:

@@ -27,9 +27,8 @@ import numpy as np
 from cvfilters.core import atomic, leftovers, machine
 from cvfilters.core.errors import CvfError, ImageError, OverwriteInputError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import colour, regions
+from cvfilters.io import colour, reading, regions, tiff_regions, writing, zarr_regions
 from cvfilters.io import frames as frames_io
-from cvfilters.io import images as io
 from cvfilters.io.formats import IMAGE_EXTENSIONS, VIDEO_EXTENSIONS
 from cvfilters.registry.params import allow_large
 from cvfilters.run import budget as budgets
@@ -148,7 +147,7 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
     plain_files = 0
     for item in inputs:
         path = Path(item)
-        if path.is_dir() and not regions.is_zarr(path):
+        if path.is_dir() and not zarr_regions.is_zarr(path):
             walker = path.rglob("*") if recursive else path.glob("*")
             found = [(f, f.relative_to(path)) for f in sorted(walker) if _is_media(f)]
             if not found:
@@ -166,12 +165,12 @@ def plan(inputs: Sequence[str], output: str, *, recursive: bool = False, extensi
             plain_files += 1
             sources.append((path, Path(path.name)))
     out = Path(output)
-    named = not out.is_dir() or regions.is_zarr(out)  # an existing Zarr array is an output, not a folder
+    named = not out.is_dir() or zarr_regions.is_zarr(out)  # an existing Zarr array is an output, not a folder
     single = len(inputs) == 1 and plain_files == 1 and named and out.suffix != ""
     if not single and len(inputs) == 1 and plain_files == 1 and named and not output.endswith(("/", os.sep)):
         raise UsageError(f"-o {output}: has no extension; name an image file (such as {output}.png) or a folder "
                          f"with a trailing slash ({output}/)")
-    if not single and out.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS \
+    if not single and out.suffix.lower() in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | zarr_regions.ZARR_EXTENSIONS \
             and named:
         what = f"{len(inputs)} inputs" if len(inputs) > 1 else "a directory or glob input"
         raise UsageError(f"-o {output}: names a file, but {what} need an output directory "
@@ -236,7 +235,7 @@ def _is_media(path: Path) -> bool:
 def _check_named_output(output: str) -> None:
     """A single named output file: a format cvfilters writes, in a folder that exists (as ``cp``)."""
     out = Path(output)
-    if out.suffix.lower() not in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | regions.ZARR_EXTENSIONS:
+    if out.suffix.lower() not in IMAGE_EXTENSIONS | VIDEO_EXTENSIONS | zarr_regions.ZARR_EXTENSIONS:
         raise UsageError(f"-o {output}: no encoder for {out.suffix} (image formats: "
                          f"{', '.join(sorted(IMAGE_EXTENSIONS))})")
     if not out.parent.is_dir():
@@ -320,11 +319,12 @@ def process(task: Task, options: Options, progress: Callable[[int, int], None] |
                 from cvfilters.io.video import check_readable, process_video
 
                 if _is_video(task.source):
-                    io.check_file(task.source)
+                    reading.check_file(task.source)
                     if os.path.lexists(task.target) and not replace:
                         check_readable(task.source)  # a bad input is an error, not a skip
                 else:
-                    io.check_header(io.read_bytes(task.source), task.source, io.max_pixels_limit(options.max_pixels))
+                    reading.check_header(reading.read_bytes(task.source), task.source,
+                                         reading.max_pixels_limit(options.max_pixels))
                 skipped = _skip(task, replace)
                 if skipped is not None:
                     return skipped
@@ -363,18 +363,19 @@ def dry_run(task: Task, options: Options) -> Outcome:
         if task.source.suffix.lower() in VIDEO_EXTENSIONS:
             from cvfilters.io.video import check_readable
 
-            io.check_file(task.source)
+            reading.check_file(task.source)
             check_readable(task.source)
             what = "video"
         elif _streams(task, options):
             source = regions.open_source(task.source)
-            streaming.check_claimed(task.source, source.shape, source.dtype, io.max_pixels_limit(options.max_pixels))
+            streaming.check_claimed(task.source, source.shape, source.dtype,
+                                    reading.max_pixels_limit(options.max_pixels))
             what = f"{source.shape[1]}x{source.shape[0]}, read in pieces"
         else:
-            data = io.read_bytes(task.source)
-            header = io.check_header(data, task.source, io.max_pixels_limit(options.max_pixels))
+            data = reading.read_bytes(task.source)
+            header = reading.check_header(data, task.source, reading.max_pixels_limit(options.max_pixels))
             if header is None:
-                image, _ = io.decode(data, task.source, max_pixels=options.max_pixels)
+                image, _ = reading.decode(data, task.source, max_pixels=options.max_pixels)
                 size, frames = (image.shape[1], image.shape[0]), 1
             else:
                 size, frames = header.size, header.frames
@@ -410,15 +411,15 @@ def _streams(task: Task, options: Options) -> bool:
     (and no colour conversion or linear light is asked: those run on the decoded image)."""
     if str(task.source) == "-" or options.colorspace or options.linear:
         return False
-    return regions.is_zarr(task.source) or (options.backend in streaming.TILED_BACKENDS
+    return zarr_regions.is_zarr(task.source) or (options.backend in streaming.TILED_BACKENDS
                                             and streaming.wanted(task.source))
 
 
 def _stream_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
     """A TIFF or Zarr input, read in pieces (:mod:`cvfilters.run.streaming`): the report lines, or the skip."""
     source = regions.open_source(task.source)  # validates the input before any skip decision
-    streaming.check_claimed(task.source, source.shape, source.dtype, io.max_pixels_limit(options.max_pixels))
-    if isinstance(source, regions.TiffSource):
+    streaming.check_claimed(task.source, source.shape, source.dtype, reading.max_pixels_limit(options.max_pixels))
+    if isinstance(source, tiff_regions.TiffSource):
         source.close()
     skipped = _skip(task, replace)
     if skipped is not None:
@@ -431,17 +432,17 @@ def _stream_image(task: Task, options: Options, pipeline: Pipeline, replace: boo
 
 def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bool) -> list[str] | Outcome:
     """One still or multi-frame image: the report lines of the run, or the skipped outcome."""
-    limit = io.max_pixels_limit(options.max_pixels)
+    limit = reading.max_pixels_limit(options.max_pixels)
     ext = task.stdout_format or task.target.suffix.lower()
     if str(task.source) != "-":  # a file of many frames streams: its bytes are never held whole
         header = frames_io.probe(task.source, limit)
         if frames_io.is_multiframe(header) and header is not None:
             skipped = _skip(task, replace)
             return skipped if skipped is not None else _process_frames(task, options, pipeline, header, ext)
-    data = io.read_bytes(task.source)
-    header = io.check_header(data, task.source, limit)
+    data = reading.read_bytes(task.source)
+    header = reading.check_header(data, task.source, limit)
     if header is None and task.stdout_format is None and os.path.lexists(task.target) and not replace:
-        io.decode(data, task.source, max_pixels=limit)  # a header only OpenCV parses: validate by decoding
+        reading.decode(data, task.source, max_pixels=limit)  # a header only OpenCV parses: validate by decoding
     skipped = _skip(task, replace)
     if skipped is not None:
         return skipped
@@ -449,9 +450,9 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         del data
         report = _process_frames(task, options, pipeline, header, ext)
     else:
-        image, metadata = io.decode(data, task.source, max_pixels=limit)
+        image, metadata = reading.decode(data, task.source, max_pixels=limit)
         space = colour.colourspace_of(metadata.icc, metadata.exif, data)
-        image, metadata = io.to_colourspace(image, metadata, options.colorspace,
+        image, metadata = colour.to_colourspace(image, metadata, options.colorspace,
                                             cast(colour.Intent, options.intent), data)
         del data
         budget = options.budget()
@@ -467,10 +468,10 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
             result, run_report = pipeline.run(image, backend=options.backend, linear=light or False)
             report = run_report.lines()
         del image
-        if regions.is_zarr(task.target):
-            regions.write_zarr(task.target, result)
+        if zarr_regions.is_zarr(task.target):
+            zarr_regions.write_zarr(task.target, result)
             return report
-        encoded = io.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality,
+        encoded = writing.encode(result, ext, name=task.target, metadata=metadata, quality=options.quality,
                             lossless=options.lossless, dither=options.dither)
         converted = f" -> {options.colorspace} ({options.intent})" if options.colorspace else ""
         report = [*report, f"colour: {space.name} [{space.source}]{converted}"
@@ -478,7 +479,8 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
         if task.stdout_format is not None:
             frames_io.write_stdout(encoded)
         else:
-            io.write_bytes(task.target, encoded, overwrite=replace, sync_directory=False)  # run() syncs the folders
+            # run() syncs the folders
+            writing.write_bytes(task.target, encoded, overwrite=replace, sync_directory=False)
     return report
 
 
@@ -506,7 +508,7 @@ def _process_frames(task: Task, options: Options, pipeline: Pipeline, header: An
         reports[:1] = [run_report]  # the report of one frame stands for all
         return frame.replace(result)
 
-    source = io.read_bytes(task.source) if str(task.source) == "-" else task.source
+    source = reading.read_bytes(task.source) if str(task.source) == "-" else task.source
     with frames_io.read_frames(source, frames=options.frames, max_pixels=options.max_pixels) as reader:
         target = "-" if task.stdout_format is not None else task.target
         like = dataclasses.replace(reader.info, icc=target_icc)

@@ -39,7 +39,7 @@ from cvfilters.core.arrays import swap_rb
 from cvfilters.core.errors import UsageError
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import regions
+from cvfilters.io import regions, tiff_regions, zarr_regions
 from cvfilters.registry.footprints import Global
 
 StrPath = str | os.PathLike[str]
@@ -75,7 +75,7 @@ def _stages(frozen: str, shape: tuple[int, ...], dtype: str) -> tuple[Any, ...]:
 
 
 def _check(plan: Any, shape: tuple[int, ...], target: StrPath) -> None:
-    if not regions.is_zarr(target):
+    if not zarr_regions.is_zarr(target):
         raise UsageError(f"-o {target}: with --scheduler the output is a Zarr array (name it .zarr): the workers "
                          "write its chunks where they are")
     if tuple(plan.out_shape[:2]) != tuple(shape[:2]):
@@ -110,7 +110,7 @@ def _read_band(path: str, y0: int, y1: int) -> NDArray[Any]:
     try:
         block = source.read(y0, y1, 0, source.shape[1])
     finally:
-        if isinstance(source, regions.TiffSource):
+        if isinstance(source, tiff_regions.TiffSource):
             source.close()
     return block.reshape(block.shape[0], block.shape[1], -1)
 
@@ -232,7 +232,7 @@ def run(pipeline: Pipeline, source: StrPath, target: StrPath, stream: Any, plan:
         temporary = atomic.temporary_name(Path(target))
         try:
             client.compute(da.to_zarr(result, os.fspath(temporary), compute=False)).result()
-            regions.replace_directory(temporary, Path(target))
+            zarr_regions.replace_directory(temporary, Path(target))
         finally:
             shutil.rmtree(temporary, ignore_errors=True)
     finally:

@@ -196,7 +196,7 @@ def worker_count(jobs: int, sources: Sequence[Path]) -> int:
     if len(sources) < 2 or cores < 2:
         return 1
     from cvfilters.core.errors import CvfError
-    from cvfilters.io import images as io
+    from cvfilters.io import reading
     from cvfilters.io.formats import VIDEO_EXTENSIONS
 
     total = 0.0
@@ -205,7 +205,7 @@ def worker_count(jobs: int, sources: Sequence[Path]) -> int:
             total += VIDEO_MEGAPIXELS
         else:
             try:
-                width, height = io.probe(source)
+                width, height = reading.probe(source)
                 total += width * height / 1e6
             except CvfError:
                 pass

@@ -10,7 +10,7 @@ for TIFF and Zarr inputs and for large images (:func:`wanted`). The engine
   such an input is written in pieces too, keeping its storage (compression, tiling, chunks).
 * Other formats (PNG, JPEG, WebP ...) are decoded whole when the decoded image fits the
   budget, then processed by tiles, so intermediates stay tile-sized; their outputs are
-  encoded whole, with metadata as :func:`cvfilters.io.images.write` keeps it.
+  encoded whole, with metadata as :func:`cvfilters.io.writing.write` keeps it.
 * ``scheduler=`` runs the tiles of one image on a Dask cluster (:mod:`cvfilters.run.cluster`).
 
 The pixel limit stays a guard against bombs: a streamed input over it is taken only when
@@ -31,8 +31,8 @@ from cvfilters.core import machine
 from cvfilters.core.errors import ImageTooLargeError, OutputExistsError, OverwriteInputError, ResourceLimitError
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline, as_pipeline
-from cvfilters.io import images as io
-from cvfilters.io import regions
+from cvfilters.io import reading, regions, tiff_regions, writing, zarr_regions
+from cvfilters.io.metadata import Metadata
 from cvfilters.run import budget as budgets
 from cvfilters.run.limits import estimate_bytes
 
@@ -97,9 +97,9 @@ def plan_for(pipeline: Pipeline, shape: tuple[int, ...], dtype: np.dtype[Any], *
 
 def wanted(source: StrPath) -> bool:
     """Whether ``source`` is read in pieces: a Zarr array, or a TIFF the streaming reader takes."""
-    if regions.is_zarr(source):
+    if zarr_regions.is_zarr(source):
         return True
-    if not regions.is_tiff(source) or not os.path.isfile(source):
+    if not tiff_regions.is_tiff(source) or not os.path.isfile(source):
         return False
     try:  # one read of the header: the source refuses what it cannot stream
         # int16 maps onto float32 and back over the whole image (cvfilters.core.depths): decoded whole
@@ -168,7 +168,7 @@ def stream_file(source: StrPath, target: StrPath, filter: str | Filter | Pipelin
     overwrite : bool
         Replace an existing target (never the source).
     max_pixels : int, optional
-        The pixel limit (:func:`cvfilters.io.images.max_pixels_limit`), a guard against
+        The pixel limit (:func:`cvfilters.io.reading.max_pixels_limit`), a guard against
         decompression bombs for streamed inputs (:func:`check_claimed`).
     quality : int, optional
         JPEG/WebP quality of an output encoded whole.
@@ -197,15 +197,15 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
     if stdout_format is None:
         _check_target(source, target, overwrite)
     workers = workers or machine.cores()
-    limit = io.max_pixels_limit(max_pixels)
-    metadata: io.Metadata | None = None
-    stream: regions.TiffSource | regions.ZarrSource | tiles.ArraySource
+    limit = reading.max_pixels_limit(max_pixels)
+    metadata: Metadata | None = None
+    stream: tiff_regions.TiffSource | zarr_regions.ZarrSource | tiles.ArraySource
     if wanted(source):
         stream = regions.open_source(source)
         check_claimed(source, stream.shape, stream.dtype, limit)
-        what = f"{'Zarr' if isinstance(stream, regions.ZarrSource) else 'TIFF'}, read in pieces"
+        what = f"{'Zarr' if isinstance(stream, zarr_regions.ZarrSource) else 'TIFF'}, read in pieces"
     else:
-        image, metadata = io.read_with_metadata(source, max_pixels=limit)
+        image, metadata = reading.read_with_metadata(source, max_pixels=limit)
         if 2 * image.nbytes > budget:  # decoded whole, and its result collected whole for the encoder
             needed = budgets.describe(2 * image.nbytes)
             raise ResourceLimitError(source, f"the decoded image and its result take {needed}, over the memory "
@@ -217,7 +217,7 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
             plan = plan_for(pipeline, stream.shape, stream.dtype, tile_size=tile_size, workers=workers, budget=budget)
         except ResourceLimitError as exc:  # the engine does not know the file's name
             raise ResourceLimitError(source, exc.detail) from None
-        if isinstance(stream, regions.TiffSource):
+        if isinstance(stream, tiff_regions.TiffSource):
             height = plan.tile_size + plan.halo[0] + plan.halo[1]
             stream.set_cache_bytes(2 * height * int(np.prod(stream.shape[1:])) * stream.dtype.itemsize)
         lines = [f"source: {source} {'x'.join(map(str, stream.shape))} {stream.dtype} ({what})",
@@ -227,8 +227,9 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
 
             cluster.run(pipeline, source, target, stream, plan, scheduler=scheduler, overwrite=overwrite)
             return Streamed(plan, [*lines, f"cluster: {cluster.describe(scheduler)}; written chunk by chunk"])
-        streams_out = stdout_format is None and isinstance(stream, (regions.TiffSource, regions.ZarrSource)) and (
-            regions.is_tiff(target) or regions.is_zarr(target))
+        streams_out = (stdout_format is None
+                       and isinstance(stream, (tiff_regions.TiffSource, zarr_regions.ZarrSource))
+                       and (tiff_regions.is_tiff(target) or zarr_regions.is_zarr(target)))
         if streams_out:
             with regions.open_sink(target, plan.out_shape, plan.out_dtype, source=stream,
                                    chunk=plan.tile_size) as sink:
@@ -237,18 +238,18 @@ def run(source: StrPath, target: StrPath, pipeline: Pipeline, *, budget: int, ti
         whole = tiles.ArraySink(plan.out_shape, plan.out_dtype)
         tiles.run_tiled(pipeline, stream, whole, tile_size=plan.tile_size, workers=workers, budget=budget)
     finally:
-        if isinstance(stream, regions.TiffSource):
+        if isinstance(stream, tiff_regions.TiffSource):
             stream.close()
     del stream
     if stdout_format is not None:
         import sys
 
-        sys.stdout.buffer.write(io.encode(whole.array, stdout_format, metadata=metadata, quality=quality))
+        sys.stdout.buffer.write(writing.encode(whole.array, stdout_format, metadata=metadata, quality=quality))
         sys.stdout.buffer.flush()
-    elif regions.is_zarr(target):
-        regions.write_zarr(target, whole.array)
+    elif zarr_regions.is_zarr(target):
+        zarr_regions.write_zarr(target, whole.array)
     else:
-        io.write(target, whole.array, metadata=metadata, quality=quality, overwrite=True)
+        writing.write(target, whole.array, metadata=metadata, quality=quality, overwrite=True)
     return Streamed(plan, [*lines, f"target: {target if stdout_format is None else 'standard output'} "
                                    "(encoded whole)"])
 

@@ -144,7 +144,7 @@ def plot_format(path: Path) -> str:
 
 
 def _as_image(image: np.ndarray | str | os.PathLike[str]) -> np.ndarray:
-    from cvfilters.io.images import read
+    from cvfilters.io.reading import read
 
     if isinstance(image, np.ndarray):
         return image
@@ -178,7 +178,7 @@ def write_histogram_plot(path: str | os.PathLike[str], images: Sequence[np.ndarr
     if labels is None and all(isinstance(image, (str, os.PathLike)) for image in images):
         labels = [Path(image).name for image in images]  # type: ignore[arg-type]
     arrays = [_as_image(image) for image in images]
-    from cvfilters.io.images import write_bytes
+    from cvfilters.io.writing import write_bytes
 
     write_bytes(path, render_histogram_plot(arrays, labels, log=log, bins=bins, size=size, title=title, fmt=fmt))
     return path

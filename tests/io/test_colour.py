@@ -20,7 +20,7 @@ from PIL import Image, ImageCms
 
 import cvfilters as cvf
 from cvfilters.io import colour
-from cvfilters.io.images import Metadata
+from cvfilters.io.metadata import Metadata
 from tests.cli_runner import run_cli
 
 imagecodecs = pytest.importorskip("imagecodecs", reason="16-bit/float conversions and built profiles need imagecodecs")

@@ -17,8 +17,8 @@ from PIL import Image
 
 import cvfilters as cvf
 from cvfilters.core.errors import TruncatedImageError
-from cvfilters.io import decoders
-from cvfilters.io import images as cio
+from cvfilters.io import decoders, reading, writing
+from cvfilters.io.metadata import Metadata
 from tests import cli_runner, makefiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,11 +69,11 @@ def test_opencv_alone_loses_these(tmp_path: Path, name: str) -> None:
 def test_grey_png_with_trns_gets_its_alpha_at_its_depth(tmp_path: Path, dtype: type) -> None:
     want, key = makefiles.grey_trns_png(tmp_path / "g.png", dtype)
     assert opencv_reads(tmp_path / "g.png").ndim == 2  # OpenCV drops the transparency
-    image, metadata = cio.read_with_metadata(tmp_path / "g.png")
+    image, metadata = reading.read_with_metadata(tmp_path / "g.png")
     np.testing.assert_array_equal(image, want)
     assert metadata.grey
     # written back as grey+alpha (colour type 4), the same pixels
-    cio.write(tmp_path / "out.png", image, metadata=metadata)
+    writing.write(tmp_path / "out.png", image, metadata=metadata)
     assert (tmp_path / "out.png").read_bytes()[25] == 4
     np.testing.assert_array_equal(cvf.read(tmp_path / "out.png"), want)
 
@@ -104,7 +104,7 @@ def test_files_opencv_reads_well_stay_with_opencv(tmp_path: Path) -> None:
 
 def test_grey_alpha_png_stays_grey_alpha(tmp_path: Path) -> None:
     want = makefiles.grey_alpha_png(tmp_path / "la.png")
-    image, metadata = cio.read_with_metadata(tmp_path / "la.png")
+    image, metadata = reading.read_with_metadata(tmp_path / "la.png")
     np.testing.assert_array_equal(image, want)
     proc = cli_runner.run_cli("apply", str(tmp_path / "la.png"), "-o",
                            str(tmp_path / "out.png"), "-f", "invert", cwd=ROOT)
@@ -142,8 +142,8 @@ def test_int16_blur_matches_a_float_reference(tmp_path: Path) -> None:
 
 def test_int16_into_png_is_converted_with_the_one_line_warning(tmp_path: Path) -> None:
     source = np.array([[-32768, -1, 0, 32767]], np.int16)
-    with pytest.warns(cio.DepthConversionWarning, match=r"stored as uint16 \(-32768..32767 scaled to 0..65535\)"):
-        cio.write(tmp_path / "o.png", source)
+    with pytest.warns(writing.DepthConversionWarning, match=r"stored as uint16 \(-32768..32767 scaled to 0..65535\)"):
+        writing.write(tmp_path / "o.png", source)
     np.testing.assert_array_equal(cv2.imread(str(tmp_path / "o.png"), cv2.IMREAD_UNCHANGED),
                                   (source.astype(np.int32) + 32768).astype(np.uint16))
 
@@ -160,7 +160,7 @@ def exif_with_camera() -> bytes:
 def test_exif_and_icc_are_carried_into_tiff(tmp_path: Path, shape: tuple, dtype: type) -> None:
     image = np.random.default_rng(0).integers(0, 200, shape).astype(dtype)
     icc = b"\0\0\0\x10fake-icc-profile"
-    cio.write(tmp_path / "o.tif", image, metadata=cio.Metadata(exif=exif_with_camera(), icc=icc))
+    writing.write(tmp_path / "o.tif", image, metadata=Metadata(exif=exif_with_camera(), icc=icc))
     written = Image.open(tmp_path / "o.tif")
     assert written.getexif()[0x010F] == "TestCam"
     assert written.getexif().get_ifd(0x8769)[0x829A] == (1, 250) or float(
@@ -179,8 +179,8 @@ def test_jpeg_exif_reaches_a_tiff_output_through_the_cli(tmp_path: Path) -> None
 
 def test_tiff_metadata_that_pillow_cannot_hold_is_dropped_with_a_warning(tmp_path: Path) -> None:
     image = np.zeros((4, 5, 3), np.uint16)
-    with pytest.warns(cio.DepthConversionWarning, match="EXIF and ICC are not kept in a uint16 TIFF"):
-        cio.write(tmp_path / "o.tif", image, metadata=cio.Metadata(exif=exif_with_camera()))
+    with pytest.warns(writing.DepthConversionWarning, match="EXIF and ICC are not kept in a uint16 TIFF"):
+        writing.write(tmp_path / "o.tif", image, metadata=Metadata(exif=exif_with_camera()))
     np.testing.assert_array_equal(cvf.read(tmp_path / "o.tif"), image)
 
 
@@ -213,7 +213,7 @@ def test_the_exif_of_a_file_pillow_decodes_is_kept(tmp_path: Path) -> None:
     path = tmp_path / "keyed.png"
     path.write_bytes(_grey_keyed_png(exif))
     assert reason(path) == "grey PNG with a tRNS key"
-    image, metadata = cio.read_with_metadata(path)
+    image, metadata = reading.read_with_metadata(path)
     assert image.shape == (16, 16, 4) and metadata.exif is not None
     back = Image.Exif()
     back.load(metadata.exif)
@@ -223,6 +223,6 @@ def test_the_exif_of_a_file_pillow_decodes_is_kept(tmp_path: Path) -> None:
 def test_a_file_pillow_fails_on_names_the_file_the_reason_and_the_cause(tmp_path: Path) -> None:
     path = makefiles.damaged_png(tmp_path / "keyed.png", _grey_keyed_png())  # Pillow and then OpenCV fail
     with pytest.raises(TruncatedImageError) as caught:
-        cio.read(path)
+        reading.read(path)
     assert str(caught.value) == (f"{path}: image data is truncated or corrupt (grey PNG with a tRNS key: "
                                  "broken data stream when reading image file)")

@@ -28,7 +28,7 @@ import pytest
 
 import cvfilters
 from cvfilters.core import atomic
-from cvfilters.io import images as cio
+from cvfilters.io import reading, writing
 from cvfilters.run import batch
 from tests import cli_runner
 
@@ -199,11 +199,11 @@ def test_sigkill_at_each_step_of_an_atomic_write(tmp_path: Path, medium_images: 
     images = medium_images
     target = tmp_path / "out.png"
     if existing:
-        cio.write(target, images["old"])
+        writing.write(target, images["old"])
 
     def work(signal_fd: int) -> None:
         stop_at(phase, signal_fd)
-        cio.write(target, images["a"])
+        writing.write(target, images["a"])
 
     with forked(work) as (_, read_fd):
         wait_for(read_fd)
@@ -235,7 +235,7 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_target(tmp_path: Path,
     spends it writing, fsyncing and renaming, so those kills land mid-write.
     """
     target = tmp_path / "loop.png"
-    cio.write(target, big_images["old"])
+    writing.write(target, big_images["old"])
     seen: list[str] = []
     mid_write = 0
     if writer == "write":
@@ -249,9 +249,9 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_target(tmp_path: Path,
         for i in range(10**6):
             key = "b" if i % 2 else "a"
             if writer == "write":
-                cio.write(target, big_images[key])
+                writing.write(target, big_images[key])
             else:
-                cio.write_bytes(target, data[key])
+                writing.write_bytes(target, data[key])
             os.write(signal_fd, b"w")
 
     for delay in (*delays, None):  # None: killed right after its first complete write, however slow
@@ -270,7 +270,7 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_target(tmp_path: Path,
             temporary.unlink()
     assert {"a", "b"} & set(seen), seen  # the loop did replace the target at least once
     print(f"\nrandom SIGKILLs of {writer}: targets {seen}, {mid_write} left a temporary file (killed mid-write)")
-    np.testing.assert_array_equal(cio.read(target), big_images[seen[-1]])
+    np.testing.assert_array_equal(reading.read(target), big_images[seen[-1]])
 
 
 # ---------------------------------------------------------------- inputs are never modified
@@ -284,7 +284,7 @@ def make_inputs(root: Path, names: list[str], size: tuple[int, int] = (48, 64)) 
     for i, name in enumerate(names):
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        cio.write(path, noise((*size, 3), np.uint8, 10 + i))
+        writing.write(path, noise((*size, 3), np.uint8, 10 + i))
 
 
 def test_inputs_are_unchanged_by_a_batch_writing_beside_them(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Every file-format behaviour of :func:`cvfilters.io.images.write`, checked from the outside
+"""Every file-format behaviour of :func:`cvfilters.io.writing.write`, checked from the outside
 (issue 26, part 3): the file is read by a second reader (Pillow, tifffile, imagecodecs'
 PNG decoder, or the raw bytes of the format), never only by cvfilters' own reader.
 
@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 from PIL import Image, ImageCms, features
 
-from cvfilters.io import images as cio
+from cvfilters.io import writing
+from cvfilters.io.metadata import Metadata
 
 tifffile = pytest.importorskip("tifffile", reason="tifffile is the second reader of TIFF")
 SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
@@ -46,8 +47,8 @@ def as_rgb(bgr: np.ndarray) -> np.ndarray:
 
 def write(path: Path, image: np.ndarray, **options: object) -> Path:
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", cio.DepthConversionWarning)
-        return cio.write(path, image, **options)
+        warnings.simplefilter("ignore", writing.DepthConversionWarning)
+        return writing.write(path, image, **options)
 
 
 def pillow_pixels(path: Path) -> np.ndarray:
@@ -87,7 +88,7 @@ def test_png_16_bit_keeps_16_bits(tmp_path, channels):
 
 def test_grey_alpha_png_is_written_as_colour_type_4(tmp_path):
     grey, alpha = noise((20, 36), np.uint8), noise((20, 36), np.uint8, seed=1)
-    out = write(tmp_path / "la.png", np.dstack([grey, grey, grey, alpha]), metadata=cio.Metadata(grey=True))
+    out = write(tmp_path / "la.png", np.dstack([grey, grey, grey, alpha]), metadata=Metadata(grey=True))
     assert png_header(out) == (8, 4)
     with Image.open(out) as second:
         assert second.mode == "LA"
@@ -128,8 +129,8 @@ def test_other_lossless_formats_pillow_reads_the_same_pixels(tmp_path, ext, chan
 
 def test_pbm_is_thresholded_at_128(tmp_path):
     image = np.array([[0, 127, 128, 255, 64, 200, 1, 254]], np.uint8)
-    with pytest.warns(cio.DepthConversionWarning, match="black"):
-        out = cio.write(tmp_path / "a.pbm", image)
+    with pytest.warns(writing.DepthConversionWarning, match="black"):
+        out = writing.write(tmp_path / "a.pbm", image)
     with Image.open(out) as second:
         assert second.mode == "1"
         np.testing.assert_array_equal(np.asarray(second.convert("L")), np.where(image >= 128, 255, 0))
@@ -218,11 +219,11 @@ def test_jpeg_drops_alpha_and_webp_stores_grey_as_colour(tmp_path):
 # --- metadata, format by format ----------------------------------------------------------------
 
 
-def metadata() -> cio.Metadata:
+def metadata() -> Metadata:
     exif = Image.Exif()
     exif[MAKE] = "OutsideCam"
     exif[0x0112] = 6
-    return cio.Metadata(exif=exif.tobytes(), icc=SRGB, xmp=XMP)
+    return Metadata(exif=exif.tobytes(), icc=SRGB, xmp=XMP)
 
 
 HOLDS = {  # extension -> what the format holds (EXIF, ICC, XMP)
@@ -269,7 +270,7 @@ def test_png_metadata_chunks_are_in_the_file(tmp_path):
 def test_grey_alpha_png_16_bit_with_metadata_and_compression(tmp_path):
     grey, alpha = noise((20, 36), np.uint16), noise((20, 36), np.uint16, seed=1)
     image = np.dstack([grey, grey, grey, alpha])
-    out = write(tmp_path / "la16.png", image, metadata=cio.Metadata(grey=True, exif=metadata().exif, icc=SRGB,
+    out = write(tmp_path / "la16.png", image, metadata=Metadata(grey=True, exif=metadata().exif, icc=SRGB,
                                                                      xmp=XMP))
     assert png_header(out) == (16, 4)
     with Image.open(out) as second:
@@ -279,7 +280,7 @@ def test_grey_alpha_png_16_bit_with_metadata_and_compression(tmp_path):
     imagecodecs = pytest.importorskip("imagecodecs", reason="imagecodecs decodes 16-bit grey+alpha PNG")
     np.testing.assert_array_equal(imagecodecs.png_decode(out.read_bytes()), np.dstack([grey, alpha]))
     flat = np.dstack([np.full((64, 64), 9, np.uint8)] * 3 + [np.full((64, 64), 200, np.uint8)])
-    sizes = [write(tmp_path / f"c{level}.png", flat, metadata=cio.Metadata(grey=True), compression=level)
+    sizes = [write(tmp_path / f"c{level}.png", flat, metadata=Metadata(grey=True), compression=level)
              .stat().st_size for level in (0, 9)]
     assert sizes[0] > 4 * sizes[1]  # level 0 stores, level 9 deflates
 
@@ -301,7 +302,7 @@ def test_tiff_with_metadata_keeps_pixels_exif_and_icc(tmp_path, image, mode):
 def test_tiff_grey_alpha_with_metadata_is_stored_as_grey_alpha(tmp_path):
     grey, alpha = noise((20, 36), np.uint8), noise((20, 36), np.uint8, seed=1)
     out = write(tmp_path / "la.tif", np.dstack([grey, grey, grey, alpha]),
-                metadata=cio.Metadata(grey=True, icc=None, exif=metadata().exif))
+                metadata=Metadata(grey=True, icc=None, exif=metadata().exif))
     with Image.open(out) as second:
         assert second.mode == "LA"
         np.testing.assert_array_equal(np.asarray(second), np.dstack([grey, alpha]))
@@ -330,7 +331,7 @@ def test_grey_looking_colour_images_keep_their_format_and_colour(tmp_path, ext):
     for image, flag in ((np.dstack([grey] * 3), True), (np.dstack([grey] * 3 + [grey[::-1]]), False)):
         if ext == ".jpg" and image.shape[2] == 4:
             continue
-        out = write(tmp_path / f"a{image.shape[2]}{ext}", image, metadata=cio.Metadata(grey=flag, icc=SRGB))
+        out = write(tmp_path / f"a{image.shape[2]}{ext}", image, metadata=Metadata(grey=flag, icc=SRGB))
         with Image.open(out) as second:
             assert second.format == {".jpg": "JPEG", ".webp": "WEBP", ".png": "PNG"}.get(ext, "TIFF")
             assert second.mode in ("RGB", "RGBA", "L", "LA")
@@ -344,7 +345,7 @@ def test_grey_looking_colour_images_keep_their_format_and_colour(tmp_path, ext):
 def test_only_b_g_and_r_all_equal_make_a_grey_image(tmp_path, ext, equal):
     image = noise((20, 36, 4), np.uint8)
     image[..., equal[1]] = image[..., equal[0]]  # two channels equal, the third not
-    out = write(tmp_path / f"a{ext}", image, metadata=cio.Metadata(grey=True, icc=SRGB))
+    out = write(tmp_path / f"a{ext}", image, metadata=Metadata(grey=True, icc=SRGB))
     with Image.open(out) as second:
         assert second.mode == "RGBA"
         np.testing.assert_array_equal(np.asarray(second), as_rgb(image))
@@ -379,8 +380,8 @@ def test_tiff_with_metadata_called_directly(tmp_path):
 
 def test_a_tiff_pillow_cannot_hold_is_written_without_metadata_and_says_so(tmp_path):
     image = (noise((20, 36), np.uint16).astype(np.int32) - 32768).astype(np.int16)
-    with pytest.warns(cio.DepthConversionWarning, match="not kept"):
-        out = cio.write(tmp_path / "s.tif", image, metadata=metadata())
+    with pytest.warns(writing.DepthConversionWarning, match="not kept"):
+        out = writing.write(tmp_path / "s.tif", image, metadata=metadata())
     pytest.importorskip("imagecodecs", reason="tifffile needs imagecodecs for OpenCV's LZW")
     with tifffile.TiffFile(out) as tif:
         assert tif.pages[0].dtype == np.int16

@@ -13,8 +13,7 @@ import pytest
 from PIL import TiffImagePlugin
 
 from cvfilters.core.errors import ImageTooLargeError, UnsupportedDepthError
-from cvfilters.io import headers
-from cvfilters.io import images as cio
+from cvfilters.io import headers, reading
 
 
 @pytest.mark.parametrize("ext", [".hdr", ".pfm", ".pam"])
@@ -26,7 +25,7 @@ def test_raw_size_equals_what_opencv_decodes(tmp_path: Path, ext: str, height: i
     data = path.read_bytes()
     decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)  # the reference: OpenCV itself
     assert headers.raw_size(data) == (decoded.shape[1], decoded.shape[0]) == (width, height)
-    assert cio.probe(path) == (width, height)
+    assert reading.probe(path) == (width, height)
 
 
 def test_grey_pfm_size_equals_what_opencv_decodes() -> None:
@@ -53,7 +52,7 @@ def test_a_header_over_the_pixel_limit_is_refused_before_decoding(tmp_path: Path
     path = tmp_path / "bomb.hdr"
     path.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 20000 +X 20000\n" + b"\x02\x02\x4e\x20" * 16)
     with pytest.raises(ImageTooLargeError, match="20000x20000 = 400000000 pixels exceeds the limit"):
-        cio.read(path)
+        reading.read(path)
 
 
 def test_jpeg_scans_are_counted_from_the_first_scan() -> None:
@@ -77,7 +76,7 @@ def test_tiff_layouts_opencv_cannot_decode_are_named(tmp_path: Path, dtype: type
     extra = {"photometric": "minisblack", "extrasamples": [0] * 4} if shape[-1] == 5 else {}
     tifffile.imwrite(path, np.zeros(shape, dtype), **extra)
     with pytest.raises(UnsupportedDepthError) as caught:
-        cio.read(path)
+        reading.read(path)
     assert str(caught.value).startswith(f"{path}: unsupported pixel layout: {problem} (cvfilters reads")
 
 
@@ -172,7 +171,7 @@ def test_a_byte_typed_sample_format_is_named_by_read(tmp_path: Path) -> None:
     path = tmp_path / "complex.tif"
     path.write_bytes(tiff({**GRAY, 339: (1, (6,))}, bytes(8)))
     with pytest.raises(UnsupportedDepthError, match="unsupported pixel layout: complex samples"):
-        cio.read(path)
+        reading.read(path)
 
 
 def test_tiff_defaults_of_absent_tags_are_the_specifications() -> None:

@@ -1,4 +1,5 @@
-"""Tests of cvfilters.io.images: round trips, EXIF orientation, metadata, limits, errors, atomic writes."""
+"""Tests of cvfilters.io.reading and cvfilters.io.writing: round trips, EXIF orientation, metadata, limits,
+errors, atomic writes."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from cvfilters.core.errors import (
     UnsupportedDepthError,
     UsageError,
 )
-from cvfilters.io import images as cio
+from cvfilters.io import reading, writing
+from cvfilters.io.metadata import Metadata
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ORIENTATION = 0x0112
@@ -80,7 +82,7 @@ def no_temporaries(directory: Path) -> bool:
 @pytest.fixture
 def strict_warnings():
     with warnings.catch_warnings():
-        warnings.simplefilter("error", cio.DepthConversionWarning)
+        warnings.simplefilter("error", writing.DepthConversionWarning)
         yield
 
 
@@ -97,9 +99,9 @@ def strict_warnings():
 )
 def test_lossless_round_trip_is_exact(tmp_path, strict_warnings, ext, dtype, channels):
     image = noise(shaped(channels), dtype)
-    written = cio.write(tmp_path / f"out{ext}", image, lossless=ext == ".webp")  # WebP is lossy by default
+    written = writing.write(tmp_path / f"out{ext}", image, lossless=ext == ".webp")  # WebP is lossy by default
     assert written == tmp_path / f"out{ext}"
-    back = cio.read(written)
+    back = reading.read(written)
     assert back.dtype == image.dtype and back.shape == image.shape
     np.testing.assert_array_equal(back, image)
 
@@ -107,7 +109,7 @@ def test_lossless_round_trip_is_exact(tmp_path, strict_warnings, ext, dtype, cha
 def test_webp_keeps_alpha_losslessly(tmp_path, strict_warnings):
     image = noise(shaped(4), np.uint8)
     image[..., 3] = np.maximum(image[..., 3], 1)  # libwebp may rewrite the colour of fully transparent pixels
-    np.testing.assert_array_equal(cio.read(cio.write(tmp_path / "a.webp", image, lossless=True)), image)
+    np.testing.assert_array_equal(reading.read(writing.write(tmp_path / "a.webp", image, lossless=True)), image)
 
 
 def smooth(channels: int) -> np.ndarray:
@@ -119,7 +121,7 @@ def smooth(channels: int) -> np.ndarray:
 @pytest.mark.parametrize("channels", [1, 3])
 def test_jpeg_round_trip_within_tolerance(tmp_path, strict_warnings, channels):
     image = smooth(channels)
-    back = cio.read(cio.write(tmp_path / "a.jpg", image))
+    back = reading.read(writing.write(tmp_path / "a.jpg", image))
     assert back.shape == image.shape and back.dtype == np.uint8
     difference = np.abs(back.astype(int) - image)
     assert difference.mean() < 2.0 and difference.max() <= 40  # default quality 95
@@ -128,31 +130,31 @@ def test_jpeg_round_trip_within_tolerance(tmp_path, strict_warnings, channels):
 def test_quality_is_passed_to_jpeg_and_webp(tmp_path):
     image = noise(shaped(3, 64, 64), np.uint8)
     for ext in (".jpg", ".webp"):
-        low = cio.write(tmp_path / f"low{ext}", image, quality=10).stat().st_size
-        high = cio.write(tmp_path / f"high{ext}", image, quality=95).stat().st_size
+        low = writing.write(tmp_path / f"low{ext}", image, quality=10).stat().st_size
+        high = writing.write(tmp_path / f"high{ext}", image, quality=95).stat().st_size
         assert low < high
-    lossy = cio.read(cio.write(tmp_path / "smooth.webp", smooth(3), quality=90))
+    lossy = reading.read(writing.write(tmp_path / "smooth.webp", smooth(3), quality=90))
     assert not np.array_equal(lossy, smooth(3)) and np.abs(lossy.astype(int) - smooth(3)).mean() < 3
 
 
 def test_png_compression_is_passed(tmp_path):
     image = np.tile(np.arange(256, dtype=np.uint8), (64, 1))
-    fast = cio.write(tmp_path / "fast.png", image, compression=0).stat().st_size
-    small = cio.write(tmp_path / "small.png", image, compression=9).stat().st_size
+    fast = writing.write(tmp_path / "fast.png", image, compression=0).stat().st_size
+    small = writing.write(tmp_path / "small.png", image, compression=9).stat().st_size
     assert small < fast
-    np.testing.assert_array_equal(cio.read(tmp_path / "small.png"), image)
+    np.testing.assert_array_equal(reading.read(tmp_path / "small.png"), image)
 
 
 def test_write_accepts_str_paths_and_creates_parents(tmp_path):
     target = tmp_path / "a" / "b" / "c.png"
-    assert cio.write(str(target), noise(shaped(1), np.uint8)) == target
-    assert cio.probe(str(target)) == (40, 24)
+    assert writing.write(str(target), noise(shaped(1), np.uint8)) == target
+    assert reading.probe(str(target)) == (40, 24)
 
 
 def test_written_file_mode_follows_the_umask(tmp_path):
     old = os.umask(0o022)
     try:
-        path = cio.write(tmp_path / "m.png", noise(shaped(1), np.uint8))
+        path = writing.write(tmp_path / "m.png", noise(shaped(1), np.uint8))
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
@@ -164,7 +166,7 @@ def test_written_file_mode_follows_the_umask(tmp_path):
 def test_gray_alpha_png_reads_as_bgra(tmp_path):
     gray, alpha = noise((6, 5), np.uint8, 1), noise((6, 5), np.uint8, 2)
     Image.fromarray(np.dstack([gray, alpha]), "LA").save(tmp_path / "la.png")
-    image = cio.read(tmp_path / "la.png")
+    image = reading.read(tmp_path / "la.png")
     assert image.shape == (6, 5, 4)
     for channel in range(3):
         np.testing.assert_array_equal(image[..., channel], gray)
@@ -176,24 +178,24 @@ def test_palette_png_reads_as_bgr_or_bgra(tmp_path):
     rgb[:, :3] = (255, 0, 0)
     palette = Image.fromarray(rgb).convert("P")
     palette.save(tmp_path / "p.png")
-    np.testing.assert_array_equal(cio.read(tmp_path / "p.png"), rgb[..., ::-1])
+    np.testing.assert_array_equal(reading.read(tmp_path / "p.png"), rgb[..., ::-1])
     palette.save(tmp_path / "pt.png", transparency=0)
-    with_alpha = cio.read(tmp_path / "pt.png")
+    with_alpha = reading.read(tmp_path / "pt.png")
     assert with_alpha.shape == (4, 6, 4) and set(np.unique(with_alpha[..., 3])) <= {0, 255}
 
 
 def test_float64_reads_as_float32_int16_is_kept_and_int8_refused(tmp_path):
     values = noise((5, 7), np.float32).astype(np.float64)
     assert cv2.imwrite(str(tmp_path / "f64.tif"), values)
-    image = cio.read(tmp_path / "f64.tif")
+    image = reading.read(tmp_path / "f64.tif")
     assert image.dtype == np.float32
     np.testing.assert_allclose(image, values, rtol=1e-7)
     signed = np.array([[-32768, -3, 0, 5, 32767]], np.int16)
     assert cv2.imwrite(str(tmp_path / "i16.tif"), signed)
-    np.testing.assert_array_equal(cio.read(tmp_path / "i16.tif"), signed)
+    np.testing.assert_array_equal(reading.read(tmp_path / "i16.tif"), signed)
     assert cv2.imwrite(str(tmp_path / "i8.tif"), np.full((5, 7), -3, np.int8))
     with pytest.raises(UnsupportedDepthError, match="int8") as caught:
-        cio.read(tmp_path / "i8.tif")
+        reading.read(tmp_path / "i8.tif")
     assert str(tmp_path / "i8.tif") in str(caught.value)
 
 
@@ -220,32 +222,32 @@ def save_oriented(path: Path, orientation: int, **options) -> np.ndarray:
 def test_exif_orientation_is_applied_once_and_written_as_1(tmp_path, orientation, ext, options):
     source = tmp_path / f"in{ext}"
     upright = save_oriented(source, orientation, **options)
-    image, metadata = cio.read_with_metadata(source)
+    image, metadata = reading.read_with_metadata(source)
     assert image.shape == (48, 64, 3)
     if ext == ".jpg":
         assert np.abs(centres(image[..., ::-1]) - centres(upright)).max() <= 8
     else:
         np.testing.assert_array_equal(image[..., ::-1], upright)
-    out = cio.write(tmp_path / f"out{ext}", image, metadata=metadata)
+    out = writing.write(tmp_path / f"out{ext}", image, metadata=metadata)
     written = Image.open(out).getexif()
     assert written[ORIENTATION] == 1 and written[MAKE] == "TestCam"
-    assert np.abs(centres(cio.read(out)[..., ::-1]) - centres(upright)).max() <= 16
+    assert np.abs(centres(reading.read(out)[..., ::-1]) - centres(upright)).max() <= 16
 
 
 @pytest.mark.parametrize("orientation", range(1, 9))
 def test_tiff_orientation_is_applied_once(tmp_path, orientation):
     upright = save_oriented(tmp_path / "in.tif", orientation)
-    np.testing.assert_array_equal(cio.read(tmp_path / "in.tif")[..., ::-1], upright)
+    np.testing.assert_array_equal(reading.read(tmp_path / "in.tif")[..., ::-1], upright)
 
 
 def test_exif_comes_without_header_and_only_the_orientation_changes(tmp_path):
     save_oriented(tmp_path / "in.jpg", 6, quality=100, subsampling=0)
     original = Image.open(tmp_path / "in.jpg").info["exif"].removeprefix(b"Exif\0\0")
-    exif = cio.read_with_metadata(tmp_path / "in.jpg")[1].exif
+    exif = reading.read_with_metadata(tmp_path / "in.jpg")[1].exif
     assert exif[:4] in (b"MM\0*", b"II*\0") and len(exif) == len(original)
     assert sum(a != b for a, b in zip(exif, original, strict=True)) == 1  # the orientation value, 6 -> 1
     # a block with the "Exif\0\0" header (as Pillow gives it) is accepted and written once
-    out = cio.write(tmp_path / "out.jpg", blocks_rgb(), metadata=cio.Metadata(exif=b"Exif\0\0" + original))
+    out = writing.write(tmp_path / "out.jpg", blocks_rgb(), metadata=Metadata(exif=b"Exif\0\0" + original))
     assert b"Exif\0\0Exif" not in out.read_bytes()
     assert Image.open(out).getexif()[ORIENTATION] == 1
 
@@ -257,19 +259,19 @@ def test_exif_comes_without_header_and_only_the_orientation_changes(tmp_path):
 @pytest.mark.parametrize("target_ext", [".png", ".jpg", ".webp"])
 def test_icc_profile_is_kept(tmp_path, source_ext, target_ext):
     Image.fromarray(blocks_rgb()).save(tmp_path / f"in{source_ext}", icc_profile=SRGB)
-    image, metadata = cio.read_with_metadata(tmp_path / f"in{source_ext}")
+    image, metadata = reading.read_with_metadata(tmp_path / f"in{source_ext}")
     assert metadata.icc == SRGB
-    out = cio.write(tmp_path / f"out{target_ext}", image, metadata=metadata)
+    out = writing.write(tmp_path / f"out{target_ext}", image, metadata=metadata)
     assert Image.open(out).info.get("icc_profile") == SRGB
 
 
 @pytest.mark.parametrize("target_ext", [".png", ".jpg", ".webp"])
 def test_xmp_is_kept_as_the_bare_packet(tmp_path, target_ext):
     Image.fromarray(blocks_rgb()).save(tmp_path / "in.jpg", xmp=XMP)
-    image, metadata = cio.read_with_metadata(tmp_path / "in.jpg")
+    image, metadata = reading.read_with_metadata(tmp_path / "in.jpg")
     assert metadata.xmp == XMP
-    out = cio.write(tmp_path / f"out{target_ext}", image, metadata=metadata)
-    assert cio.read_with_metadata(out)[1].xmp == XMP
+    out = writing.write(tmp_path / f"out{target_ext}", image, metadata=metadata)
+    assert reading.read_with_metadata(out)[1].xmp == XMP
     info = Image.open(out).info
     assert info.get("xmp", info.get("XML:com.adobe.xmp")) in (XMP, XMP.decode())
 
@@ -278,38 +280,38 @@ def test_png_xmp_is_written_exactly(tmp_path):
     # OpenCV's PNG encoder reads the packet up to a NUL; without one it often appends heap bytes
     for length in range(40):
         packet = XMP.replace(b"<rdf:RDF/>", b"<rdf:RDF/>" + b" " * length)
-        out = cio.write(tmp_path / f"x{length}.png", np.zeros((4, 4), np.uint8), metadata=cio.Metadata(xmp=packet))
+        out = writing.write(tmp_path / f"x{length}.png", np.zeros((4, 4), np.uint8), metadata=Metadata(xmp=packet))
         assert Image.open(out).info["XML:com.adobe.xmp"] == packet.decode()
-        assert cio.read_with_metadata(out)[1].xmp == packet
+        assert reading.read_with_metadata(out)[1].xmp == packet
 
 
 def test_formats_without_metadata_are_written_without_it(tmp_path):
-    metadata = cio.Metadata(icc=SRGB, xmp=XMP)
-    out = cio.write(tmp_path / "out.bmp", blocks_rgb(), metadata=metadata)
-    assert cio.read_with_metadata(out)[1] == cio.Metadata()
+    metadata = Metadata(icc=SRGB, xmp=XMP)
+    out = writing.write(tmp_path / "out.bmp", blocks_rgb(), metadata=metadata)
+    assert reading.read_with_metadata(out)[1] == Metadata()
 
 
 # --- pixel limit -------------------------------------------------------------------------
 
 
 def test_pixel_limit_argument_and_environment(tmp_path, monkeypatch):
-    path = cio.write(tmp_path / "s.png", noise(shaped(3, 10, 20), np.uint8))
+    path = writing.write(tmp_path / "s.png", noise(shaped(3, 10, 20), np.uint8))
     with pytest.raises(ImageTooLargeError, match=r"20x10 = 200 pixels exceeds the limit of 199") as caught:
-        cio.read(path, max_pixels=199)
+        reading.read(path, max_pixels=199)
     assert str(path) in str(caught.value)
-    assert cio.read(path, max_pixels=200).shape == (10, 20, 3)
+    assert reading.read(path, max_pixels=200).shape == (10, 20, 3)
     monkeypatch.setenv("CVFILTERS_MAX_PIXELS", "150")
-    assert cio.max_pixels_limit() == 150
+    assert reading.max_pixels_limit() == 150
     with pytest.raises(ImageTooLargeError, match="limit of 150"):
-        cio.read(path)
-    assert cio.read(path, max_pixels=1000).shape == (10, 20, 3)  # the argument wins
+        reading.read(path)
+    assert reading.read(path, max_pixels=1000).shape == (10, 20, 3)  # the argument wins
     monkeypatch.setenv("CVFILTERS_MAX_PIXELS", "lots")
     with pytest.raises(UsageError, match="CVFILTERS_MAX_PIXELS"):
-        cio.read(path)
+        reading.read(path)
     monkeypatch.delenv("CVFILTERS_MAX_PIXELS")
-    assert cio.max_pixels_limit() == cio.DEFAULT_MAX_PIXELS == 2**28
+    assert reading.max_pixels_limit() == reading.DEFAULT_MAX_PIXELS == 2**28
     with pytest.raises(UsageError, match="max_pixels"):
-        cio.max_pixels_limit(0)
+        reading.max_pixels_limit(0)
 
 
 def test_huge_png_header_is_refused_before_decoding(tmp_path):
@@ -317,10 +319,10 @@ def test_huge_png_header_is_refused_before_decoding(tmp_path):
     data = b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", zlib.compress(b"\0" * 64))
     path = tmp_path / "bomb.png"
     path.write_bytes(data + png_chunk(b"IEND", b""))
-    assert cio.probe(path) == (65535, 65535)
+    assert reading.probe(path) == (65535, 65535)
     start = time.perf_counter()
     with pytest.raises(ImageTooLargeError) as caught:
-        cio.read(path)
+        reading.read(path)
     assert time.perf_counter() - start < 1.0
     assert str(caught.value) == (
         f"{path}: 65535x65535 = 4294836225 pixels exceeds the limit of 268435456"
@@ -330,16 +332,16 @@ def test_huge_png_header_is_refused_before_decoding(tmp_path):
 
 def test_formats_pillow_cannot_parse_are_decoded_then_checked(tmp_path):
     image = noise(shaped(3, 10, 20), np.float32)
-    path = cio.write(tmp_path / "r.hdr", image)
-    assert cio.probe(path) == (20, 10)
-    back = cio.read(path)
+    path = writing.write(tmp_path / "r.hdr", image)
+    assert reading.probe(path) == (20, 10)
+    back = reading.read(path)
     assert back.dtype == np.float32 and np.abs(back - image).max() < 0.01
     with pytest.raises(ImageTooLargeError, match="20x10 = 200 pixels"):
-        cio.read(path, max_pixels=100)
+        reading.read(path, max_pixels=100)
     huge = tmp_path / "huge.hdr"
     huge.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 65535 +X 65535\n" + b"\0" * 64)
     with pytest.raises(ImageTooLargeError, match="65535x65535 = 4294836225 pixels exceeds"):
-        cio.read(huge)  # from the header, before OpenCV decodes
+        reading.read(huge)  # from the header, before OpenCV decodes
 
 
 # --- read errors -------------------------------------------------------------------------
@@ -347,7 +349,7 @@ def test_formats_pillow_cannot_parse_are_decoded_then_checked(tmp_path):
 
 def expect(error: type[Exception], path: Path) -> None:
     with pytest.raises(error) as caught:
-        cio.read(path)
+        reading.read(path)
     assert str(caught.value).startswith(f"{path}: ")
 
 
@@ -363,12 +365,12 @@ def test_missing_directory_empty_and_text_files(tmp_path):
     (tmp_path / "random.jpg").write_bytes(noise((300,), np.uint8).tobytes())
     expect(NotAnImageError, tmp_path / "random.jpg")
     with pytest.raises(FileMissingError):
-        cio.probe(tmp_path / "nope.png")
+        reading.probe(tmp_path / "nope.png")
 
 
 @pytest.mark.skipif(IS_ROOT or not hasattr(os, "geteuid"), reason="root reads every file")
 def test_unreadable_file(tmp_path):
-    path = cio.write(tmp_path / "locked.png", noise(shaped(1), np.uint8))
+    path = writing.write(tmp_path / "locked.png", noise(shaped(1), np.uint8))
     path.chmod(0)
     try:
         expect(UnreadableFileError, path)
@@ -378,7 +380,7 @@ def test_unreadable_file(tmp_path):
 
 @pytest.mark.parametrize("error", [PermissionError(errno.EACCES, "Permission denied"), OSError(errno.EIO, "I/O")])
 def test_open_failures_are_unreadable(tmp_path, monkeypatch, error):
-    path = cio.write(tmp_path / "x.png", noise(shaped(1), np.uint8))
+    path = writing.write(tmp_path / "x.png", noise(shaped(1), np.uint8))
 
     real_open = os.open
 
@@ -418,7 +420,7 @@ def test_jpeg_end_marker_check(tmp_path):
     data = cv2.imencode(".jpg", smooth(3))[1].tobytes()
     # a trailer after the end marker, larger than 64 KiB (a motion photo's video), still reads
     (tmp_path / "trailer.jpg").write_bytes(data + noise((200_000,), np.uint8).tobytes().replace(b"\xff\xd9", b"\0\0"))
-    assert cio.read(tmp_path / "trailer.jpg").shape == (48, 64, 3)
+    assert reading.read(tmp_path / "trailer.jpg").shape == (48, 64, 3)
     # the end marker of an embedded thumbnail does not make a cut main image complete
     thumbnail = cv2.imencode(".jpg", smooth(3)[:8, :8])[1].tobytes()
     app = b"\xff\xe2" + struct.pack(">H", len(thumbnail) + 2) + thumbnail
@@ -432,18 +434,18 @@ def test_jpeg_end_marker_check(tmp_path):
 
 
 def test_overwrite_false_refuses_an_existing_file(tmp_path):
-    path = cio.write(tmp_path / "o.png", noise(shaped(1), np.uint8, 1))
+    path = writing.write(tmp_path / "o.png", noise(shaped(1), np.uint8, 1))
     before = path.read_bytes()
     with pytest.raises(OutputExistsError) as caught:
-        cio.write(path, noise(shaped(1), np.uint8, 2), overwrite=False)
+        writing.write(path, noise(shaped(1), np.uint8, 2), overwrite=False)
     assert str(path) in str(caught.value) and path.read_bytes() == before
-    cio.write(path, noise(shaped(1), np.uint8, 2))
-    np.testing.assert_array_equal(cio.read(path), noise(shaped(1), np.uint8, 2))
+    writing.write(path, noise(shaped(1), np.uint8, 2))
+    np.testing.assert_array_equal(reading.read(path), noise(shaped(1), np.uint8, 2))
 
 
 @pytest.mark.parametrize("failing", ["fsync", "replace"])
 def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch, failing):
-    old = cio.write(tmp_path / "keep.png", noise(shaped(3), np.uint8, 1))
+    old = writing.write(tmp_path / "keep.png", noise(shaped(3), np.uint8, 1))
     before = old.read_bytes()
 
     def fail(*args, **kwargs):
@@ -452,7 +454,7 @@ def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch, failing):
     monkeypatch.setattr(os, failing, fail)
     for target in (tmp_path / "new.png", old):
         with pytest.raises(ImageWriteError, match="No space left") as caught:
-            cio.write(target, noise(shaped(3), np.uint8, 2))
+            writing.write(target, noise(shaped(3), np.uint8, 2))
         assert str(target) in str(caught.value)
     monkeypatch.undo()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.png"] and old.read_bytes() == before
@@ -461,20 +463,20 @@ def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch, failing):
 def test_failed_encoding_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(cv2, "imencode", lambda *args, **kwargs: (False, None))
     with pytest.raises(ImageWriteError, match="cannot be encoded"):
-        cio.write(tmp_path / "e.png", noise(shaped(1), np.uint8))
+        writing.write(tmp_path / "e.png", noise(shaped(1), np.uint8))
     assert list(tmp_path.iterdir()) == []
 
 
 def test_unwritable_places(tmp_path):
     (tmp_path / "file").write_bytes(b"x")
     with pytest.raises(ImageWriteError) as caught:
-        cio.write(tmp_path / "file" / "out.png", noise(shaped(1), np.uint8))
+        writing.write(tmp_path / "file" / "out.png", noise(shaped(1), np.uint8))
     assert str(tmp_path / "file" / "out.png") in str(caught.value)
     if not IS_ROOT:
         locked = tmp_path / "locked"
         locked.mkdir(mode=0o555)
         with pytest.raises(ImageWriteError, match="ermission"):
-            cio.write(locked / "out.png", noise(shaped(1), np.uint8))
+            writing.write(locked / "out.png", noise(shaped(1), np.uint8))
 
 
 def test_concurrent_writers_do_not_collide(tmp_path):
@@ -484,7 +486,7 @@ def test_concurrent_writers_do_not_collide(tmp_path):
     def run(image: np.ndarray) -> None:
         try:
             for _ in range(3):
-                cio.write(tmp_path / "same.png", image)
+                writing.write(tmp_path / "same.png", image)
         except BaseException as exc:  # collected and re-checked below
             errors.append(exc)
 
@@ -494,7 +496,7 @@ def test_concurrent_writers_do_not_collide(tmp_path):
     for thread in threads:
         thread.join()
     assert errors == [] and no_temporaries(tmp_path)
-    final = cio.read(tmp_path / "same.png")
+    final = reading.read(tmp_path / "same.png")
     assert any(np.array_equal(final, image) for image in images)
 
 
@@ -502,16 +504,16 @@ def test_bad_parameters_and_extensions(tmp_path):
     image = noise(shaped(1), np.uint8)
     for bad in (0, 101, 50.0, True):
         with pytest.raises(ParameterError, match="quality"):
-            cio.write(tmp_path / "q.jpg", image, quality=bad)
+            writing.write(tmp_path / "q.jpg", image, quality=bad)
     with pytest.raises(ParameterError, match="compression"):
-        cio.write(tmp_path / "c.png", image, compression=10)
+        writing.write(tmp_path / "c.png", image, compression=10)
     for name in ("x.xyz", "noextension"):
         with pytest.raises(ImageWriteError, match="no encoder"):
-            cio.write(tmp_path / name, image)
+            writing.write(tmp_path / name, image)
     with pytest.raises(UnsupportedDepthError, match="int32"):
-        cio.write(tmp_path / "i.tif", image.astype(np.int32))
+        writing.write(tmp_path / "i.tif", image.astype(np.int32))
     with pytest.raises(ImageWriteError, match="shape"):
-        cio.write(tmp_path / "s.png", np.zeros((4, 4, 2), np.uint8))
+        writing.write(tmp_path / "s.png", np.zeros((4, 4, 2), np.uint8))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -522,9 +524,9 @@ def test_uint16_to_jpeg_warns_and_scales(tmp_path):
     image = np.full((16, 16, 3), 0, np.uint16)
     image[:, :8] = 32896  # 32896 * 255 / 65535 = 128.0
     image[:, 8:] = 65535
-    with pytest.warns(cio.DepthConversionWarning, match="uint16"):
-        path = cio.write(tmp_path / "d.jpg", image)
-    back = cio.read(path)
+    with pytest.warns(writing.DepthConversionWarning, match="uint16"):
+        path = writing.write(tmp_path / "d.jpg", image)
+    back = reading.read(path)
     assert back.dtype == np.uint8
     assert abs(int(back[8, 2, 0]) - 128) <= 2 and abs(int(back[8, 13, 0]) - 255) <= 2
 
@@ -532,33 +534,33 @@ def test_uint16_to_jpeg_warns_and_scales(tmp_path):
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # NaN must not reach an integer cast
 def test_depth_conversions_round_and_clip(tmp_path):
     sixteen = np.array([[0, 128, 129, 257, 32767, 32768, 65407, 65535]], np.uint16)
-    with pytest.warns(cio.DepthConversionWarning):
-        eight = cio.read(cio.write(tmp_path / "u16.bmp", sixteen))
+    with pytest.warns(writing.DepthConversionWarning):
+        eight = reading.read(writing.write(tmp_path / "u16.bmp", sixteen))
     np.testing.assert_array_equal(eight, np.rint(sixteen / 257.0).astype(np.uint8))
     floats = np.array([[-0.5, 0.0, 0.25, 0.5, 1.0, 1.5, np.nan, np.inf]], np.float32)
-    with pytest.warns(cio.DepthConversionWarning, match="float32"):
-        as_png = cio.read(cio.write(tmp_path / "f.png", floats))
+    with pytest.warns(writing.DepthConversionWarning, match="float32"):
+        as_png = reading.read(writing.write(tmp_path / "f.png", floats))
     np.testing.assert_array_equal(as_png, np.array([[0, 0, 16384, 32768, 65535, 65535, 0, 65535]], np.uint16))
-    with pytest.warns(cio.DepthConversionWarning):
-        as_bmp = cio.read(cio.write(tmp_path / "f.bmp", floats))
+    with pytest.warns(writing.DepthConversionWarning):
+        as_bmp = reading.read(writing.write(tmp_path / "f.bmp", floats))
     np.testing.assert_array_equal(as_bmp, np.array([[0, 0, 64, 128, 255, 255, 0, 255]], np.uint8))
 
 
 def test_alpha_is_dropped_for_jpeg_only(tmp_path, strict_warnings):
     image = noise(shaped(4), np.uint8)
-    with pytest.warns(cio.DepthConversionWarning, match="alpha"):
-        assert cio.read(cio.write(tmp_path / "a.jpg", image)).shape == (24, 40, 3)
+    with pytest.warns(writing.DepthConversionWarning, match="alpha"):
+        assert reading.read(writing.write(tmp_path / "a.jpg", image)).shape == (24, 40, 3)
     for ext in (".png", ".tif", ".bmp"):
-        assert cio.read(cio.write(tmp_path / f"a{ext}", image)).shape == (24, 40, 4)
+        assert reading.read(writing.write(tmp_path / f"a{ext}", image)).shape == (24, 40, 4)
 
 
 def test_channel_conversion_for_pnm(tmp_path):
     gray = noise(shaped(1), np.uint8)
-    with pytest.warns(cio.DepthConversionWarning, match="1 channels"):
-        colour = cio.read(cio.write(tmp_path / "g.ppm", gray))
+    with pytest.warns(writing.DepthConversionWarning, match="1 channels"):
+        colour = reading.read(writing.write(tmp_path / "g.ppm", gray))
     np.testing.assert_array_equal(colour, np.dstack([gray] * 3))
-    with pytest.warns(cio.DepthConversionWarning, match="converted to gray"):
-        assert cio.read(cio.write(tmp_path / "c.pgm", colour)).shape == gray.shape
+    with pytest.warns(writing.DepthConversionWarning, match="converted to gray"):
+        assert reading.read(writing.write(tmp_path / "c.pgm", colour)).shape == gray.shape
 
 
 @pytest.mark.parametrize(("ext", "dtype", "stored"), [
@@ -568,7 +570,7 @@ def test_channel_conversion_for_pnm(tmp_path):
     (".bmp", np.float32, np.uint8),
 ])
 def test_output_dtype(ext, dtype, stored):
-    assert cio.output_dtype(f"x{ext.upper()}", dtype) == np.dtype(stored)
+    assert writing.output_dtype(f"x{ext.upper()}", dtype) == np.dtype(stored)
 
 
 def test_extension_sets():
@@ -580,10 +582,10 @@ def test_extension_sets():
 
 
 def test_probe_reads_only_the_header(tmp_path):
-    path = cio.write(tmp_path / "p.jpg", smooth(3))
-    assert cio.probe(path) == (64, 48)
+    path = writing.write(tmp_path / "p.jpg", smooth(3))
+    assert reading.probe(path) == (64, 48)
     buffer = io.BytesIO()
     Image.new("RGB", (300, 200)).save(buffer, "PNG")
     (tmp_path / "cut.png").write_bytes(buffer.getvalue()[:50])  # header only: probing still works
-    assert cio.probe(tmp_path / "cut.png") == (300, 200)
+    assert reading.probe(tmp_path / "cut.png") == (300, 200)
     expect(TruncatedImageError, tmp_path / "cut.png")

@@ -36,8 +36,7 @@ import pytest
 from PIL import Image, ImageOps, features
 
 from cvfilters.cli.main import main
-from cvfilters.io import decoders
-from cvfilters.io import images as cio
+from cvfilters.io import decoders, reading, writing
 
 tifffile = pytest.importorskip("tifffile", reason="tifffile writes the TIFF cases and reads them back")
 
@@ -172,7 +171,7 @@ def case_bytes(name: str, orientation: int) -> bytes:
 
 
 def read_rgb(path: Path) -> np.ndarray:
-    return rgb_of(cio.read(path))
+    return rgb_of(reading.read(path))
 
 
 def inverted(rgb: np.ndarray) -> np.ndarray:
@@ -202,9 +201,9 @@ def test_every_decoder_path_turns_the_image_upright_once(tmp_path, name):
     for orientation in ORIENTATIONS:
         path = tmp_path / f"{name}-{orientation}.{'tif' if name.startswith('tiff') else name.split('-')[0]}"
         path.write_bytes(case_bytes(name, orientation))
-        image, metadata = cio.read_with_metadata(path)
+        image, metadata = reading.read_with_metadata(path)
         assert_upright(rgb_of(image), stored, orientation, tolerance)
-        np.testing.assert_array_equal(cio.read(path), image)  # read and read_with_metadata agree
+        np.testing.assert_array_equal(reading.read(path), image)  # read and read_with_metadata agree
         if metadata.exif:  # the EXIF carried to outputs says the pixels are upright
             carried = Image.Exif()
             carried.load(b"Exif\0\0" + metadata.exif)
@@ -269,7 +268,7 @@ def test_cli_gives_the_api_result_and_writes_orientation_1(tmp_path, name):
                 assert_upright(pixels, inverted(stored)[..., :3] if stored.ndim == 3 else 255 - stored, orientation,
                                tolerance + 12)
             else:
-                np.testing.assert_array_equal(pixels, inverted(rgb_of(cio.read(source))))  # as the API reads it
+                np.testing.assert_array_equal(pixels, inverted(rgb_of(reading.read(source))))  # as the API reads it
                 assert_upright(pixels, inverted(stored), orientation, tolerance)
 
 
@@ -277,9 +276,9 @@ def test_cli_gives_the_api_result_and_writes_orientation_1(tmp_path, name):
 def test_metadata_written_back_carries_orientation_1(tmp_path, orientation):
     source = tmp_path / "in.jpg"
     source.write_bytes(case_bytes("jpeg", orientation))
-    image, metadata = cio.read_with_metadata(source)
+    image, metadata = reading.read_with_metadata(source)
     for ext in (".jpg", ".png", ".webp", ".tif"):
-        out = cio.write(tmp_path / f"out{ext}", image, metadata=metadata)
+        out = writing.write(tmp_path / f"out{ext}", image, metadata=metadata)
         with Image.open(out) as second:
             assert second.getexif().get(TAG, 1) == 1, ext
             assert_upright(np.asarray(second.convert("RGB")), RGB, orientation, 16)

@@ -1,4 +1,5 @@
-"""Tests of cvfilters.io.regions: TIFF, BigTIFF and Zarr read and written in pieces.
+"""Tests of cvfilters.io.regions, tiff_regions and zarr_regions: TIFF, BigTIFF and Zarr read and
+written in pieces.
 
 Each file is made here by tifffile or zarr, and every result is checked with a second reader
 (cv2.imread for the BGR order, tifffile and Pillow for the stored samples and tags), never
@@ -19,7 +20,7 @@ from PIL import Image
 
 from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
 from cvfilters.engine import tiles
-from cvfilters.io import regions
+from cvfilters.io import regions, tiff_regions, zarr_regions
 
 zarr = pytest.importorskip("zarr")
 pytest.importorskip("imagecodecs", reason="LZW, Zstandard and JPEG TIFFs need imagecodecs")
@@ -62,7 +63,7 @@ def test_tiff_regions_match_a_second_reader(tmp_path: Path, layout: str) -> None
     if expected is None:  # OpenCV's libtiff lacks Zstandard: tifffile decodes it
         expected = tifffile.imread(path)[..., ::-1]
     assert expected.shape == data.shape
-    with regions.TiffSource(path) as source:
+    with tiff_regions.TiffSource(path) as source:
         assert source.shape == data.shape and source.dtype == np.uint8
         for y0, y1, x0, x1 in [(0, HEIGHT, 0, WIDTH), (5, 77, 13, 156), (HEIGHT - 3, HEIGHT, WIDTH - 1, WIDTH),
                                (36, 38, 0, 1), (100, 203, 47, 49)]:
@@ -74,7 +75,8 @@ def test_tiff_written_by_tiles_keeps_pixels_and_storage(tmp_path: Path, layout: 
     data = _rgb()
     path, out = tmp_path / "in.tif", tmp_path / "out.tif"
     tifffile.imwrite(path, data, photometric="rgb", **LAYOUTS[layout])
-    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+    with tiff_regions.TiffSource(path) as source, \
+            regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
         _copy_by_tiles(source, sink, 41)
     np.testing.assert_array_equal(tifffile.imread(out), data)
     np.testing.assert_array_equal(np.asarray(Image.open(out)), data)  # Pillow, a third reader
@@ -97,7 +99,8 @@ def test_tiff_depths_and_channels_round_trip(tmp_path: Path, dtype: Any, channel
     extra = {"extrasamples": ["unassalpha"]} if channels == 4 else {}
     tifffile.imwrite(path, stored, photometric="rgb" if channels > 1 else "minisblack", compression="zlib",
                      rowsperstrip=20, **extra)
-    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+    with tiff_regions.TiffSource(path) as source, \
+            regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
         assert source.dtype == np.dtype(dtype)
         if channels > 1:  # BGR(A) as OpenCV reads it
             np.testing.assert_array_equal(source.read(3, 40, 7, 90), stored[3:40, 7:90][..., [2, 1, 0, 3][:channels]])
@@ -116,7 +119,8 @@ def test_tiff_metadata_is_kept(tmp_path: Path) -> None:
     tifffile.imwrite(path, _rgb(), photometric="rgb", resolution=(300, 300), resolutionunit="INCH",
                      iccprofile=icc, description="a scan", software="scanner 1.0", metadata=None,
                      extratags=[(33432, "s", 0, "(c) someone", True)])
-    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+    with tiff_regions.TiffSource(path) as source, \
+            regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
         _copy_by_tiles(source, sink, 100)
     with Image.open(out) as image:  # Pillow reads the tags back
         assert image.info["icc_profile"] == icc
@@ -126,10 +130,10 @@ def test_tiff_metadata_is_kept(tmp_path: Path) -> None:
 
 
 def test_bigtiff_past_the_classic_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(regions, "BIGTIFF_ABOVE", 1000)  # a 4 GiB file is too big for a test
+    monkeypatch.setattr(tiff_regions, "BIGTIFF_ABOVE", 1000)  # a 4 GiB file is too big for a test
     out = tmp_path / "out.tif"
     data = _rgb()
-    with regions.TiffSink(out, data.shape, data.dtype) as sink:
+    with tiff_regions.TiffSink(out, data.shape, data.dtype) as sink:
         _copy_by_tiles(tiles.ArraySource(data), sink, 64)
     with tifffile.TiffFile(out) as tif:
         assert tif.is_bigtiff
@@ -141,7 +145,8 @@ def test_strips_of_a_codec_tifffile_encodes_only_by_tiles_are_written_tiled(tmp_
     data = _rgb()
     tifffile.imwrite(path, data, photometric="rgb", compression="webp", compressionargs={"lossless": True},
                      rowsperstrip=16)
-    with regions.TiffSource(path) as source, regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+    with tiff_regions.TiffSource(path) as source, \
+            regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
         _copy_by_tiles(source, sink, 50)
     with tifffile.TiffFile(out) as tif:
         assert tif.pages.first.compression == 50001 and tif.pages.first.is_tiled
@@ -167,7 +172,7 @@ def test_unstreamable_tiffs_are_named(tmp_path: Path, make: Any, why: str) -> No
     reason = regions.streamable(path)
     assert reason is not None and why in reason
     with pytest.raises(ImageReadError, match="cannot be streamed"):
-        regions.TiffSource(path)
+        tiff_regions.TiffSource(path)
 
 
 def test_streamable_formats(tmp_path: Path) -> None:
@@ -189,7 +194,7 @@ def test_truncated_tiff_is_an_error_naming_the_file(tmp_path: Path) -> None:
         last = int(tif.pages.first.dataoffsets[-1])
     with open(path, "r+b") as file:
         file.truncate(last + 10)
-    with regions.TiffSource(path) as source:
+    with tiff_regions.TiffSource(path) as source:
         source.read(0, 10, 0, WIDTH)  # the first strips are intact
         with pytest.raises(TruncatedImageError, match="cut.tif"):
             source.read(0, HEIGHT, 0, WIDTH)
@@ -199,7 +204,7 @@ def test_a_failed_write_leaves_the_target_alone(tmp_path: Path) -> None:
     out = tmp_path / "out.tif"
     out.write_bytes(b"old")
     data = _rgb()
-    with pytest.raises(RuntimeError, match="stop"), regions.TiffSink(out, data.shape, data.dtype) as sink:
+    with pytest.raises(RuntimeError, match="stop"), tiff_regions.TiffSink(out, data.shape, data.dtype) as sink:
         sink.write(0, 0, data[:64])
         raise RuntimeError("stop")
     assert out.read_bytes() == b"old"
@@ -209,14 +214,14 @@ def test_a_failed_write_leaves_the_target_alone(tmp_path: Path) -> None:
 def test_incomplete_output_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "out.tif"
     data = _rgb()
-    with pytest.raises(ValueError, match="rows written"), regions.TiffSink(out, data.shape, data.dtype) as sink:
+    with pytest.raises(ValueError, match="rows written"), tiff_regions.TiffSink(out, data.shape, data.dtype) as sink:
         sink.write(0, 0, data[:64])
     assert not out.exists()
 
 
 def test_tiles_out_of_order_are_refused(tmp_path: Path) -> None:
     data = _rgb()
-    with pytest.raises(ValueError, match="row-major"), regions.TiffSink(tmp_path / "o.tif", data.shape,
+    with pytest.raises(ValueError, match="row-major"), tiff_regions.TiffSink(tmp_path / "o.tif", data.shape,
                                                                          data.dtype) as sink:
         sink.write(0, 0, data[:100])
         sink.write(100, 0, data[100:])
@@ -226,13 +231,13 @@ def test_tiles_out_of_order_are_refused(tmp_path: Path) -> None:
 def test_strips_of_one_huge_strip_are_cut(tmp_path: Path) -> None:
     path, out = tmp_path / "in.tif", tmp_path / "out.tif"
     tifffile.imwrite(path, _rgb(), photometric="rgb")  # one strip of the whole image
-    with regions.TiffSource(path) as source:
-        sink = regions.TiffSink(out, source.shape, source.dtype, regions.TiffLayout(rowsperstrip=HEIGHT))
+    with tiff_regions.TiffSource(path) as source:
+        sink = tiff_regions.TiffSink(out, source.shape, source.dtype, tiff_regions.TiffLayout(rowsperstrip=HEIGHT))
         with sink:
             _copy_by_tiles(source, sink, 64)
     with tifffile.TiffFile(out) as tif:
         assert tif.pages.first.rowsperstrip == HEIGHT  # fits MAX_STRIP_BYTES: kept
-    assert regions.MAX_STRIP_BYTES // (WIDTH * 3) > HEIGHT
+    assert tiff_regions.MAX_STRIP_BYTES // (WIDTH * 3) > HEIGHT
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
@@ -258,11 +263,11 @@ def test_zarr_output_replaces_an_existing_array_only_on_success(tmp_path: Path) 
     target = tmp_path / "out.zarr"
     old = zarr.create_array(store=str(target), shape=(4, 4), dtype=np.uint8)
     old[:] = 7
-    with pytest.raises(RuntimeError), regions.ZarrSink(target, data.shape, data.dtype) as sink:
+    with pytest.raises(RuntimeError), zarr_regions.ZarrSink(target, data.shape, data.dtype) as sink:
         sink.write(0, 0, data[:10])
         raise RuntimeError("stop")
     assert zarr.open_array(str(target), mode="r").shape == (4, 4)
-    with regions.ZarrSink(target, data.shape, data.dtype, chunk=64) as sink:
+    with zarr_regions.ZarrSink(target, data.shape, data.dtype, chunk=64) as sink:
         _copy_by_tiles(tiles.ArraySource(data), sink, 64)
     np.testing.assert_array_equal(zarr.open_array(str(target), mode="r")[:], data)
     assert sorted(os.listdir(tmp_path)) == ["out.zarr"]
@@ -286,7 +291,7 @@ def test_zarr_sink_in_a_read_only_folder_is_a_write_error(tmp_path: Path) -> Non
     folder.mkdir()
     folder.chmod(0o500)
     with pytest.raises((ImageWriteError, PermissionError)):
-        regions.ZarrSink(folder / "x.zarr", (4, 4), np.dtype(np.uint8))
+        zarr_regions.ZarrSink(folder / "x.zarr", (4, 4), np.dtype(np.uint8))
 
 
 def test_stored_bytes(tmp_path: Path) -> None:

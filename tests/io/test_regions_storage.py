@@ -1,6 +1,7 @@
-"""cvfilters.io.regions: the storage details an output keeps or chooses, and the edges of reading.
+"""cvfilters.io.regions, tiff_regions and zarr_regions: the storage details an output keeps or
+chooses, and the edges of reading.
 
-Files are made by tifffile or zarr; what the module writes is read back with tifffile, zarr
+Files are made by tifffile or zarr; what the modules write is read back with tifffile, zarr
 or Pillow (second readers), and every expected tag, chunk or message is written out by hand.
 """
 
@@ -21,7 +22,7 @@ from PIL import Image
 from cvfilters.core.arrays import swap_rb
 from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
 from cvfilters.engine import tiles
-from cvfilters.io import regions
+from cvfilters.io import regions, tiff_regions, zarr_regions
 
 zarr = pytest.importorskip("zarr")
 numcodecs = pytest.importorskip("numcodecs")
@@ -41,7 +42,7 @@ def _copy(source: Any, sink: Any, size: int) -> None:
             sink.write(y, x, source.read(y, min(y + size, height), x, min(x + size, width)))
 
 
-def _count_loads(source: regions.TiffSource) -> list[int]:
+def _count_loads(source: tiff_regions.TiffSource) -> list[int]:
     """The segment indices ``source`` decodes from now on, in order."""
     loads: list[int] = []
     load = source._load
@@ -66,8 +67,9 @@ def _patch_short(path: Path, code: int, value: int, data: np.ndarray) -> None:
 
 # ---------------------------------------------------------------- names and refusals
 def test_names_are_matched_in_any_case() -> None:
-    assert regions.is_tiff("scan.TIF") and regions.is_tiff("scan.Tiff") and not regions.is_tiff("scan.tif.png")
-    assert regions.is_zarr("a/b.ZARR") and not regions.is_zarr("b.zarr.tif")
+    assert tiff_regions.is_tiff("scan.TIF") and tiff_regions.is_tiff("scan.Tiff")
+    assert not tiff_regions.is_tiff("scan.tif.png")
+    assert zarr_regions.is_zarr("a/b.ZARR") and not zarr_regions.is_zarr("b.zarr.tif")
     assert regions.streamable("photo.PNG") == ".PNG is decoded whole"
     assert regions.streamable("README") == "a file without extension is decoded whole"
 
@@ -88,7 +90,7 @@ def test_more_unstreamable_tiffs_are_named(tmp_path: Path, make: Any, why: str) 
     make(path)
     assert regions.streamable(path) == why
     with pytest.raises(ImageReadError) as caught:
-        regions.TiffSource(path)
+        tiff_regions.TiffSource(path)
     assert str(caught.value) == f"{path}: cannot be streamed: {why}"
 
 
@@ -96,7 +98,7 @@ def test_four_samples_of_unspecified_meaning_stream(tmp_path: Path) -> None:
     data = _data(9, 7, 4)
     tifffile.imwrite(tmp_path / "x.tif", data, photometric="rgb", extrasamples=["unspecified"])
     assert regions.streamable(tmp_path / "x.tif") is None
-    with regions.TiffSource(tmp_path / "x.tif") as source, \
+    with tiff_regions.TiffSource(tmp_path / "x.tif") as source, \
             regions.open_sink(tmp_path / "o.tif", source.shape, source.dtype, source=source) as sink:
         np.testing.assert_array_equal(source.read(0, 9, 0, 7), data[..., [2, 1, 0, 3]])
         _copy(source, sink, 4)
@@ -112,16 +114,16 @@ def test_big_endian_files_read_right(tmp_path: Path) -> None:
                                                  ("tiles.tif", {"tile": (16, 16), "compression": "zlib"})]
     for name, options in layouts:
         tifffile.imwrite(tmp_path / name, data, byteorder=">", **options)
-        with regions.TiffSource(tmp_path / name) as source:
+        with tiff_regions.TiffSource(tmp_path / name) as source:
             assert source.dtype == np.dtype(np.uint16) and source.dtype.byteorder in "=|"
             np.testing.assert_array_equal(source.read(3, 29, 2, 11), data[3:29, 2:11])
 
 
 def test_uncompressed_strips_are_read_in_pieces_across_strips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(regions, "PIECE_BYTES", 3 * 23 * 3)  # pieces of 3 rows, strips of 10
+    monkeypatch.setattr(tiff_regions, "PIECE_BYTES", 3 * 23 * 3)  # pieces of 3 rows, strips of 10
     data = _data(31, 23)
     tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", rowsperstrip=10)
-    with regions.TiffSource(tmp_path / "in.tif") as source:
+    with tiff_regions.TiffSource(tmp_path / "in.tif") as source:
         for y0, y1 in ((0, 31), (8, 12), (9, 10), (10, 11), (29, 31), (2, 25)):
             np.testing.assert_array_equal(source.read(y0, y1, 1, 22), data[y0:y1, 1:22, ::-1])
 
@@ -130,7 +132,7 @@ def test_each_segment_is_decoded_once_in_a_row_major_pass(tmp_path: Path) -> Non
     data = _data(100, 90)
     tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", tile=(32, 32), compression="zstd")
     for cache in (None, 1):  # the default, and the least: two rows of tiles
-        with regions.TiffSource(tmp_path / "in.tif", cache_bytes=cache) as source:
+        with tiff_regions.TiffSource(tmp_path / "in.tif", cache_bytes=cache) as source:
             loads = _count_loads(source)
             out = np.concatenate([np.concatenate([source.read(y, min(y + 20, 100), x, min(x + 20, 90))
                                                   for x in range(0, 90, 20)], axis=1) for y in range(0, 100, 20)])
@@ -141,7 +143,7 @@ def test_each_segment_is_decoded_once_in_a_row_major_pass(tmp_path: Path) -> Non
 def test_uncompressed_strips_are_read_once_with_the_least_cache(tmp_path: Path) -> None:
     data = _data(40, 30, 1, np.uint16)
     tifffile.imwrite(tmp_path / "in.tif", data, rowsperstrip=8, byteorder=">")
-    with regions.TiffSource(tmp_path / "in.tif", cache_bytes=1) as source:  # room for two strips
+    with tiff_regions.TiffSource(tmp_path / "in.tif", cache_bytes=1) as source:  # room for two strips
         loads = _count_loads(source)
         for y in range(0, 40, 6):  # tiles 6 rows high cross the strips of 8
             for x in range(0, 30, 10):
@@ -159,7 +161,7 @@ def test_fewer_strips_than_the_image_needs_is_a_truncation(tmp_path: Path) -> No
         for entry in entries:
             file.seek(entry + 4)  # the count of a classic TIFF directory entry
             file.write(struct.pack("<I", 2))
-    with regions.TiffSource(path) as source:
+    with tiff_regions.TiffSource(path) as source:
         np.testing.assert_array_equal(source.read(0, 20, 0, 7), data[:20])
         with pytest.raises(TruncatedImageError) as caught:
             source.read(15, 30, 0, 7)
@@ -169,7 +171,7 @@ def test_fewer_strips_than_the_image_needs_is_a_truncation(tmp_path: Path) -> No
 def test_a_small_cache_decodes_again_and_grows_on_request(tmp_path: Path) -> None:
     data = _data(64, 64)
     tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", tile=(16, 16), compression="zlib")
-    with regions.TiffSource(tmp_path / "in.tif", cache_bytes=1) as source:
+    with tiff_regions.TiffSource(tmp_path / "in.tif", cache_bytes=1) as source:
         loads = _count_loads(source)
         source.read(0, 64, 0, 64)  # 16 tiles; the last two rows of them (8) stay
         source.read(0, 16, 0, 16)  # the first tile again, in place of tile 8
@@ -184,7 +186,7 @@ def test_a_small_cache_decodes_again_and_grows_on_request(tmp_path: Path) -> Non
 
 def test_a_closed_source_refuses_reads(tmp_path: Path) -> None:
     tifffile.imwrite(tmp_path / "in.tif", _data(8, 8), photometric="rgb")
-    source = regions.TiffSource(tmp_path / "in.tif")
+    source = tiff_regions.TiffSource(tmp_path / "in.tif")
     source.close()
     source.close()  # twice is fine
     with pytest.raises(OSError):
@@ -194,7 +196,7 @@ def test_a_closed_source_refuses_reads(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- writing TIFF
 def test_a_sink_without_a_layout_writes_plain_strips_of_about_a_mebibyte(tmp_path: Path) -> None:
     data = _data(1000, 600)
-    with regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype) as sink:
+    with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype) as sink:
         _copy(tiles.ArraySource(data), sink, 256)
     with tifffile.TiffFile(tmp_path / "o.tif") as tif:
         page = tif.pages.first
@@ -205,10 +207,10 @@ def test_a_sink_without_a_layout_writes_plain_strips_of_about_a_mebibyte(tmp_pat
 
 
 def test_strips_over_the_bound_are_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(regions, "MAX_STRIP_BYTES", 40 * 3 * 10 + 5)  # 10 rows and a bit
+    monkeypatch.setattr(tiff_regions, "MAX_STRIP_BYTES", 40 * 3 * 10 + 5)  # 10 rows and a bit
     data = _data(45, 40)
     tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", compression="zlib")  # one strip
-    with regions.TiffSource(tmp_path / "in.tif") as source, \
+    with tiff_regions.TiffSource(tmp_path / "in.tif") as source, \
             regions.open_sink(tmp_path / "o.tif", source.shape, source.dtype, source=source) as sink:
         _copy(source, sink, 16)
     with tifffile.TiffFile(tmp_path / "o.tif") as tif:
@@ -217,16 +219,16 @@ def test_strips_over_the_bound_are_cut(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize(("shape", "layout", "photometric", "extras"), [
-    ((9, 7), regions.TiffLayout(photometric=2), 1, ()),  # colour in, grey out
-    ((9, 7, 3), regions.TiffLayout(photometric=1), 2, ()),  # grey in, colour out
-    ((9, 7, 4), regions.TiffLayout(), 2, (2,)),  # alpha without a layout: unassociated
-    ((9, 7, 3), regions.TiffLayout(extrasamples=(0,)), 2, ()),
+    ((9, 7), tiff_regions.TiffLayout(photometric=2), 1, ()),  # colour in, grey out
+    ((9, 7, 3), tiff_regions.TiffLayout(photometric=1), 2, ()),  # grey in, colour out
+    ((9, 7, 4), tiff_regions.TiffLayout(), 2, (2,)),  # alpha without a layout: unassociated
+    ((9, 7, 3), tiff_regions.TiffLayout(extrasamples=(0,)), 2, ()),
 ])
 def test_the_photometric_and_alpha_follow_the_output(tmp_path: Path, shape: tuple[int, ...],
-                                                     layout: regions.TiffLayout, photometric: int,
+                                                     layout: tiff_regions.TiffLayout, photometric: int,
                                                      extras: tuple[int, ...]) -> None:
     data = _data(shape[0], shape[1], shape[2] if len(shape) == 3 else 1)
-    with regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, layout) as sink:
+    with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, layout) as sink:
         _copy(tiles.ArraySource(data), sink, 4)
     with tifffile.TiffFile(tmp_path / "o.tif") as tif:
         page = tif.pages.first
@@ -237,7 +239,8 @@ def test_the_photometric_and_alpha_follow_the_output(tmp_path: Path, shape: tupl
 
 def test_a_predictor_is_dropped_without_compression(tmp_path: Path) -> None:
     data = _data(9, 7)
-    with regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, regions.TiffLayout(predictor=2)) as sink:
+    layout = tiff_regions.TiffLayout(predictor=2)
+    with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, layout) as sink:
         _copy(tiles.ArraySource(data), sink, 9)
     with tifffile.TiffFile(tmp_path / "o.tif") as tif:
         assert (tif.pages.first.compression, tif.pages.first.predictor) == (1, 1)
@@ -247,7 +250,7 @@ def test_dates_artists_and_centimetres_are_kept(tmp_path: Path) -> None:
     data = _data(9, 7)
     tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", resolution=(40, 20), resolutionunit="CENTIMETER",
                      datetime="2024:01:02 03:04:05", metadata=None, extratags=[(315, "s", 0, "A. Painter", True)])
-    with regions.TiffSource(tmp_path / "in.tif") as source, \
+    with tiff_regions.TiffSource(tmp_path / "in.tif") as source, \
             regions.open_sink(tmp_path / "o.tif", source.shape, source.dtype, source=source) as sink:
         _copy(source, sink, 5)
     with Image.open(tmp_path / "o.tif") as image:
@@ -260,7 +263,7 @@ def test_the_writers_shape_note_is_not_carried(tmp_path: Path) -> None:
     tifffile.imwrite(tmp_path / "in.tif", _data(9, 7), photometric="rgb")  # tifffile notes {"shape": [9, 7, 3]}
     with tifffile.TiffFile(tmp_path / "in.tif") as tif:
         assert tif.pages.first.tags.valueof(270).startswith('{"shape"')
-    with regions.TiffSource(tmp_path / "in.tif") as source, \
+    with tiff_regions.TiffSource(tmp_path / "in.tif") as source, \
             regions.open_sink(tmp_path / "o.tif", (9, 7), source.dtype, source=source) as sink:  # now grey
         assert source.layout.tags == {305: "tifffile.py"}
         sink.write(0, 0, np.zeros((9, 7), np.uint8))
@@ -271,8 +274,8 @@ def test_the_writers_shape_note_is_not_carried(tmp_path: Path) -> None:
 def test_bigtiff_only_past_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _data(10, 10)
     for bound, big in ((300, False), (299, True)):  # 300 bytes of samples
-        monkeypatch.setattr(regions, "BIGTIFF_ABOVE", bound)
-        with regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype) as sink:
+        monkeypatch.setattr(tiff_regions, "BIGTIFF_ABOVE", bound)
+        with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype) as sink:
             _copy(tiles.ArraySource(data), sink, 10)
         with tifffile.TiffFile(tmp_path / "o.tif") as tif:
             assert tif.is_bigtiff == big
@@ -287,7 +290,8 @@ def test_a_writer_that_fails_is_a_write_error_and_leaves_nothing(tmp_path: Path,
     (tmp_path / "o.tif").write_bytes(b"old")
     data = _data(40, 8)
     with pytest.raises(ImageWriteError, match="o.tif: cannot be written: .*No space left on device"), \
-            regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, regions.TiffLayout(rowsperstrip=1)) as sink:
+            tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype,
+                                  tiff_regions.TiffLayout(rowsperstrip=1)) as sink:
         for y in range(40):
             sink.write(y, 0, data[y : y + 1])
     assert (tmp_path / "o.tif").read_bytes() == b"old" and sorted(os.listdir(tmp_path)) == ["o.tif"]
@@ -302,9 +306,9 @@ def test_an_abort_while_the_writer_is_behind_returns_and_leaves_nothing(tmp_path
         release.wait(10)
         return real(band)
 
-    monkeypatch.setattr(regions, "swap_rb", slow)
+    monkeypatch.setattr(tiff_regions, "swap_rb", slow)
     data = _data(40, 8)
-    sink = regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, regions.TiffLayout(rowsperstrip=10))
+    sink = tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, tiff_regions.TiffLayout(rowsperstrip=10))
     for y in range(0, 30, 10):  # one band taken by the writer, two waiting in the queue (full)
         sink.write(y, 0, data[y : y + 10])
     timer = threading.Timer(0.2, release.set)
@@ -334,11 +338,12 @@ def test_a_failed_folder_sync_is_the_error_reported(tmp_path: Path, monkeypatch:
 
 
 def test_large_outputs_reach_the_disk_while_they_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(regions, "SYNC_BYTES", 7 * 10 * 3 * 2)  # every two bands of 10 rows
+    monkeypatch.setattr(tiff_regions, "SYNC_BYTES", 7 * 10 * 3 * 2)  # every two bands of 10 rows
     synced: list[int] = []
     monkeypatch.setattr(os, "fdatasync", synced.append)
     data = _data(60, 7)
-    with regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, regions.TiffLayout(rowsperstrip=10)) as sink:
+    layout = tiff_regions.TiffLayout(rowsperstrip=10)
+    with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, layout) as sink:
         _copy(tiles.ArraySource(data), sink, 10)
     assert len(synced) == 3
     np.testing.assert_array_equal(tifffile.imread(tmp_path / "o.tif"), data[..., ::-1])
@@ -349,21 +354,21 @@ def test_a_zarr_array_object_is_a_source(tmp_path: Path) -> None:
     data = _data(12, 10, 4)
     array = zarr.create_array(store=str(tmp_path / "in.zarr"), shape=data.shape, dtype=data.dtype, chunks=(5, 5, 4))
     array[:] = data
-    source = regions.ZarrSource(array)
+    source = zarr_regions.ZarrSource(array)
     assert source.shape == (12, 10, 4) and source.dtype == np.uint8 and "in.zarr" in str(source.path)
     np.testing.assert_array_equal(source.read(2, 11, 1, 9), data[2:11, 1:9, [2, 1, 0, 3]])
 
 
 def test_a_missing_zarr_input_is_named_and_not_created(tmp_path: Path) -> None:
     with pytest.raises(ImageReadError) as caught:
-        regions.ZarrSource(tmp_path / "missing.zarr")
+        zarr_regions.ZarrSource(tmp_path / "missing.zarr")
     assert str(caught.value).startswith(f"{tmp_path / 'missing.zarr'}: not a readable Zarr array (FileNotFoundError: ")
     assert os.listdir(tmp_path) == []
 
 
 def test_an_array_like_without_a_store_is_named_zarr_array() -> None:
     with pytest.raises(ImageReadError) as caught:
-        regions.ZarrSource(np.zeros((4, 4, 2), np.uint8))
+        zarr_regions.ZarrSource(np.zeros((4, 4, 2), np.uint8))
     assert str(caught.value).startswith("zarr array: a Zarr array of shape (4, 4, 2) is not an image")
 
 
@@ -400,7 +405,8 @@ def test_a_zarr_sink_takes_its_defaults_or_the_inputs_storage(tmp_path: Path) ->
     like = zarr.create_array(store=str(tmp_path / "in.zarr"), shape=(20, 20, 3), dtype=np.uint8, chunks=(8, 6, 3),
                              compressors=numcodecs.Blosc(cname="lz4"), zarr_format=2)
     small = data[:20, :20]
-    with regions.open_sink(tmp_path / "o2.zarr", small.shape, small.dtype, source=regions.ZarrSource(like)) as sink:
+    like_source = zarr_regions.ZarrSource(like)
+    with regions.open_sink(tmp_path / "o2.zarr", small.shape, small.dtype, source=like_source) as sink:
         _copy(tiles.ArraySource(small), sink, 7)
     out = zarr.open_array(str(tmp_path / "o2.zarr"), mode="r")
     assert out.chunks == (8, 6, 3) and out.metadata.zarr_format == 2
@@ -410,7 +416,7 @@ def test_a_zarr_sink_takes_its_defaults_or_the_inputs_storage(tmp_path: Path) ->
         _copy(tiles.ArraySource(small), sink, 7)
     assert zarr.open_array(str(tmp_path / "o3.zarr"), mode="r").chunks == (16, 16, 3)
     grey = data[:600, :3, 0]
-    with regions.ZarrSink(tmp_path / "o4.zarr", grey.shape, grey.dtype) as direct:  # its own default: 512
+    with zarr_regions.ZarrSink(tmp_path / "o4.zarr", grey.shape, grey.dtype) as direct:  # its own default: 512
         _copy(tiles.ArraySource(grey), direct, 100)
     assert zarr.open_array(str(tmp_path / "o4.zarr"), mode="r").chunks == (512, 3)
 
@@ -425,7 +431,7 @@ def test_a_tiff_output_of_a_zarr_input_is_plain_and_the_reverse(tmp_path: Path) 
         assert (tif.pages.first.compression, tif.pages.first.is_tiled) == (1, False)
         np.testing.assert_array_equal(tif.asarray(), data)
     tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", tile=(16, 16), compression="zlib")
-    with regions.TiffSource(tmp_path / "in.tif") as tiff, \
+    with tiff_regions.TiffSource(tmp_path / "in.tif") as tiff, \
             regions.open_sink(tmp_path / "o.zarr", tiff.shape, tiff.dtype, source=tiff) as sink:
         _copy(tiff, sink, 4)
     out = zarr.open_array(str(tmp_path / "o.zarr"), mode="r")
@@ -436,24 +442,24 @@ def test_a_tiff_output_of_a_zarr_input_is_plain_and_the_reverse(tmp_path: Path) 
 def test_write_zarr_writes_rgb_chunks_and_replaces_atomically(tmp_path: Path) -> None:
     data = _data(20, 9, 4)
     (tmp_path / "o.zarr").write_bytes(b"a file in the way")
-    regions.write_zarr(tmp_path / "o.zarr", data, chunk=8)
+    zarr_regions.write_zarr(tmp_path / "o.zarr", data, chunk=8)
     out = zarr.open_array(str(tmp_path / "o.zarr"), mode="r")
     assert out.chunks == (8, 8, 4)
     np.testing.assert_array_equal(out[:], data[..., [2, 1, 0, 3]])
-    regions.write_zarr(tmp_path / "o.zarr", data[..., 0])
+    zarr_regions.write_zarr(tmp_path / "o.zarr", data[..., 0])
     out = zarr.open_array(str(tmp_path / "o.zarr"), mode="r")
     assert out.chunks == (20, 9)
     np.testing.assert_array_equal(out[:], data[..., 0])
     assert sorted(os.listdir(tmp_path)) == ["o.zarr"]
     with pytest.raises(ImageWriteError, match="x.zarr: cannot be written as a Zarr array"):
-        regions.write_zarr(tmp_path / "x.zarr", np.zeros((2, 2), object))  # no Zarr data type
+        zarr_regions.write_zarr(tmp_path / "x.zarr", np.zeros((2, 2), object))  # no Zarr data type
     assert sorted(os.listdir(tmp_path)) == ["o.zarr"]
 
 
 def test_write_zarr_default_chunks_new_folders_and_a_failed_move(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     data = _data(600, 3, 1)
-    regions.write_zarr(tmp_path / "a" / "b" / "o.zarr", data)
+    zarr_regions.write_zarr(tmp_path / "a" / "b" / "o.zarr", data)
     out = zarr.open_array(str(tmp_path / "a" / "b" / "o.zarr"), mode="r")
     assert out.chunks == (512, 3)
     np.testing.assert_array_equal(out[:], data)
@@ -461,9 +467,9 @@ def test_write_zarr_default_chunks_new_folders_and_a_failed_move(tmp_path: Path,
     def refuse(source: Path, target: Path) -> None:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(regions, "replace_directory", refuse)
+    monkeypatch.setattr(zarr_regions, "replace_directory", refuse)
     with pytest.raises(ImageWriteError, match="x.zarr: cannot be written as a Zarr array: .*Input/output error"):
-        regions.write_zarr(tmp_path / "x.zarr", data)
+        zarr_regions.write_zarr(tmp_path / "x.zarr", data)
     assert sorted(os.listdir(tmp_path)) == ["a"]  # the temporary array is removed
 
 
@@ -472,14 +478,14 @@ def test_replace_directory_keeps_the_old_target_when_the_move_fails(tmp_path: Pa
     old.mkdir()
     (old / "chunk").write_bytes(b"old")
     with pytest.raises(FileNotFoundError):
-        regions.replace_directory(tmp_path / "missing", old)
+        zarr_regions.replace_directory(tmp_path / "missing", old)
     assert (old / "chunk").read_bytes() == b"old" and sorted(os.listdir(tmp_path)) == ["t.zarr"]
     (tmp_path / "elsewhere").mkdir()
     link = tmp_path / "link.zarr"
     link.symlink_to(tmp_path / "elsewhere")
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "chunk").write_bytes(b"new")
-    regions.replace_directory(tmp_path / "new", link)
+    zarr_regions.replace_directory(tmp_path / "new", link)
     assert not link.is_symlink() and (link / "chunk").read_bytes() == b"new"
     assert (tmp_path / "elsewhere").is_dir()  # the link's target is not removed
     assert sorted(os.listdir(tmp_path)) == ["elsewhere", "link.zarr", "t.zarr"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageCms
 
-from cvfilters.io import images as cio
+from cvfilters.io import reading
 from cvfilters.io.sniff import quick_header
 
 
@@ -82,7 +82,7 @@ def test_profiles_still_arrive_through_opencv(tmp_path: Path) -> None:
         path = tmp_path / f"p.{fmt.lower()}"
         path.write_bytes(_encode(RGB, fmt, icc_profile=icc))
         assert (quick_header(path.read_bytes()) is None) == (fmt == "PNG"), fmt
-        assert cio.read_with_metadata(path)[1].icc == icc, fmt
+        assert reading.read_with_metadata(path)[1].icc == icc, fmt
 
 
 # Headers written byte by byte from the specs (PNG: ISO/IEC 15948 section 11.2.2, IHDR; JPEG: ITU T.81

@@ -37,7 +37,7 @@ import pytest
 from PIL import Image
 
 import cvfilters
-import cvfilters.io.images
+import cvfilters.io.writing
 from cvfilters.io.formats import IMAGE_EXTENSIONS
 from tests import cli_runner
 
@@ -382,14 +382,14 @@ def test_every_output_format_keeps_channels_and_depth_or_warns(tmp_path: Path, e
                 warnings.simplefilter("always")
                 back = cvfilters.read(cvfilters.write(tmp_path / f"{np.dtype(dtype).name}_{channels}{ext}", image))
             kept = channels_of(back) == channels and back.dtype == image.dtype
-            warned = [w for w in caught if issubclass(w.category, cvfilters.io.images.DepthConversionWarning)]
+            warned = [w for w in caught if issubclass(w.category, cvfilters.io.writing.DepthConversionWarning)]
             assert kept or warned, (ext, np.dtype(dtype).name, channels, channels_of(back), back.dtype)
-            assert back.dtype == cvfilters.io.images.output_dtype(f"x{ext}", dtype)
+            assert back.dtype == cvfilters.io.writing.output_dtype(f"x{ext}", dtype)
 
 
 def test_pbm_is_thresholded_at_half_with_a_warning(tmp_path: Path) -> None:
     ramp = np.tile(np.arange(256, dtype=np.uint8), (4, 1))
-    with pytest.warns(cvfilters.io.images.DepthConversionWarning, match="1 bit"):
+    with pytest.warns(cvfilters.io.writing.DepthConversionWarning, match="1 bit"):
         back = cvfilters.read(cvfilters.write(tmp_path / "ramp.pbm", ramp))
     np.testing.assert_array_equal(back, np.where(ramp >= 128, 255, 0))
 

@@ -37,7 +37,7 @@ import cvfilters as cvf
 from cvfilters.backends.execution import info_of
 from cvfilters.core.errors import ImageError, ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.io import images as cio
+from cvfilters.io import reading
 from cvfilters.registry.params import Param
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -427,7 +427,7 @@ CORRUPTIONS = st.sampled_from([b"\xff", b"\x00", b"\xff\xff\xff\xff", b"\x7f\xff
 def test_read_on_damaged_files(workdir: Path, capfd: pytest.CaptureFixture[str], data: st.DataObject) -> None:
     """Random overwrites, deletions and insertions in valid files of every format: ``read``
     returns a supported image or raises an ImageError, and nothing reaches stderr (libpng and
-    libjpeg print there; cvfilters.io.images catches it)."""
+    libjpeg print there; cvfilters.io.reading catches it)."""
     name = data.draw(st.sampled_from(sorted(SEEDS)), label="seed")
     raw = bytearray(SEEDS[name])
     for _ in range(data.draw(st.integers(1, 6), label="edits")):
@@ -450,14 +450,14 @@ def test_read_on_damaged_files(workdir: Path, capfd: pytest.CaptureFixture[str],
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            image = cio.read(path)
+            image = reading.read(path)
         except ImageError as exc:
             assert str(exc).startswith(f"{path}: ") and "\n" not in str(exc), str(exc)
         else:
             assert image.dtype in (np.uint8, np.uint16, np.float32) and image.ndim in (2, 3) and image.size
             assert image.ndim == 2 or image.shape[2] in (3, 4)
     for warning in caught:  # what the decoder printed about a file it still decoded
-        assert warning.category is cio.CorruptDataWarning and str(warning.message).startswith(f"{path}: ")
+        assert warning.category is reading.CorruptDataWarning and str(warning.message).startswith(f"{path}: ")
     assert capfd.readouterr().err == ""
 
 

@@ -16,7 +16,7 @@ from cvfilters.core.errors import CvfError
 from cvfilters.core.files import FileRefused, json_unique, npy_array, read_regular, shown
 from cvfilters.filters._shared.histograms import host_array, level_counts
 from cvfilters.filters._shared.levels import SPACE_CHOICES, host_context, level_view
-from cvfilters.io.images import read
+from cvfilters.io.reading import read
 
 HISTOGRAM_SUFFIXES = (".npy", ".json")
 HISTOGRAM_FORMAT = "cvfilters.histogram"

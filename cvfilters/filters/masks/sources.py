@@ -12,7 +12,7 @@ import numpy as np
 
 from cvfilters.core.pixels import full_scale
 from cvfilters.filters.masks.shapes import Shape, is_shape_text, parse_shape
-from cvfilters.io import images as io
+from cvfilters.io import reading
 
 MaskSource = Union[np.ndarray, str, "os.PathLike[str]", "Shape"]
 
@@ -24,7 +24,7 @@ def load_mask(path: str | os.PathLike[str], size: tuple[int, int] | None = None)
     the alpha is opaque everywhere); RGB files their BT.601 luma. ``size`` is
     ``(width, height)``: a file of another size is stretched to it.
     """
-    return mask_from_array(io.read(path), size)
+    return mask_from_array(reading.read(path), size)
 
 
 def mask_from_array(array: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarray:

@@ -10,7 +10,7 @@ import numpy as np
 
 from cvfilters.core.errors import ImageWriteError, UsageError
 from cvfilters.core.pixels import full_scale
-from cvfilters.io import images as io
+from cvfilters.io import reading, writing
 from cvfilters.viz.sheets.display import _channels, convert_channels, convert_depth
 
 COMPARE_MODES = ("side", "split")
@@ -118,7 +118,7 @@ def check_before_after_target(path: str | os.PathLike[str], *, mode: str = "side
     if mode not in COMPARE_MODES:
         raise UsageError(f"--compare-mode {mode!r} is not one of {', '.join(COMPARE_MODES)}")
     try:
-        io.output_dtype(path, np.uint8)
+        writing.output_dtype(path, np.uint8)
     except ImageWriteError as exc:
         raise UsageError(str(exc)) from None
     if not overwrite and os.path.lexists(path):
@@ -134,20 +134,20 @@ def write_before_after(path: str | os.PathLike[str], before: np.ndarray | str | 
     ----------
     path : path
         The comparison image; its extension picks the format (depth converted as
-        :func:`cvfilters.io.images.write` does).
+        :func:`cvfilters.io.writing.write` does).
     before, after : numpy.ndarray or path
-        The input and the filtered result; files are read with :func:`cvfilters.io.images.read`.
+        The input and the filtered result; files are read with :func:`cvfilters.io.reading.read`.
     mode, label
         As for :func:`before_after`.
     quality, overwrite
-        As for :func:`cvfilters.io.images.write`.
+        As for :func:`cvfilters.io.writing.write`.
 
     Raises
     ------
     ValueError
         An unknown mode (:func:`check_before_after_target` reports it as a usage error).
     ImageReadError, ImageWriteError, OutputExistsError
-        As :func:`cvfilters.io.images.read` and :func:`cvfilters.io.images.write` raise them.
+        As :func:`cvfilters.io.reading.read` and :func:`cvfilters.io.writing.write` raise them.
     """
-    pair = [image if isinstance(image, np.ndarray) else io.read(image) for image in (before, after)]
-    return io.write(path, before_after(*pair, mode=mode, label=label), quality=quality, overwrite=overwrite)
+    pair = [image if isinstance(image, np.ndarray) else reading.read(image) for image in (before, after)]
+    return writing.write(path, before_after(*pair, mode=mode, label=label), quality=quality, overwrite=overwrite)
