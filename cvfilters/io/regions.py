@@ -40,11 +40,11 @@ def streamable(path: StrPath) -> str | None:
     return tiff_regions.streamable(path)
 
 
-def open_source(path: StrPath, *, cache_bytes: int | None = None) -> tiff_regions.TiffSource | zarr_regions.ZarrSource:
+def open_source(path: StrPath) -> tiff_regions.TiffSource | zarr_regions.ZarrSource:
     """The region source of a TIFF file or a Zarr array; :class:`ImageReadError` when it cannot stream."""
     if zarr_regions.is_zarr(path):
         return zarr_regions.ZarrSource(path)
-    return tiff_regions.TiffSource(path, cache_bytes=cache_bytes)
+    return tiff_regions.TiffSource(path)
 
 
 def stored_bytes(path: StrPath) -> int:

@@ -63,7 +63,7 @@ def test_tiff_regions_match_a_second_reader(tmp_path: Path, layout: str) -> None
     if expected is None:  # OpenCV's libtiff lacks Zstandard: tifffile decodes it
         expected = tifffile.imread(path)[..., ::-1]
     assert expected.shape == data.shape
-    with tiff_regions.TiffSource(path) as source:
+    with regions.open_source(path) as source:
         assert source.shape == data.shape and source.dtype == np.uint8
         for y0, y1, x0, x1 in [(0, HEIGHT, 0, WIDTH), (5, 77, 13, 156), (HEIGHT - 3, HEIGHT, WIDTH - 1, WIDTH),
                                (36, 38, 0, 1), (100, 203, 47, 49)]:
@@ -282,6 +282,16 @@ def test_zarr_inputs_that_are_not_images(tmp_path: Path) -> None:
         regions.open_source(tmp_path / "f64.zarr")
     with pytest.raises(ImageReadError, match="missing.zarr"):
         regions.open_source(tmp_path / "missing.zarr")
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.float32])
+def test_zarr_sink_keeps_the_type_asked_for(tmp_path: Path, dtype: Any) -> None:
+    data = _rgb(dtype)
+    with regions.open_sink(tmp_path / "out.zarr", data.shape, np.dtype(dtype)) as sink:
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out[:], data[..., ::-1])  # the sink takes BGR and stores RGB
 
 
 def test_zarr_sink_in_a_read_only_folder_is_a_write_error(tmp_path: Path) -> None:
