@@ -1,4 +1,4 @@
-"""cvfilters.run.batch without pixels: planning output names, the usage errors, the summary line.
+"""cvfilters.run.planning without pixels: output names and the usage errors.
 
 Every expectation is written out by hand (paths, messages, counts); nothing is computed with
 the module's own helpers.
@@ -14,11 +14,8 @@ import numpy as np
 import pytest
 
 from cvfilters.core.errors import UsageError
-from cvfilters.engine.pipeline import Pipeline
-from cvfilters.run import batch, planning
-from cvfilters.run.tasks import Options, Outcome, Task
-
-INVERT = Pipeline.parse("invert").to_dict()
+from cvfilters.run import planning
+from cvfilters.run.tasks import Task
 
 
 def touch_images(root: Path, *names: str) -> None:
@@ -218,41 +215,3 @@ def test_standard_streams_usage_errors(tmp_path: Path, monkeypatch: pytest.Monke
     with pytest.raises(UsageError) as caught:
         planning.plan(inputs, output)
     assert str(caught.value) == message
-
-
-# ---------------------------------------------------------------- summary
-def test_summary_counts_and_its_line() -> None:
-    task = Task(Path("a.png"), Path("b.png"))
-    summary = batch.Summary()
-    for status in ("done", "done", "skipped", "failed", "done"):
-        summary.add(Outcome(task, status))
-    assert (summary.done, summary.skipped, summary.failed) == (3, 1, 1)
-    summary.seconds = 2.0
-    assert summary.line() == "done 3, skipped 1 (exist; --overwrite replaces them), failed 1 in 2.0 s (1.5 images/s)"
-    assert batch.Summary(done=2).line() == "done 2, failed 0 in 0.0 s (0.0 images/s)"
-
-
-def test_timed_counts_each_outcome_and_times_from_the_start_given() -> None:
-    import time
-
-    task = Task(Path("a.png"), Path("b.png"))
-    summary = batch.Summary()
-    start = time.perf_counter() - 100
-    seen = [o.status for o in batch.timed(iter([Outcome(task, "done"), Outcome(task, "failed")]),
-                                          summary, start=start)]
-    assert seen == ["done", "failed"] and (summary.done, summary.failed) == (1, 1)
-    assert 100 <= summary.seconds < 160
-    fresh = batch.Summary()
-    list(batch.timed([Outcome(task, "skipped")], fresh))
-    assert fresh.skipped == 1 and 0 <= fresh.seconds < 60
-
-
-def test_options_split_the_machine_between_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cvfilters.core import machine
-
-    monkeypatch.setattr(machine, "cores", lambda: 6)
-    assert Options(INVERT).tile_workers() == 6 and Options(INVERT, workers=0).tile_workers() == 6
-    assert Options(INVERT, workers=2).tile_workers() == 1
-    gib = 2**30
-    assert Options(INVERT, memory=3 * gib).budget() == 3 * gib
-    assert Options(INVERT, memory=3 * gib, workers=3).budget() == gib

@@ -1,4 +1,4 @@
-"""cvfilters.run.batch: one outcome per file whatever goes wrong, dry runs, and how tasks are run.
+"""cvfilters.run.processing: one outcome per file whatever goes wrong, dry runs, and what a done outcome reports.
 
 A stand-in pipeline raises each kind of error inside :func:`processing.process`; the messages are
 written out by hand, and the output folder is checked to hold nothing afterwards (no partial
@@ -10,10 +10,8 @@ from __future__ import annotations
 import errno
 import io
 import warnings
-from collections.abc import Generator
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import cv2
 import numpy as np
@@ -22,7 +20,7 @@ from PIL import Image
 
 from cvfilters.core.errors import CvfError, ImageReadError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.run import batch, processing
+from cvfilters.run import processing
 from cvfilters.run.tasks import Options, Outcome, Task
 
 INVERT = Pipeline.parse("invert").to_dict()
@@ -171,50 +169,6 @@ def test_dry_run_of_a_tiled_tiff_reads_only_its_header(tmp_path: Path) -> None:
     assert outcome.message == f"read {tmp_path / 'big.tif'} (30x40) -> write {tmp_path / 'o.tif'}"
 
 
-# ---------------------------------------------------------------- running tasks
-def test_each_output_folder_is_synced_once_and_standard_output_never(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from cvfilters.core import atomic
-
-    synced: list[Path] = []
-    monkeypatch.setattr(atomic, "fsync_directory", synced.append)
-    batch.sync_folders([Task(Path("a.png"), Path("-"), True, ".png"),
-                        Task(Path("a.png"), tmp_path / "x" / "a.png"),
-                        Task(Path("b.png"), tmp_path / "x" / "b.png"),
-                        Task(Path("c.png"), tmp_path / "y" / "c.png")])
-    assert sorted(synced) == [tmp_path / "x", tmp_path / "y"]
-
-
-class Manual:
-    """An executor that finishes only the first task it is given; the others stay in flight
-    (``max_workers`` as a local pool has; None as a Dask client)."""
-
-    def __init__(self, max_workers: int | None, finish_all: bool = False) -> None:
-        if max_workers is not None:  # a Dask client has no such attribute
-            self.max_workers = max_workers
-        self.finish_all = finish_all
-        self.submitted: list[Future[Outcome]] = []
-
-    def submit(self, fn: Any, task: Task, options: Options) -> Future[Outcome]:
-        future: Future[Outcome] = Future()
-        if not self.submitted or self.finish_all:
-            future.set_result(Outcome(task, "done"))
-        self.submitted.append(future)
-        return future
-
-
-@pytest.mark.parametrize(("workers", "in_flight"), [(2, 2), (3, 3), (None, 5)])
-def test_a_pool_gets_no_more_tasks_than_its_workers_and_an_interrupt_cancels_the_rest(
-        tmp_path: Path, workers: int | None, in_flight: int) -> None:
-    tasks = [Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(5)]
-    executor = Manual(max_workers=workers)
-    outcomes = cast("Generator[Outcome, None, None]",  # a generator: close() is an interrupt
-                    batch.run(tasks, Options(INVERT), executor=executor))  # type: ignore[arg-type]
-    assert next(outcomes) == Outcome(tasks[0], "done") and len(executor.submitted) == in_flight
-    outcomes.close()  # as an interrupt: the tasks in flight are cancelled, no new one starts
-    assert [f.cancelled() for f in executor.submitted] == [False] + [True] * (in_flight - 1)
-
-
 # ---------------------------------------------------------------- what a done outcome reports and writes
 def test_a_still_image_reports_its_colour_and_how_it_ran(tmp_path: Path) -> None:
     source = tmp_path / "a.png"
@@ -271,14 +225,6 @@ def test_standard_output_gets_the_encoded_image(tmp_path: Path, capfdbinary: pyt
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png"]
 
 
-@pytest.mark.parametrize("workers", [2, None])
-def test_every_task_of_a_pool_yields_its_outcome(tmp_path: Path, workers: int | None) -> None:
-    tasks = [Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(5)]
-    executor = Manual(max_workers=workers, finish_all=True)
-    outcomes = list(batch.run(tasks, Options(INVERT), executor=executor))  # type: ignore[arg-type]
-    assert sorted(o.task.source.name for o in outcomes) == ["0.png", "1.png", "2.png", "3.png", "4.png"]
-
-
 def test_a_tiled_tiff_streams_through_process(tmp_path: Path) -> None:
     tifffile = pytest.importorskip("tifffile")
     data = np.random.default_rng(3).integers(0, 255, (40, 30, 3), np.uint8, endpoint=True)
@@ -320,16 +266,6 @@ def test_an_animation_to_standard_output_keeps_its_timing(tmp_path: Path,
     with Image.open(io.BytesIO(capfdbinary.readouterr().out)) as written:
         assert written.n_frames == 3 and written.info["duration"] == 70
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.gif"]
-
-
-def test_the_last_tasks_in_flight_are_waited_for(tmp_path: Path) -> None:
-    tasks = [Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(2)]
-    executor = Manual(max_workers=2)
-    outcomes = batch.run(tasks, Options(INVERT), executor=executor)  # type: ignore[arg-type]
-    assert next(outcomes).task == tasks[0]  # nothing left to submit; the second is still running
-    executor.submitted[1].set_result(Outcome(tasks[1], "done"))
-    assert next(outcomes).task == tasks[1]
-    assert list(outcomes) == []
 
 
 def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_video(tmp_path: Path) -> None:
