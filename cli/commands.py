@@ -56,7 +56,8 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     from cvfilters.core import leftovers
     from cvfilters.core.errors import UsageError
     from cvfilters.registry.params import allow_large
-    from cvfilters.run import batch, executors
+    from cvfilters.run import batch, executors, planning
+    from cvfilters.run.tasks import Options
 
     with allow_large(large):
         pipeline = build_pipeline(specs, pipeline_file)
@@ -74,7 +75,7 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     if overwrite and no_clobber:
         raise UsageError("--overwrite and --no-clobber exclude each other")
     device_list = executors.device_ids(devices, backend) if devices else None
-    tasks, failures = batch.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
+    tasks, failures = planning.plan(inputs, output, recursive=recursive, extension=_extension(fmt), name_suffix=suffix)
     if scheduler and any(task.stdout_format or str(task.source) == "-" for task in tasks):
         raise UsageError("- (standard input or output) cannot be used with --scheduler (remote workers)")
     _check_format_agrees(fmt, tasks)
@@ -94,10 +95,10 @@ def apply(*, inputs: list[str], output: str, specs: list[str] | None, pipeline_f
     workers = len(device_list) if device_list else executors.worker_count(jobs, [task.source for task in tasks])
     budget = _budget(memory)
     one_image = bool(scheduler) and len(tasks) == 1 and _streams(tasks[0].source)
-    options = batch.Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
-                            large, 1 if scheduler else workers, fuse, _colour_target(colorspace), intent, linear,
-                            lossless=lossless, dither=dither, memory=budget, tile_size=tile_size,
-                            scheduler=scheduler if one_image else None)
+    options = Options(pipeline.to_dict(), backend, overwrite, quality, max_pixels, _frame_range(frames),
+                      large, 1 if scheduler else workers, fuse, _colour_target(colorspace), intent, linear,
+                      lossless=lossless, dither=dither, memory=budget, tile_size=tile_size,
+                      scheduler=scheduler if one_image else None)
     if one_image:
         scheduler = None  # the tiles of the one image go to the cluster, not the file
     if explain and len(tasks) > 1:
@@ -187,11 +188,11 @@ def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
     from dataclasses import replace
 
     from cvfilters.core.errors import UsageError
-    from cvfilters.run import batch
+    from cvfilters.run import processing
 
     for task in tasks:
         if task.replace and task.stdout_format is None and os.path.lexists(task.target):
-            outcome = batch.dry_run(replace(task, replace=False), options)
+            outcome = processing.dry_run(replace(task, replace=False), options)
             if outcome.status == "failed":
                 err(f"error: {outcome.message}")
                 raise CommandExit(1)
@@ -201,13 +202,13 @@ def _refuse_clobbering(tasks: list[Any], options: Any) -> None:
 def _dry_run(tasks: list[Any], failures: list[Any], options: Any, pipeline: Any) -> None:
     """Print on standard output what a run would read, write and skip, and the steps it would run
     (errors go to standard error, as in a run)."""
-    from cvfilters.run import batch
+    from cvfilters.run import batch, processing
 
     counts = batch.Summary(failed=len(failures))
     for failure in failures:
         err(f"error: {failure.message}")
     for task in tasks:
-        outcome = batch.dry_run(task, options)
+        outcome = processing.dry_run(task, options)
         counts.add(outcome)
         if outcome.status == "failed":
             err(f"error: {outcome.message}")

@@ -23,7 +23,9 @@ import sys
 import time
 import traceback
 
-import cvfilters.run.batch  # noqa: F401  (the apply path, imported once here)
+# the apply path, imported once here
+import cvfilters.run.batch
+import cvfilters.run.planning  # noqa: F401
 from cvfilters.cli.main import main
 
 

@@ -23,8 +23,11 @@ import stat
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-StrPath = str | os.PathLike[str]
+if TYPE_CHECKING:  # annotations only: atomic imports nothing heavy (core.types imports numpy)
+    from cvfilters.core.types import StrPath
+
 _TEMPORARY = re.compile(r"\..+\.[0-9a-f]{16}\.tmp(?:\.[A-Za-z0-9]{1,5})?")  # whole name: fullmatch
 
 

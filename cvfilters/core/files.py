@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-StrPath = str | os.PathLike[str]
+from cvfilters.core.types import StrPath
 
 _PSEUDO_ROOTS = ("/proc", "/sys")
 _NAMED_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r"}

@@ -1,11 +1,12 @@
 """Type aliases shared by every layer: images, dtypes and the named choices of the API.
 
-The lowest layer with :mod:`cvfilters.core.errors`: it imports only numpy at run time (cv2's
-types are named as forward references, so listing filters never loads cv2).
+The lowest layer of :mod:`cvfilters.core`, below every other module of it: it imports only numpy
+and os at run time (cv2's types are named as forward references, so listing filters never loads cv2).
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import numpy as np
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 
 Image: TypeAlias = "np.ndarray | cv2.UMat | cv2.cuda.GpuMat"
 """A native image of some backend: a numpy array (cpu), ``cv2.UMat`` (opencl) or ``cv2.cuda.GpuMat`` (cuda)."""
+StrPath: TypeAlias = str | os.PathLike[str]
+"""A file path as callers give it: a ``str`` or an ``os.PathLike`` such as ``pathlib.Path``."""
 DType: TypeAlias = np.dtype[Any] | type[np.generic]
 """A dtype as primitives take it: ``np.float32`` or ``np.dtype(np.float32)``."""
 AlphaPolicy = Literal["passthrough", "premultiply", "all"]

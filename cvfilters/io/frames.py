@@ -35,7 +35,7 @@ from cvfilters.core import atomic
 from cvfilters.core.arrays import swap_rb
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import ImageReadError, ImageWriteError, OutputExistsError, TruncatedImageError
-from cvfilters.core.files import StrPath
+from cvfilters.core.types import StrPath
 from cvfilters.io import apng, decoders, formats, orientation, reading, writing
 from cvfilters.io.gif import GifWriter
 from cvfilters.io.metadata import Metadata

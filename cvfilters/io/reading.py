@@ -51,7 +51,8 @@ from cvfilters.core.errors import (
     UnsupportedDepthError,
     UsageError,
 )
-from cvfilters.core.files import FileRefused, StrPath, read_regular, system_file
+from cvfilters.core.files import FileRefused, read_regular, system_file
+from cvfilters.core.types import StrPath
 from cvfilters.io import colour, decoders, exr, headers, jpeg, orientation
 from cvfilters.io.formats import SAMPLE_RANGES
 from cvfilters.io.metadata import XMP_JPEG_HEADER, Metadata

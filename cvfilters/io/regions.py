@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from cvfilters.core.files import StrPath
+from cvfilters.core.types import StrPath
 from cvfilters.io import tiff_regions, zarr_regions
 
 

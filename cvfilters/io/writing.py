@@ -32,7 +32,7 @@ from cvfilters.core import atomic
 from cvfilters.core.arrays import host_bgr
 from cvfilters.core.defaults import ChannelOrder, resolve_channel_order
 from cvfilters.core.errors import ImageWriteError, OutputExistsError, UnsupportedDepthError
-from cvfilters.core.files import StrPath
+from cvfilters.core.types import StrPath
 from cvfilters.io import colour, encoders, exr, jpeg, orientation
 from cvfilters.io.formats import F32, I16, IMAGE_EXTENSIONS, SAMPLE_RANGES, U16, ImageFormat, image_format
 from cvfilters.io.gif import GifWriter

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from cvfilters.core import atomic
 from cvfilters.core.arrays import swap_rb
 from cvfilters.core.errors import ImageReadError, ImageWriteError
-from cvfilters.core.files import StrPath
+from cvfilters.core.types import StrPath
 from cvfilters.io.formats import SAMPLE_RANGES
 from cvfilters.io.region_sinks import Bands, Committable
 

@@ -37,12 +37,11 @@ from numpy.typing import NDArray
 from cvfilters.core import atomic
 from cvfilters.core.arrays import swap_rb
 from cvfilters.core.errors import UsageError
+from cvfilters.core.types import StrPath
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import regions, tiff_regions, zarr_regions
 from cvfilters.registry.footprints import Global
-
-StrPath = str | os.PathLike[str]
 
 
 def describe(scheduler: Any) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from cvfilters.core import machine
 from cvfilters.run import lifeline
 
-PRELOAD = ("cvfilters.run.lifeline", "cvfilters.run.batch")
+PRELOAD = ("cvfilters.run.lifeline", "cvfilters.run.processing")  # workers run processing.process
 # About 48 MP of JPEG files (executors.POOL_MIN_MEGAPIXELS): the guess that starts the forkserver early.
 POOL_MIN_BYTES = 8 * 1024 * 1024
 

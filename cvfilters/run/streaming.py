@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from cvfilters.core import machine
 from cvfilters.core.errors import ImageTooLargeError, OutputExistsError, OverwriteInputError, ResourceLimitError
+from cvfilters.core.types import StrPath
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline, as_pipeline
 from cvfilters.io import reading, regions, tiff_regions, writing, zarr_regions
@@ -38,8 +39,6 @@ from cvfilters.run.limits import estimate_bytes
 
 if TYPE_CHECKING:
     from cvfilters.registry.catalog import Filter
-
-StrPath = str | os.PathLike[str]
 # A streamed image over the pixel limit is refused when its decoded size exceeds the bytes it
 # has on disk this many times: Deflate tops out near 1032:1, so only a crafted file goes past.
 MAX_EXPANSION = 1100

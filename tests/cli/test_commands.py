@@ -22,7 +22,7 @@ import tifffile
 
 from cvfilters.cli import commands
 from cvfilters.core.errors import UsageError
-from cvfilters.run import batch
+from cvfilters.run.tasks import Outcome, Task
 
 
 # ---------------------------------------------------------------- lines
@@ -100,8 +100,8 @@ def test_memory_budget_in_bytes_or_none() -> None:
 
 
 # ---------------------------------------------------------------- checks on the planned tasks
-def task(source: str | Path, target: str | Path) -> batch.Task:
-    return batch.Task(Path(source), Path(target))
+def task(source: str | Path, target: str | Path) -> Task:
+    return Task(Path(source), Path(target))
 
 
 def test_a_format_that_disagrees_with_the_output_suffix_is_a_usage_error(tmp_path: Path) -> None:
@@ -180,8 +180,8 @@ def test_a_streamed_tiff_or_a_file_large_by_its_header_runs_in_tiles(tmp_path: P
 
 # ---------------------------------------------------------------- outcomes
 def outcome(status: str, message: str = "", warnings: list[str] | None = None,
-            report: list[str] | None = None) -> batch.Outcome:
-    return batch.Outcome(task("a.png", "o.png"), status, message, warnings or [], report or [])
+            report: list[str] | None = None) -> Outcome:
+    return Outcome(task("a.png", "o.png"), status, message, warnings or [], report or [])
 
 
 @pytest.mark.parametrize(("result", "explain", "lines"), [
@@ -190,7 +190,7 @@ def outcome(status: str, message: str = "", warnings: list[str] | None = None,
     (outcome("done", "", ["w1", "w2"], ["step 1", "step 2"]), True, "warning: w1\nwarning: w2\nstep 1\nstep 2\n"),
     (outcome("done", "", [], ["step 1"]), False, ""),
 ])
-def test_an_outcome_prints_its_warnings_then_its_status(capsys: pytest.CaptureFixture[str], result: batch.Outcome,
+def test_an_outcome_prints_its_warnings_then_its_status(capsys: pytest.CaptureFixture[str], result: Outcome,
                                                          explain: bool, lines: str) -> None:
     commands._print_outcome(result, explain)
     assert capsys.readouterr() == ("", lines)

@@ -23,7 +23,8 @@ import cvfilters as cvf
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import colour
 from cvfilters.io.colour import ColourSpace
-from cvfilters.run import batch
+from cvfilters.run import processing
+from cvfilters.run.tasks import Options, Task
 from tests.io.test_colour import exif_block
 
 imagecodecs = pytest.importorskip("imagecodecs", reason="the profiles here are built with imagecodecs")
@@ -183,8 +184,8 @@ def test_a_grey_file_keeps_its_own_profile_when_converted(tmp_path: Path) -> Non
         assert result.mode == "L" and "icc_profile" not in result.info
     pages, out = tmp_path / "pages.tif", tmp_path / "out.tif"
     Image.fromarray(grey).save(pages, save_all=True, append_images=[Image.fromarray(grey[::-1])], icc_profile=gamma)
-    outcome = batch.process(batch.Task(pages, out), batch.Options(Pipeline.parse("invert").to_dict(),
-                                                                  colorspace="srgb", backend="cpu"))
+    outcome = processing.process(Task(pages, out), Options(Pipeline.parse("invert").to_dict(),
+                                                           colorspace="srgb", backend="cpu"))
     assert outcome.status == "done", outcome
     with Image.open(out) as result:
         assert (result.mode, result.n_frames, result.info.get("icc_profile")) == ("L", 2, gamma)

@@ -29,7 +29,7 @@ import pytest
 import cvfilters
 from cvfilters.core import atomic
 from cvfilters.io import reading, writing
-from cvfilters.run import batch
+from cvfilters.run import planning
 from tests import cli_runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -220,7 +220,7 @@ def test_sigkill_at_each_step_of_an_atomic_write(tmp_path: Path, medium_images: 
     assert len(left) == 1, left  # SIGKILL leaves it: documented, hidden and named *.tmp
     expected = images["size"]["a"] // 2 if phase == "half-written" else images["size"]["a"]
     assert left[0].stat().st_size == expected
-    tasks, _ = batch.plan([str(tmp_path)], str(tmp_path / "again"))  # a later batch does not take it as an input
+    tasks, _ = planning.plan([str(tmp_path)], str(tmp_path / "again"))  # a later batch does not take it as an input
     assert left[0] not in {task.source for task in tasks}
 
 

@@ -18,7 +18,8 @@ import cvfilters as cvf
 from cvfilters.core.errors import UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io.video import ffmpeg_binary
-from cvfilters.run import batch, executors
+from cvfilters.run import batch, executors, planning, processing
+from cvfilters.run.tasks import Options, Task
 from tests import cli_runner, makefiles
 from tests.conftest import photo
 
@@ -40,17 +41,17 @@ def test_plan_mirrors_trees_renames_and_reports_collisions(tmp_path: Path) -> No
     write_images(tmp_path / "in", ["a.png", "sub/b.jpg", "sub/deep/c.png"])
     (tmp_path / "in" / "notes.txt").write_text("not an image")
     (tmp_path / "in" / "clip.avi").write_bytes(b"")
-    tasks, failures = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"), recursive=True,
-                                 extension=".webp", name_suffix="_x")
+    tasks, failures = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"), recursive=True,
+                                    extension=".webp", name_suffix="_x")
     assert not failures
     assert {t.target.relative_to(tmp_path / "out").as_posix() for t in tasks} == {
         "a_x.webp", "sub/b_x.webp", "sub/deep/c_x.webp", "clip_x.avi"}
-    flat, _ = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"))
+    flat, _ = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"))
     assert {t.source.name for t in flat} == {"a.png", "clip.avi"}
-    same_name, clashes = batch.plan([str(tmp_path / "in/a.png"), str(tmp_path / "in/sub/deep/c.png"),
-                                     str(tmp_path / "in/a.png")], str(tmp_path / "out"))
+    same_name, clashes = planning.plan([str(tmp_path / "in/a.png"), str(tmp_path / "in/sub/deep/c.png"),
+                                        str(tmp_path / "in/a.png")], str(tmp_path / "out"))
     assert len(same_name) == 2 and len(clashes) == 1 and "also the output of" in clashes[0].message
-    nothing, missing = batch.plan([str(tmp_path / "none/*.png")], str(tmp_path / "out"))
+    nothing, missing = planning.plan([str(tmp_path / "none/*.png")], str(tmp_path / "out"))
     assert not nothing and "no files match" in missing[0].message
 
 
@@ -61,9 +62,9 @@ def test_batch_counts_failures_skips_and_leaves_no_partial_files(tmp_path: Path)
     write_images(tmp_path / "out", ["sub/c.png"])
     existing = (tmp_path / "out" / "sub" / "c.png").read_bytes()
     sources = {p: p.read_bytes() for p in (tmp_path / "in").rglob("*") if p.is_file()}
-    tasks, _ = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"), recursive=True)
+    tasks, _ = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"), recursive=True)
     summary = batch.Summary()
-    outcomes = list(batch.timed(batch.run(tasks, batch.Options(INVERT)), summary))
+    outcomes = list(batch.timed(batch.run(tasks, Options(INVERT)), summary))
     assert (summary.done, summary.skipped, summary.failed) == (2, 1, 2)
     assert {o.task.source.name for o in outcomes if o.status == "failed"} == {"broken.png", "text.png"}
     assert files(tmp_path / "out") == {"a.png", "sub/b.png", "sub/c.png"}
@@ -76,9 +77,9 @@ def test_batch_counts_failures_skips_and_leaves_no_partial_files(tmp_path: Path)
 
 def test_local_pool_gives_the_same_outputs_as_in_process(tmp_path: Path) -> None:
     write_images(tmp_path / "in", [f"{i}.png" for i in range(4)])
-    options = batch.Options(Pipeline.parse("gaussian_blur:sigma=2 | vignette").to_dict())
+    options = Options(Pipeline.parse("gaussian_blur:sigma=2 | vignette").to_dict())
     for name, jobs in (("one", 1), ("two", 2)):
-        tasks, _ = batch.plan([str(tmp_path / "in")], str(tmp_path / name))
+        tasks, _ = planning.plan([str(tmp_path / "in")], str(tmp_path / name))
         with executors.choose(jobs, len(tasks), backend="cpu", devices=None, scheduler=None) as executor:
             assert (executor is None) == (jobs == 1)
             assert all(o.status == "done" for o in batch.run(tasks, options, executor=executor))
@@ -171,8 +172,8 @@ def test_video_frames_are_filtered_and_fps_kept(tmp_path: Path) -> None:
     for got, source in zip(frames, decoded, strict=True):
         assert got.shape == source.shape
         assert np.abs(got.astype(int) - (255 - source.astype(int))).mean() < 3  # MJPG re-encoding
-    ranged = batch.process(batch.Task(tmp_path / "in.avi", tmp_path / "part.avi"),
-                           batch.Options(INVERT, frames=(3, 8)))
+    ranged = processing.process(Task(tmp_path / "in.avi", tmp_path / "part.avi"),
+                                Options(INVERT, frames=(3, 8)))
     assert ranged.status == "done" and len(makefiles.video_frames(tmp_path / "part.avi")[0]) == 5
 
 
@@ -182,7 +183,7 @@ def test_video_audio_track_is_kept(tmp_path: Path) -> None:
     subprocess.run([ffmpeg_binary(), "-v", "error", "-i", str(tmp_path / "silent.avi"), "-f", "lavfi", "-i",
                     "sine=frequency=440:duration=2", "-c:v", "copy", "-c:a", "pcm_s16le", "-shortest",
                     str(tmp_path / "in.avi")], check=True)
-    outcome = batch.process(batch.Task(tmp_path / "in.avi", tmp_path / "out.avi"), batch.Options(INVERT))
+    outcome = processing.process(Task(tmp_path / "in.avi", tmp_path / "out.avi"), Options(INVERT))
     assert outcome.status == "done" and "audio kept" in outcome.report[0]
     probe = subprocess.run([ffmpeg_binary(), "-hide_banner", "-i", str(tmp_path / "out.avi")],
                            capture_output=True, text=True)
@@ -191,7 +192,7 @@ def test_video_audio_track_is_kept(tmp_path: Path) -> None:
 
 def test_broken_video_fails_with_its_name(tmp_path: Path) -> None:
     (tmp_path / "bad.mp4").write_bytes(os.urandom(1000))
-    outcome = batch.process(batch.Task(tmp_path / "bad.mp4", tmp_path / "out.mp4"), batch.Options(INVERT))
+    outcome = processing.process(Task(tmp_path / "bad.mp4", tmp_path / "out.mp4"), Options(INVERT))
     assert outcome.status == "failed" and "bad.mp4" in outcome.message
     assert not list(tmp_path.glob("*out*")) and not list(tmp_path.glob(".*"))
 
@@ -216,8 +217,8 @@ def test_sigint_stops_cleanly_without_partial_outputs(tmp_path: Path) -> None:
 
 def test_outputs_equal_python_api(tmp_path: Path) -> None:
     write_images(tmp_path / "in", ["a.png"])
-    outcome = batch.process(batch.Task(tmp_path / "in/a.png", tmp_path / "b.png"),
-                            batch.Options(Pipeline.parse("sobel:magnitude=true").to_dict()))
+    outcome = processing.process(Task(tmp_path / "in/a.png", tmp_path / "b.png"),
+                                 Options(Pipeline.parse("sobel:magnitude=true").to_dict()))
     assert outcome.status == "done"
     expected = cvf.apply(cvf.read(tmp_path / "in/a.png"), "sobel", magnitude=True)
     np.testing.assert_array_equal(cvf.read(tmp_path / "b.png"), expected)
@@ -230,9 +231,9 @@ def test_memory_estimate_refuses_what_cannot_fit(tmp_path: Path, monkeypatch: py
     needed = limits.estimate_bytes(100, 200, 3, 1)
     assert needed == 100 * 200 * 3 * (2 + 12)
     monkeypatch.setattr(limits, "available_bytes", lambda: 3 * needed)
-    fits = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "ok.png"), batch.Options(INVERT, workers=3))
+    fits = processing.process(Task(tmp_path / "a.png", tmp_path / "ok.png"), Options(INVERT, workers=3))
     assert fits.status == "done"
-    refused = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "no.png"), batch.Options(INVERT, workers=4))
+    refused = processing.process(Task(tmp_path / "a.png", tmp_path / "no.png"), Options(INVERT, workers=4))
     assert refused.status == "failed" and "a.png: needs about" in refused.message and "x 4 worker(s)" in refused.message
     assert not (tmp_path / "no.png").exists()
 
@@ -241,7 +242,7 @@ def test_a_batch_syncs_each_file_before_its_rename_and_each_folder_once_at_the_e
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The durability rule of a batch: data fsynced before the rename; one folder fsync per folder, last."""
     write_images(tmp_path / "in", ["a.png", "b.png", "sub/c.png"])
-    tasks, failures = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"), recursive=True)
+    tasks, failures = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"), recursive=True)
     assert not failures and len(tasks) == 3
     events: list[tuple[str, str]] = []
     real_fsync, real_replace = os.fsync, os.replace
@@ -256,7 +257,7 @@ def test_a_batch_syncs_each_file_before_its_rename_and_each_folder_once_at_the_e
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
-    options = batch.Options(Pipeline.parse(["invert"]).to_dict(), "cpu")
+    options = Options(Pipeline.parse(["invert"]).to_dict(), "cpu")
     assert [o.status for o in batch.run(tasks, options)] == ["done"] * 3
     renames = [i for i, (kind, _) in enumerate(events) if kind == "rename"]
     assert len(renames) == 3

@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.run import batch, executors
+from cvfilters.run import batch, executors, processing
+from cvfilters.run.tasks import Options, Task
 
 
 def write_images(root: Path, count: int, size: tuple[int, int] = (24, 32)) -> list[Path]:
@@ -40,8 +41,8 @@ def write_images(root: Path, count: int, size: tuple[int, int] = (24, 32)) -> li
 
 def test_a_dead_worker_fails_its_file_and_the_rest_are_done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sources = write_images(tmp_path / "in", 7)
-    tasks = [batch.Task(source, tmp_path / "out" / source.name) for source in sources]
-    options = batch.Options(Pipeline.parse("invert").to_dict())
+    tasks = [Task(source, tmp_path / "out" / source.name) for source in sources]
+    options = Options(Pipeline.parse("invert").to_dict())
     culprit = sources[3].name
     calls: list[tuple[str, int]] = []
 
@@ -51,7 +52,7 @@ def test_a_dead_worker_fails_its_file_and_the_rest_are_done(tmp_path: Path, monk
         max_workers = 2
 
         def __init__(self) -> None:
-            self.slots: list[tuple[Future[Any], batch.Task]] = []
+            self.slots: list[tuple[Future[Any], Task]] = []
 
         def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
             future: Future[Any] = Future()
@@ -69,7 +70,7 @@ def test_a_dead_worker_fails_its_file_and_the_rest_are_done(tmp_path: Path, monk
                 if dies:
                     future.set_exception(BrokenProcessPool("A process in the process pool was terminated abruptly"))
                 else:
-                    future.set_result(batch.process(task, options))
+                    future.set_result(processing.process(task, options))
 
     outcomes = {o.task.source.name: o for o in batch.run(tasks, options, executor=Pool())}
     assert set(outcomes) == {s.name for s in sources}

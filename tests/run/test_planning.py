@@ -1,4 +1,4 @@
-"""cvfilters.run.batch without pixels: planning output names, the usage errors, the summary line.
+"""cvfilters.run.planning without pixels: output names and the usage errors.
 
 Every expectation is written out by hand (paths, messages, counts); nothing is computed with
 the module's own helpers.
@@ -14,10 +14,8 @@ import numpy as np
 import pytest
 
 from cvfilters.core.errors import UsageError
-from cvfilters.engine.pipeline import Pipeline
-from cvfilters.run import batch
-
-INVERT = Pipeline.parse("invert").to_dict()
+from cvfilters.run import planning
+from cvfilters.run.tasks import Task
 
 
 def touch_images(root: Path, *names: str) -> None:
@@ -28,26 +26,26 @@ def touch_images(root: Path, *names: str) -> None:
         assert cv2.imwrite(str(path), np.full((3, 4), 7, np.uint8))
 
 
-def targets(tasks: list[batch.Task], root: Path) -> list[str]:
+def targets(tasks: list[Task], root: Path) -> list[str]:
     return sorted(task.target.relative_to(root).as_posix() for task in tasks)
 
 
 # ---------------------------------------------------------------- one named output
 def test_one_file_to_a_named_file_replaces_it(tmp_path: Path) -> None:
     touch_images(tmp_path, "a.png")
-    tasks, failures = batch.plan([str(tmp_path / "a.png")], str(tmp_path / "b.jpg"))
-    assert failures == [] and tasks == [batch.Task(tmp_path / "a.png", tmp_path / "b.jpg", replace=True)]
+    tasks, failures = planning.plan([str(tmp_path / "a.png")], str(tmp_path / "b.jpg"))
+    assert failures == [] and tasks == [Task(tmp_path / "a.png", tmp_path / "b.jpg", replace=True)]
 
 
 def test_one_file_to_a_name_without_extension_is_a_usage_error(tmp_path: Path) -> None:
     touch_images(tmp_path, "a.png")
     with pytest.raises(UsageError) as caught:
-        batch.plan([str(tmp_path / "a.png")], str(tmp_path / "noext"))
+        planning.plan([str(tmp_path / "a.png")], str(tmp_path / "noext"))
     out = tmp_path / "noext"
     assert str(caught.value) == (f"-o {out}: has no extension; name an image file (such as {out}.png) or a folder "
                                  f"with a trailing slash ({out}/)")
-    tasks, failures = batch.plan([str(tmp_path / "a.png")], str(tmp_path / "noext") + "/")  # a folder, made later
-    assert not failures and tasks == [batch.Task(tmp_path / "a.png", tmp_path / "noext" / "a.png")]
+    tasks, failures = planning.plan([str(tmp_path / "a.png")], str(tmp_path / "noext") + "/")  # a folder, made later
+    assert not failures and tasks == [Task(tmp_path / "a.png", tmp_path / "noext" / "a.png")]
 
 
 @pytest.mark.parametrize(("output", "fragment"), [
@@ -58,7 +56,7 @@ def test_one_file_to_a_name_without_extension_is_a_usage_error(tmp_path: Path) -
 def test_a_named_output_must_be_writable(tmp_path: Path, output: str, fragment: str) -> None:
     touch_images(tmp_path, "a.png")
     with pytest.raises(UsageError) as caught:
-        batch.plan([str(tmp_path / "a.png")], str(tmp_path / output))
+        planning.plan([str(tmp_path / "a.png")], str(tmp_path / output))
     assert str(caught.value).startswith(f"-o {tmp_path / output}: " + fragment.format(root=tmp_path))
 
 
@@ -67,42 +65,42 @@ def test_several_inputs_to_one_file_name_are_a_usage_error(tmp_path: Path, suffi
     touch_images(tmp_path / "in", "a.png", "b.png")
     out = tmp_path / f"out{suffix}"
     with pytest.raises(UsageError) as caught:
-        batch.plan([str(tmp_path / "in/a.png"), str(tmp_path / "in/b.png")], str(out))
+        planning.plan([str(tmp_path / "in/a.png"), str(tmp_path / "in/b.png")], str(out))
     assert str(caught.value) == (f"-o {out}: names a file, but 2 inputs need an output directory "
                                  "(give a folder name, or one input file)")
     with pytest.raises(UsageError, match="names a file, but a directory or glob input need an output directory"):
-        batch.plan([str(tmp_path / "in")], str(out))
+        planning.plan([str(tmp_path / "in")], str(out))
     with pytest.raises(UsageError, match="names a file, but a directory or glob input need"):
-        batch.plan([str(tmp_path / "in/*.png")], str(out))
+        planning.plan([str(tmp_path / "in/*.png")], str(out))
 
 
 def test_an_existing_folder_named_like_a_file_is_a_folder_but_an_existing_zarr_is_an_output(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "a.png", "b.png")
     (tmp_path / "looks.png").mkdir()
-    tasks, _ = batch.plan([str(tmp_path / "in/a.png"), str(tmp_path / "in/b.png")], str(tmp_path / "looks.png"))
+    tasks, _ = planning.plan([str(tmp_path / "in/a.png"), str(tmp_path / "in/b.png")], str(tmp_path / "looks.png"))
     assert targets(tasks, tmp_path) == ["looks.png/a.png", "looks.png/b.png"]
     (tmp_path / "old.zarr").mkdir()
-    tasks, _ = batch.plan([str(tmp_path / "in/a.png")], str(tmp_path / "old.zarr"))
-    assert tasks == [batch.Task(tmp_path / "in/a.png", tmp_path / "old.zarr", replace=True)]
+    tasks, _ = planning.plan([str(tmp_path / "in/a.png")], str(tmp_path / "old.zarr"))
+    assert tasks == [Task(tmp_path / "in/a.png", tmp_path / "old.zarr", replace=True)]
 
 
 def test_a_zarr_folder_is_an_input_not_a_folder_of_inputs(tmp_path: Path) -> None:
     touch_images(tmp_path / "scan.zarr", "c.png")  # a folder with an image inside, named .zarr
-    tasks, failures = batch.plan([str(tmp_path / "scan.zarr")], str(tmp_path / "out") + "/")
-    assert not failures and tasks == [batch.Task(tmp_path / "scan.zarr", tmp_path / "out" / "scan.zarr")]
+    tasks, failures = planning.plan([str(tmp_path / "scan.zarr")], str(tmp_path / "out") + "/")
+    assert not failures and tasks == [Task(tmp_path / "scan.zarr", tmp_path / "out" / "scan.zarr")]
 
 
 # ---------------------------------------------------------------- folders and globs
 def test_a_folder_without_media_is_a_failure_with_a_hint_unless_recursive(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "sub/a.png")
     (tmp_path / "in" / "notes.txt").write_text("x")
-    tasks, failures = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"))
+    tasks, failures = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"))
     assert tasks == [] and [f.message for f in failures] == [
         f"{tmp_path / 'in'}: is a directory without image or video files (--recursive descends into sub-directories)"]
     assert failures[0].status == "failed" and not failures[0].usage
-    assert failures[0].task == batch.Task(tmp_path / "in", tmp_path / "in")
+    assert failures[0].task == Task(tmp_path / "in", tmp_path / "in")
     (tmp_path / "empty").mkdir()
-    tasks, failures = batch.plan([str(tmp_path / "empty")], str(tmp_path / "out"), recursive=True)
+    tasks, failures = planning.plan([str(tmp_path / "empty")], str(tmp_path / "out"), recursive=True)
     assert [f.message for f in failures] == [f"{tmp_path / 'empty'}: is a directory without image or video files"]
 
 
@@ -110,94 +108,94 @@ def test_extensions_match_in_any_case_and_broken_links_are_kept(tmp_path: Path) 
     touch_images(tmp_path / "in", "a.PNG", "b.Jpg")
     (tmp_path / "in" / "gone.png").symlink_to(tmp_path / "nowhere.png")
     (tmp_path / "in" / "folder.png").mkdir()  # a folder named like an image is not one
-    tasks, failures = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"))
+    tasks, failures = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"))
     assert not failures and targets(tasks, tmp_path) == ["out/a.PNG", "out/b.Jpg", "out/gone.png"]
 
 
 def test_a_glob_matches_extensions_in_any_case_and_keeps_names_under_its_base(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "a.png", "B.PNG", "c.pNg", "d.jpg", "sub/e.png", "sub/deep/f.PNG")
-    tasks, failures = batch.plan([str(tmp_path / "in" / "*.png")], str(tmp_path / "out"))
+    tasks, failures = planning.plan([str(tmp_path / "in" / "*.png")], str(tmp_path / "out"))
     assert not failures and targets(tasks, tmp_path) == ["out/B.PNG", "out/a.png", "out/c.pNg"]
-    tasks, _ = batch.plan([str(tmp_path / "in" / "**" / "*.png")], str(tmp_path / "out"))
+    tasks, _ = planning.plan([str(tmp_path / "in" / "**" / "*.png")], str(tmp_path / "out"))
     assert targets(tasks, tmp_path) == ["out/B.PNG", "out/a.png", "out/c.pNg", "out/sub/deep/f.PNG", "out/sub/e.png"]
-    tasks, _ = batch.plan([str(tmp_path / "in" / "s*" / "*.png")], str(tmp_path / "out"))
+    tasks, _ = planning.plan([str(tmp_path / "in" / "s*" / "*.png")], str(tmp_path / "out"))
     assert targets(tasks, tmp_path) == ["out/sub/e.png"]  # the base is the fixed part, in/
 
 
 def test_a_glob_relative_to_the_working_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     touch_images(tmp_path, "a.png", "b.png")
     monkeypatch.chdir(tmp_path)
-    tasks, failures = batch.plan(["*.png"], "out")
+    tasks, failures = planning.plan(["*.png"], "out")
     assert not failures and sorted(t.target.as_posix() for t in tasks) == ["out/a.png", "out/b.png"]
     assert sorted(t.source.as_posix() for t in tasks) == ["a.png", "b.png"]
 
 
 def test_a_glob_that_matches_nothing_is_one_failure(tmp_path: Path) -> None:
     pattern = str(tmp_path / "none" / "*.png")
-    tasks, failures = batch.plan([pattern], str(tmp_path / "out"))
+    tasks, failures = planning.plan([pattern], str(tmp_path / "out"))
     assert tasks == [] and [(f.task, f.status, f.usage, f.message) for f in failures] == [
-        (batch.Task(Path(pattern), Path(pattern)), "failed", False, f"{pattern}: no files match")]
+        (Task(Path(pattern), Path(pattern)), "failed", False, f"{pattern}: no files match")]
 
 
 def test_a_glob_never_loops_through_a_link_to_an_ancestor(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "a.png", "sub/b.png")
     (tmp_path / "in" / "sub" / "up").symlink_to("..")  # in/sub/up/sub/up/... loops
-    tasks, failures = batch.plan([str(tmp_path / "in" / "**" / "*.png")], str(tmp_path / "out"))
+    tasks, failures = planning.plan([str(tmp_path / "in" / "**" / "*.png")], str(tmp_path / "out"))
     assert not failures and targets(tasks, tmp_path) == ["out/a.png", "out/sub/b.png"]
 
 
 def test_a_glob_takes_each_file_once_by_its_shortest_name(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "a.png", "deep/sub/b.png")
     (tmp_path / "in" / "same").symlink_to("deep/sub")  # another name for in/deep/sub: b.png once
-    tasks, failures = batch.plan([str(tmp_path / "in" / "**" / "*.png")], str(tmp_path / "out"))
+    tasks, failures = planning.plan([str(tmp_path / "in" / "**" / "*.png")], str(tmp_path / "out"))
     assert not failures and targets(tasks, tmp_path) == ["out/a.png", "out/same/b.png"]
 
 
 def test_a_glob_of_a_name_that_exists_is_that_file(tmp_path: Path) -> None:
     touch_images(tmp_path, "[1].png", "1.png")
-    tasks, _ = batch.plan([str(tmp_path / "[1].png")], str(tmp_path / "out") + "/")
+    tasks, _ = planning.plan([str(tmp_path / "[1].png")], str(tmp_path / "out") + "/")
     assert [t.source.name for t in tasks] == ["[1].png"]
 
 
 def test_renaming_keeps_video_containers_and_adds_the_suffix(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "a.png")
     (tmp_path / "in" / "clip.MOV").write_bytes(b"")
-    tasks, _ = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"), extension=".jpg", name_suffix="_x")
+    tasks, _ = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"), extension=".jpg", name_suffix="_x")
     assert targets(tasks, tmp_path) == ["out/a_x.jpg", "out/clip_x.MOV"]
-    tasks, _ = batch.plan([str(tmp_path / "in")], str(tmp_path / "out"))
+    tasks, _ = planning.plan([str(tmp_path / "in")], str(tmp_path / "out"))
     assert targets(tasks, tmp_path) == ["out/a.png", "out/clip.MOV"]
 
 
 def test_outputs_that_are_inputs_are_usage_failures_a_hard_link_too(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "a.png", "b.png")
     os.link(tmp_path / "in" / "b.png", tmp_path / "b.png")  # out/b.png would be in/b.png under another name
-    tasks, failures = batch.plan([str(tmp_path / "in")], str(tmp_path))
-    assert tasks == [batch.Task(tmp_path / "in/a.png", tmp_path / "a.png")]
+    tasks, failures = planning.plan([str(tmp_path / "in")], str(tmp_path))
+    assert tasks == [Task(tmp_path / "in/a.png", tmp_path / "a.png")]
     assert [(f.task, f.status, f.usage, f.message) for f in failures] == [
-        (batch.Task(tmp_path / "in/b.png", tmp_path / "b.png"), "failed", True,
+        (Task(tmp_path / "in/b.png", tmp_path / "b.png"), "failed", True,
          f"{tmp_path / 'in/b.png'}: output {tmp_path / 'b.png'} would replace an input file; cvfilters never "
          "overwrites its inputs")]
-    _, failures = batch.plan([str(tmp_path / "in")], str(tmp_path / "in"))
+    _, failures = planning.plan([str(tmp_path / "in")], str(tmp_path / "in"))
     assert len(failures) == 2 and all(f.usage for f in failures)
 
 
 def test_a_missing_input_claims_no_output_name(tmp_path: Path) -> None:
     touch_images(tmp_path / "b", "x.png")
-    tasks, failures = batch.plan([str(tmp_path / "a/x.png"), str(tmp_path / "b/x.png")], str(tmp_path / "out"))
+    tasks, failures = planning.plan([str(tmp_path / "a/x.png"), str(tmp_path / "b/x.png")], str(tmp_path / "out"))
     assert not failures and [t.source for t in tasks] == [tmp_path / "a/x.png", tmp_path / "b/x.png"]
-    tasks, failures = batch.plan([str(tmp_path / "b/x.png"), str(tmp_path / "b/x.png")], str(tmp_path / "out"))
+    tasks, failures = planning.plan([str(tmp_path / "b/x.png"), str(tmp_path / "b/x.png")], str(tmp_path / "out"))
     assert len(tasks) == 1 and [(f.task, f.status) for f in failures] == [
-        (batch.Task(tmp_path / "b/x.png", tmp_path / "out/x.png"), "failed")]
+        (Task(tmp_path / "b/x.png", tmp_path / "out/x.png"), "failed")]
     assert [f.message for f in failures] == [
         f"{tmp_path / 'b/x.png'}: output {tmp_path / 'out/x.png'} is also the output of {tmp_path / 'b/x.png'}"]
 
 
 # ---------------------------------------------------------------- standard input and output
 def test_standard_output_takes_the_input_format_or_the_one_asked(tmp_path: Path) -> None:
-    assert batch.plan(["a.PNG"], "-") == ([batch.Task(Path("a.PNG"), Path("-"), True, ".png")], [])
-    assert batch.plan(["a.png"], "-", extension=".jpg") == ([batch.Task(Path("a.png"), Path("-"), True, ".jpg")], [])
-    assert batch.plan(["-"], "-", extension=".tif")[0][0].stdout_format == ".tif"
-    assert batch.plan(["-"], str(tmp_path / "o.png")) == ([batch.Task(Path("-"), tmp_path / "o.png", True)], [])
+    assert planning.plan(["a.PNG"], "-") == ([Task(Path("a.PNG"), Path("-"), True, ".png")], [])
+    assert planning.plan(["a.png"], "-", extension=".jpg") == ([Task(Path("a.png"), Path("-"), True, ".jpg")], [])
+    assert planning.plan(["-"], "-", extension=".tif")[0][0].stdout_format == ".tif"
+    assert planning.plan(["-"], str(tmp_path / "o.png")) == ([Task(Path("-"), tmp_path / "o.png", True)], [])
 
 
 @pytest.mark.parametrize(("inputs", "output", "message"), [
@@ -215,43 +213,5 @@ def test_standard_streams_usage_errors(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     (tmp_path / "folder.png").mkdir()
     with pytest.raises(UsageError) as caught:
-        batch.plan(inputs, output)
+        planning.plan(inputs, output)
     assert str(caught.value) == message
-
-
-# ---------------------------------------------------------------- summary
-def test_summary_counts_and_its_line() -> None:
-    task = batch.Task(Path("a.png"), Path("b.png"))
-    summary = batch.Summary()
-    for status in ("done", "done", "skipped", "failed", "done"):
-        summary.add(batch.Outcome(task, status))
-    assert (summary.done, summary.skipped, summary.failed) == (3, 1, 1)
-    summary.seconds = 2.0
-    assert summary.line() == "done 3, skipped 1 (exist; --overwrite replaces them), failed 1 in 2.0 s (1.5 images/s)"
-    assert batch.Summary(done=2).line() == "done 2, failed 0 in 0.0 s (0.0 images/s)"
-
-
-def test_timed_counts_each_outcome_and_times_from_the_start_given() -> None:
-    import time
-
-    task = batch.Task(Path("a.png"), Path("b.png"))
-    summary = batch.Summary()
-    start = time.perf_counter() - 100
-    seen = [o.status for o in batch.timed(iter([batch.Outcome(task, "done"), batch.Outcome(task, "failed")]),
-                                          summary, start=start)]
-    assert seen == ["done", "failed"] and (summary.done, summary.failed) == (1, 1)
-    assert 100 <= summary.seconds < 160
-    fresh = batch.Summary()
-    list(batch.timed([batch.Outcome(task, "skipped")], fresh))
-    assert fresh.skipped == 1 and 0 <= fresh.seconds < 60
-
-
-def test_options_split_the_machine_between_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cvfilters.core import machine
-
-    monkeypatch.setattr(machine, "cores", lambda: 6)
-    assert batch.Options(INVERT).tile_workers() == 6 and batch.Options(INVERT, workers=0).tile_workers() == 6
-    assert batch.Options(INVERT, workers=2).tile_workers() == 1
-    gib = 2**30
-    assert batch.Options(INVERT, memory=3 * gib).budget() == 3 * gib
-    assert batch.Options(INVERT, memory=3 * gib, workers=3).budget() == gib

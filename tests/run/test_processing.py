@@ -1,6 +1,6 @@
-"""cvfilters.run.batch: one outcome per file whatever goes wrong, dry runs, and how tasks are run.
+"""cvfilters.run.processing: one outcome per file whatever goes wrong, dry runs, and what a done outcome reports.
 
-A stand-in pipeline raises each kind of error inside :func:`batch.process`; the messages are
+A stand-in pipeline raises each kind of error inside :func:`processing.process`; the messages are
 written out by hand, and the output folder is checked to hold nothing afterwards (no partial
 output, no temporary file).
 """
@@ -10,10 +10,8 @@ from __future__ import annotations
 import errno
 import io
 import warnings
-from collections.abc import Generator
-from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import cv2
 import numpy as np
@@ -22,7 +20,8 @@ from PIL import Image
 
 from cvfilters.core.errors import CvfError, ImageReadError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.run import batch
+from cvfilters.run import processing
+from cvfilters.run.tasks import Options, Outcome, Task
 
 INVERT = Pipeline.parse("invert").to_dict()
 
@@ -63,8 +62,8 @@ def test_every_error_is_one_failed_outcome_naming_the_file_and_nothing_is_writte
     grey(tmp_path / "a.png")
     target = tmp_path / "out" / "b.png"
     target.parent.mkdir()
-    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(error))
-    outcome = batch.process(batch.Task(tmp_path / "a.png", target), batch.Options(INVERT, backend="cpu"))
+    monkeypatch.setattr(processing, "_pipeline", lambda *args: Raising(error))
+    outcome = processing.process(Task(tmp_path / "a.png", target), Options(INVERT, backend="cpu"))
     assert (outcome.status, outcome.message) == ("failed", f"{tmp_path / 'a.png'}: " + message.format(target=target))
     assert list(target.parent.iterdir()) == []
 
@@ -72,20 +71,20 @@ def test_every_error_is_one_failed_outcome_naming_the_file_and_nothing_is_writte
 def test_an_image_error_is_its_own_message_and_standard_output_is_named(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     grey(tmp_path / "a.png")
-    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(ImageReadError("elsewhere.png", "is odd")))
-    outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "b.png"), batch.Options(INVERT, backend="cpu"))
+    monkeypatch.setattr(processing, "_pipeline", lambda *args: Raising(ImageReadError("elsewhere.png", "is odd")))
+    outcome = processing.process(Task(tmp_path / "a.png", tmp_path / "b.png"), Options(INVERT, backend="cpu"))
     assert (outcome.status, outcome.message) == ("failed", "elsewhere.png: is odd")
-    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(OSError(errno.EPIPE, "Broken pipe")))
-    outcome = batch.process(batch.Task(tmp_path / "a.png", Path("-"), True, ".png"), batch.Options(INVERT))
+    monkeypatch.setattr(processing, "_pipeline", lambda *args: Raising(OSError(errno.EPIPE, "Broken pipe")))
+    outcome = processing.process(Task(tmp_path / "a.png", Path("-"), True, ".png"), Options(INVERT))
     assert outcome.message == f"{tmp_path / 'a.png'}: cannot write standard output: Broken pipe"
 
 
 def test_warnings_become_notes_naming_the_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     image = grey(tmp_path / "a.png")
     source = tmp_path / "a.png"
-    monkeypatch.setattr(batch, "_pipeline", lambda *args: Raising(None, ["clipped", f"{source}: already named",
-                                                                           "clipped"]))
-    outcome = batch.process(batch.Task(source, tmp_path / "b.png"), batch.Options(INVERT, backend="cpu"))
+    monkeypatch.setattr(processing, "_pipeline", lambda *args: Raising(None, ["clipped", f"{source}: already named",
+                                                                              "clipped"]))
+    outcome = processing.process(Task(source, tmp_path / "b.png"), Options(INVERT, backend="cpu"))
     assert (outcome.status, outcome.message) == ("done", str(tmp_path / "b.png"))
     assert outcome.warnings == [f"{source}: clipped", f"{source}: already named", f"{source}: clipped"]
     np.testing.assert_array_equal(cv2.imread(str(tmp_path / "b.png"), cv2.IMREAD_UNCHANGED), 255 - image)
@@ -98,18 +97,18 @@ def test_a_bad_input_fails_even_where_its_output_exists(tmp_path: Path) -> None:
         target = tmp_path / "out" / name
         target.parent.mkdir(exist_ok=True)
         target.write_bytes(b"old")
-        outcome = batch.process(batch.Task(tmp_path / name, target), batch.Options(INVERT))
+        outcome = processing.process(Task(tmp_path / name, target), Options(INVERT))
         assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / name}: "), outcome
         assert target.read_bytes() == b"old"
-        dry = batch.dry_run(batch.Task(tmp_path / name, target), batch.Options(INVERT))
+        dry = processing.dry_run(Task(tmp_path / name, target), Options(INVERT))
         assert dry.status == "failed" and dry.message.startswith(f"{tmp_path / name}: "), dry
 
 
 def test_an_output_that_is_its_input_is_refused_never_skipped(tmp_path: Path) -> None:
     grey(tmp_path / "a.png")
     before = (tmp_path / "a.png").read_bytes()
-    for options in (batch.Options(INVERT), batch.Options(INVERT, overwrite=True)):
-        outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "a.png"), options)
+    for options in (Options(INVERT), Options(INVERT, overwrite=True)):
+        outcome = processing.process(Task(tmp_path / "a.png", tmp_path / "a.png"), options)
         assert (outcome.status, outcome.message) == (
             "failed", f"{tmp_path / 'a.png'}: is the input file; cvfilters never overwrites its input")
     assert (tmp_path / "a.png").read_bytes() == before
@@ -118,14 +117,14 @@ def test_an_output_that_is_its_input_is_refused_never_skipped(tmp_path: Path) ->
 def test_an_existing_output_is_skipped_unless_replaced(tmp_path: Path) -> None:
     image = grey(tmp_path / "a.png")
     (tmp_path / "b.png").write_bytes(b"old")
-    outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "b.png"), batch.Options(INVERT))
+    outcome = processing.process(Task(tmp_path / "a.png", tmp_path / "b.png"), Options(INVERT))
     assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'b.png'}: exists, skipped "
                                                             "(--overwrite replaces it)")
     assert (tmp_path / "b.png").read_bytes() == b"old"
-    for task, options in ((batch.Task(tmp_path / "a.png", tmp_path / "b.png", replace=True), batch.Options(INVERT)),
-                          (batch.Task(tmp_path / "a.png", tmp_path / "b.png"), batch.Options(INVERT, overwrite=True))):
+    for task, options in ((Task(tmp_path / "a.png", tmp_path / "b.png", replace=True), Options(INVERT)),
+                          (Task(tmp_path / "a.png", tmp_path / "b.png"), Options(INVERT, overwrite=True))):
         (tmp_path / "b.png").write_bytes(b"old")
-        assert batch.process(task, options).status == "done"
+        assert processing.process(task, options).status == "done"
         np.testing.assert_array_equal(cv2.imread(str(tmp_path / "b.png"), cv2.IMREAD_UNCHANGED), 255 - image)
 
 
@@ -136,82 +135,38 @@ def test_dry_run_says_what_it_read_and_would_write(tmp_path: Path) -> None:
     frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=50)
     cv2.imwrite(str(tmp_path / "h.hdr"), np.ones((6, 2, 3), np.float32))  # a header Pillow does not parse
     cases = [
-        (batch.Task(tmp_path / "a.png", tmp_path / "o.png"), f"read {tmp_path / 'a.png'} (4x3) -> write "
+        (Task(tmp_path / "a.png", tmp_path / "o.png"), f"read {tmp_path / 'a.png'} (4x3) -> write "
                                                              f"{tmp_path / 'o.png'}"),
-        (batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), f"read {tmp_path / 'g.gif'} (5x2, 3 frames) -> write "
+        (Task(tmp_path / "g.gif", tmp_path / "o.gif"), f"read {tmp_path / 'g.gif'} (5x2, 3 frames) -> write "
                                                              f"{tmp_path / 'o.gif'}"),
-        (batch.Task(tmp_path / "h.hdr", tmp_path / "o.hdr"), f"read {tmp_path / 'h.hdr'} (2x6) -> write "
+        (Task(tmp_path / "h.hdr", tmp_path / "o.hdr"), f"read {tmp_path / 'h.hdr'} (2x6) -> write "
                                                              f"{tmp_path / 'o.hdr'}"),
-        (batch.Task(tmp_path / "a.png", Path("-"), True, ".png"), f"read {tmp_path / 'a.png'} (4x3) -> write "
+        (Task(tmp_path / "a.png", Path("-"), True, ".png"), f"read {tmp_path / 'a.png'} (4x3) -> write "
                                                                    "standard output"),
-        (batch.Task(tmp_path / "a.png", tmp_path / "h.hdr", replace=True), f"read {tmp_path / 'a.png'} (4x3) -> "
+        (Task(tmp_path / "a.png", tmp_path / "h.hdr", replace=True), f"read {tmp_path / 'a.png'} (4x3) -> "
                                                                             f"replace {tmp_path / 'h.hdr'}"),
     ]
     before = sorted(tmp_path.iterdir())
     for task, message in cases:
-        assert batch.dry_run(task, batch.Options(INVERT)) == batch.Outcome(task, "done", message)
-    skipped = batch.dry_run(batch.Task(tmp_path / "a.png", tmp_path / "h.hdr"), batch.Options(INVERT))
+        assert processing.dry_run(task, Options(INVERT)) == Outcome(task, "done", message)
+    skipped = processing.dry_run(Task(tmp_path / "a.png", tmp_path / "h.hdr"), Options(INVERT))
     assert (skipped.status, skipped.message) == ("skipped", f"{tmp_path / 'h.hdr'}: exists, skipped "
                                                             "(--overwrite replaces it)")
-    assert batch.dry_run(batch.Task(tmp_path / "a.png", tmp_path / "h.hdr"),
-                         batch.Options(INVERT, overwrite=True)).message.endswith(f"-> replace {tmp_path / 'h.hdr'}")
+    assert processing.dry_run(Task(tmp_path / "a.png", tmp_path / "h.hdr"),
+                              Options(INVERT, overwrite=True)).message.endswith(f"-> replace {tmp_path / 'h.hdr'}")
     assert sorted(tmp_path.iterdir()) == before
 
 
 def test_dry_run_of_a_tiled_tiff_reads_only_its_header(tmp_path: Path) -> None:
     tifffile = pytest.importorskip("tifffile")
     tifffile.imwrite(tmp_path / "big.tif", np.zeros((40, 30, 3), np.uint8), photometric="rgb", tile=(16, 16))
-    task = batch.Task(tmp_path / "big.tif", tmp_path / "o.tif")
-    outcome = batch.dry_run(task, batch.Options(INVERT, backend="cpu"))
+    task = Task(tmp_path / "big.tif", tmp_path / "o.tif")
+    outcome = processing.dry_run(task, Options(INVERT, backend="cpu"))
     assert outcome.message == f"read {tmp_path / 'big.tif'} (30x40, read in pieces) -> write {tmp_path / 'o.tif'}"
-    outcome = batch.dry_run(task, batch.Options(INVERT, backend="cpu", colorspace="srgb"))  # decoded whole
+    outcome = processing.dry_run(task, Options(INVERT, backend="cpu", colorspace="srgb"))  # decoded whole
     assert outcome.message == f"read {tmp_path / 'big.tif'} (30x40) -> write {tmp_path / 'o.tif'}"
-    outcome = batch.dry_run(task, batch.Options(INVERT, backend="cpu", linear=True))
+    outcome = processing.dry_run(task, Options(INVERT, backend="cpu", linear=True))
     assert outcome.message == f"read {tmp_path / 'big.tif'} (30x40) -> write {tmp_path / 'o.tif'}"
-
-
-# ---------------------------------------------------------------- running tasks
-def test_each_output_folder_is_synced_once_and_standard_output_never(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from cvfilters.core import atomic
-
-    synced: list[Path] = []
-    monkeypatch.setattr(atomic, "fsync_directory", synced.append)
-    batch.sync_folders([batch.Task(Path("a.png"), Path("-"), True, ".png"),
-                        batch.Task(Path("a.png"), tmp_path / "x" / "a.png"),
-                        batch.Task(Path("b.png"), tmp_path / "x" / "b.png"),
-                        batch.Task(Path("c.png"), tmp_path / "y" / "c.png")])
-    assert sorted(synced) == [tmp_path / "x", tmp_path / "y"]
-
-
-class Manual:
-    """An executor that finishes only the first task it is given; the others stay in flight
-    (``max_workers`` as a local pool has; None as a Dask client)."""
-
-    def __init__(self, max_workers: int | None, finish_all: bool = False) -> None:
-        if max_workers is not None:  # a Dask client has no such attribute
-            self.max_workers = max_workers
-        self.finish_all = finish_all
-        self.submitted: list[Future[batch.Outcome]] = []
-
-    def submit(self, fn: Any, task: batch.Task, options: batch.Options) -> Future[batch.Outcome]:
-        future: Future[batch.Outcome] = Future()
-        if not self.submitted or self.finish_all:
-            future.set_result(batch.Outcome(task, "done"))
-        self.submitted.append(future)
-        return future
-
-
-@pytest.mark.parametrize(("workers", "in_flight"), [(2, 2), (3, 3), (None, 5)])
-def test_a_pool_gets_no_more_tasks_than_its_workers_and_an_interrupt_cancels_the_rest(
-        tmp_path: Path, workers: int | None, in_flight: int) -> None:
-    tasks = [batch.Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(5)]
-    executor = Manual(max_workers=workers)
-    outcomes = cast("Generator[batch.Outcome, None, None]",  # a generator: close() is an interrupt
-                    batch.run(tasks, batch.Options(INVERT), executor=executor))  # type: ignore[arg-type]
-    assert next(outcomes) == batch.Outcome(tasks[0], "done") and len(executor.submitted) == in_flight
-    outcomes.close()  # as an interrupt: the tasks in flight are cancelled, no new one starts
-    assert [f.cancelled() for f in executor.submitted] == [False] + [True] * (in_flight - 1)
 
 
 # ---------------------------------------------------------------- what a done outcome reports and writes
@@ -220,19 +175,19 @@ def test_a_still_image_reports_its_colour_and_how_it_ran(tmp_path: Path) -> None
     image = np.dstack([np.full((3, 4), v, np.uint8) for v in (10, 20, 30)])
     cv2.imwrite(str(source), image)
     assumed = "colour: sRGB (assumed: the file names no colour space) [assumed]"
-    whole = batch.process(batch.Task(source, tmp_path / "o.png", True), batch.Options(INVERT, backend="cpu"))
+    whole = processing.process(Task(source, tmp_path / "o.png", True), Options(INVERT, backend="cpu"))
     assert whole.report[0] == "backend: cpu" or whole.report[0].startswith("backend: cpu (")
     assert whole.report[-1] == assumed
-    linear = batch.process(batch.Task(source, tmp_path / "l.png", True), batch.Options(INVERT, linear=True))
+    linear = processing.process(Task(source, tmp_path / "l.png", True), Options(INVERT, linear=True))
     assert linear.report[-1] == assumed + "; linear light: sRGB transfer"
-    tiled = batch.process(batch.Task(source, tmp_path / "t.png", True),
-                          batch.Options(INVERT, tile_size=16, memory=2**30))
+    tiled = processing.process(Task(source, tmp_path / "t.png", True),
+                               Options(INVERT, tile_size=16, memory=2**30))
     assert tiled.report[0] == "memory budget: 1.0 GiB" and tiled.report[1].startswith("tiles: 16 x 16 output px")
     assert tiled.report[-1] == assumed
     for name in ("o.png", "l.png", "t.png"):
         np.testing.assert_array_equal(cv2.imread(str(tmp_path / name)), 255 - image)
-    converted = batch.process(batch.Task(source, tmp_path / "c.png", True),
-                              batch.Options(INVERT, colorspace="adobe-rgb", intent="perceptual"))
+    converted = processing.process(Task(source, tmp_path / "c.png", True),
+                                   Options(INVERT, colorspace="adobe-rgb", intent="perceptual"))
     assert converted.report[-1] == assumed + " -> adobe-rgb (perceptual)"
     with Image.open(tmp_path / "c.png") as written:  # converted, then inverted: other values, a profile
         assert written.info["icc_profile"] and not np.array_equal(np.asarray(written)[..., ::-1], 255 - image)
@@ -241,7 +196,7 @@ def test_a_still_image_reports_its_colour_and_how_it_ran(tmp_path: Path) -> None
 def test_an_animation_reports_the_frames_written(tmp_path: Path) -> None:
     frames = [Image.new("RGB", (5, 2), (v, v, v)) for v in (0, 100, 200)]
     frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=50)
-    outcome = batch.process(batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), batch.Options(INVERT, frames=(1, 3)))
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT, frames=(1, 3)))
     assert outcome.status == "done" and outcome.report[-1] == "frames: 2 of 3"
     assert outcome.report[0].startswith("backend: ")
     with Image.open(tmp_path / "o.gif") as written:
@@ -256,40 +211,32 @@ def test_a_zarr_output_of_a_decoded_image_is_rgb(tmp_path: Path) -> None:
     zarr = pytest.importorskip("zarr")
     image = np.dstack([np.full((3, 4), v, np.uint8) for v in (10, 20, 30)])  # BGR
     cv2.imwrite(str(tmp_path / "a.png"), image)
-    outcome = batch.process(batch.Task(tmp_path / "a.png", tmp_path / "o.zarr", True), batch.Options(INVERT))
+    outcome = processing.process(Task(tmp_path / "a.png", tmp_path / "o.zarr", True), Options(INVERT))
     assert outcome.status == "done" and not any(line.startswith("colour:") for line in outcome.report)
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "o.zarr"), mode="r")[:], 255 - image[..., ::-1])
 
 
 def test_standard_output_gets_the_encoded_image(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     image = grey(tmp_path / "a.png", 40)
-    outcome = batch.process(batch.Task(tmp_path / "a.png", Path("-"), True, ".png"), batch.Options(INVERT))
+    outcome = processing.process(Task(tmp_path / "a.png", Path("-"), True, ".png"), Options(INVERT))
     assert outcome.status == "done", outcome
     written = capfdbinary.readouterr().out
     np.testing.assert_array_equal(cv2.imdecode(np.frombuffer(written, np.uint8), cv2.IMREAD_UNCHANGED), 255 - image)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png"]
 
 
-@pytest.mark.parametrize("workers", [2, None])
-def test_every_task_of_a_pool_yields_its_outcome(tmp_path: Path, workers: int | None) -> None:
-    tasks = [batch.Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(5)]
-    executor = Manual(max_workers=workers, finish_all=True)
-    outcomes = list(batch.run(tasks, batch.Options(INVERT), executor=executor))  # type: ignore[arg-type]
-    assert sorted(o.task.source.name for o in outcomes) == ["0.png", "1.png", "2.png", "3.png", "4.png"]
-
-
 def test_a_tiled_tiff_streams_through_process(tmp_path: Path) -> None:
     tifffile = pytest.importorskip("tifffile")
     data = np.random.default_rng(3).integers(0, 255, (40, 30, 3), np.uint8, endpoint=True)
     tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", tile=(16, 16), compression="zlib")
-    outcome = batch.process(batch.Task(tmp_path / "in.tif", tmp_path / "o.tif"), batch.Options(INVERT, backend="cpu"))
+    outcome = processing.process(Task(tmp_path / "in.tif", tmp_path / "o.tif"), Options(INVERT, backend="cpu"))
     assert outcome.status == "done", outcome
     np.testing.assert_array_equal(tifffile.imread(tmp_path / "o.tif"), 255 - data)
 
 
 def test_a_dry_run_over_the_pixel_limit_names_the_file(tmp_path: Path) -> None:
     grey(tmp_path / "a.png")
-    outcome = batch.dry_run(batch.Task(tmp_path / "a.png", tmp_path / "o.png"), batch.Options(INVERT, max_pixels=5))
+    outcome = processing.dry_run(Task(tmp_path / "a.png", tmp_path / "o.png"), Options(INVERT, max_pixels=5))
     assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / 'a.png'}: "), outcome
 
 
@@ -298,7 +245,7 @@ def test_a_dry_run_over_the_pixel_limit_names_the_file(tmp_path: Path) -> None:
 def test_the_memory_layout_of_a_frame_by_its_mode(mode: str, layout: tuple[int, int]) -> None:
     from types import SimpleNamespace
 
-    assert batch._layout_of(SimpleNamespace(mode=mode)) == layout
+    assert processing._layout_of(SimpleNamespace(mode=mode)) == layout
 
 
 def test_a_grey_image_is_estimated_as_one_channel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -306,7 +253,7 @@ def test_a_grey_image_is_estimated_as_one_channel(tmp_path: Path, monkeypatch: p
 
     cv2.imwrite(str(tmp_path / "a.png"), np.zeros((100, 200), np.uint8))
     monkeypatch.setattr(limits, "available_bytes", lambda: 3 * 100 * 200 * (2 + 12))  # 3 workers of one channel
-    assert batch.process(batch.Task(tmp_path / "a.png", tmp_path / "o.png"), batch.Options(INVERT, workers=3)).status \
+    assert processing.process(Task(tmp_path / "a.png", tmp_path / "o.png"), Options(INVERT, workers=3)).status \
         == "done"
 
 
@@ -314,21 +261,11 @@ def test_an_animation_to_standard_output_keeps_its_timing(tmp_path: Path,
                                                          capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     frames = [Image.new("RGB", (5, 2), (v, v, v)) for v in (0, 100, 200)]
     frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=70, loop=0)
-    outcome = batch.process(batch.Task(tmp_path / "g.gif", Path("-"), True, ".gif"), batch.Options(INVERT))
+    outcome = processing.process(Task(tmp_path / "g.gif", Path("-"), True, ".gif"), Options(INVERT))
     assert outcome.status == "done", outcome
     with Image.open(io.BytesIO(capfdbinary.readouterr().out)) as written:
         assert written.n_frames == 3 and written.info["duration"] == 70
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.gif"]
-
-
-def test_the_last_tasks_in_flight_are_waited_for(tmp_path: Path) -> None:
-    tasks = [batch.Task(Path(f"{i}.png"), tmp_path / f"{i}.png") for i in range(2)]
-    executor = Manual(max_workers=2)
-    outcomes = batch.run(tasks, batch.Options(INVERT), executor=executor)  # type: ignore[arg-type]
-    assert next(outcomes).task == tasks[0]  # nothing left to submit; the second is still running
-    executor.submitted[1].set_result(batch.Outcome(tasks[1], "done"))
-    assert next(outcomes).task == tasks[1]
-    assert list(outcomes) == []
 
 
 def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_video(tmp_path: Path) -> None:
@@ -338,11 +275,11 @@ def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_vi
     for value in (0, 120, 240):
         writer.write(np.full((8, 16, 3), value, np.uint8))
     writer.release()
-    task = batch.Task(tmp_path / "clip.avi", tmp_path / "out.avi")
-    assert batch.dry_run(task, batch.Options(INVERT)).message == (f"read {tmp_path / 'clip.avi'} (video) -> write "
-                                                                  f"{tmp_path / 'out.avi'}")
+    task = Task(tmp_path / "clip.avi", tmp_path / "out.avi")
+    assert processing.dry_run(task, Options(INVERT)).message == (f"read {tmp_path / 'clip.avi'} (video) -> write "
+                                                                 f"{tmp_path / 'out.avi'}")
     (tmp_path / "out.avi").write_bytes(b"old")
-    outcome = batch.process(task, batch.Options(INVERT))
+    outcome = processing.process(task, Options(INVERT))
     assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'out.avi'}: exists, skipped "
                                                             "(--overwrite replaces it)")
     assert (tmp_path / "out.avi").read_bytes() == b"old"
@@ -355,7 +292,7 @@ def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypa
     frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=40)
     needed = 20 * 10 * 4 * (2 + 12) + 20 * 10 * 4  # up to 4 channels of bytes; one more frame held
     monkeypatch.setattr(limits, "available_bytes", lambda: needed - 1)
-    refused = batch.process(batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), batch.Options(INVERT))
+    refused = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT))
     assert refused.status == "failed" and "(20x10, 4 channels, 2 frames) x 1 worker(s)" in refused.message, refused
     monkeypatch.setattr(limits, "available_bytes", lambda: needed)
-    assert batch.process(batch.Task(tmp_path / "g.gif", tmp_path / "o.gif"), batch.Options(INVERT)).status == "done"
+    assert processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT)).status == "done"
