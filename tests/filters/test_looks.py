@@ -367,3 +367,51 @@ def test_pointillize_paper_with_alpha_is_not_premultiplied() -> None:
     y, x = np.mgrid[0:20, 0:30]
     outside = (x - points[labels, 0]) ** 2 + (y - points[labels, 1]) ** 2 > (0.2 * 8.0) ** 2
     assert np.all(out[outside] == [0, 0, 255, 128])  # BGRA; 0.5 x 255 rounds to 128
+
+
+# --- from the decorated-function survivors (sixth session, docs/mutation.md) --------------------
+
+
+def test_a_strong_bloom_stops_at_full_scale(backend: str) -> None:
+    # intensity above 1: the screen of a dark pixel and its glow passes 1 before the final clip
+    image = photo(12, 14, 3, np.float32)
+    out = cvf.apply(image, "bloom", radius=2.0, intensity=3.0, threshold=0.2, backend=backend)
+    bright = np.clip((image.astype(np.float64) - 0.2) / 0.8, 0, 1)
+    glow = 3.0 * np.dstack([ndimage.gaussian_filter(bright[..., c], 2.0, mode="nearest", truncate=3.0)
+                            for c in range(3)])
+    screened = image + glow - image * glow
+    assert screened.max() > 1.5
+    np.testing.assert_allclose(out, np.clip(screened, 0, 1), rtol=0, atol=2e-4)
+
+
+def test_grain_on_bright_float_stops_at_full_scale() -> None:
+    image = np.full((15, 17, 3), 0.9, np.float32)
+    out = cvf.apply(image, "grain", amount=0.2, size=0.8, seed=3, backend="cpu")
+    unclipped = 0.9 + 0.2 * reference_grain(15, 17, 3, 0.8, 3, True)
+    assert unclipped.max() > 1.2
+    np.testing.assert_allclose(out, np.clip(unclipped, 0, 1), rtol=0, atol=2e-5)
+
+
+def test_the_cached_voronoi_cannot_be_changed_by_a_caller() -> None:
+    # lru_cache hands every caller the same arrays: a write would change every later crystallize
+    labels, best = voronoi(23, 17, 6.0, 4)
+    points = cell_points(23, 17, 6.0, 4)
+    y, x = np.mgrid[0:17, 0:23]
+    np.testing.assert_array_equal(best, (x - points[labels, 0]) ** 2 + (y - points[labels, 1]) ** 2)
+    for array in (labels, best):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0, 0] = 0
+
+
+@pytest.mark.parametrize(("width", "height", "size"), [(45, 33, 5.0), (11, 9, 0.5), (8, 13, 0.3)])
+def test_hex_labels_partition_at_any_size(width: int, height: int, size: float) -> None:
+    # hex_labels is public and takes any circumradius (the filter's size starts at 1)
+    labels = hex_labels(width, height, size)
+    step_x, step_y = np.sqrt(3) * size, 1.5 * size
+    rows, cols = int(height / step_y) + 3, int(width / step_x) + 3
+    centres = [(c * step_x + (r % 2) * step_x / 2, r * step_y) for r in range(-1, rows) for c in range(-1, cols)]
+    nearest = brute_force_labels(width, height, np.array(centres))
+    pairs = set(zip(labels.ravel().tolist(), nearest.ravel().tolist(), strict=True))
+    assert len(pairs) == len(np.unique(labels)) == len(np.unique(nearest))
+    np.testing.assert_array_equal(np.unique(labels), np.arange(len(pairs)))  # dense indices 0..n-1
+    assert not labels.flags.writeable
