@@ -403,7 +403,7 @@ def test_the_cached_voronoi_cannot_be_changed_by_a_caller() -> None:
             array[0, 0] = 0
 
 
-@pytest.mark.parametrize(("width", "height", "size"), [(45, 33, 5.0), (11, 9, 0.5), (8, 13, 0.3)])
+@pytest.mark.parametrize(("width", "height", "size"), [(45, 33, 5.0), (11, 9, 0.5), (8, 13, 0.3), (3, 40, 1.0)])
 def test_hex_labels_partition_at_any_size(width: int, height: int, size: float) -> None:
     # hex_labels is public and takes any circumradius (the filter's size starts at 1)
     labels = hex_labels(width, height, size)
@@ -415,3 +415,28 @@ def test_hex_labels_partition_at_any_size(width: int, height: int, size: float) 
     assert len(pairs) == len(np.unique(labels)) == len(np.unique(nearest))
     np.testing.assert_array_equal(np.unique(labels), np.arange(len(pairs)))  # dense indices 0..n-1
     assert not labels.flags.writeable
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_chroma_key_keeps_the_dtype(dtype: type) -> None:
+    image = to_dtype(np.array([[[0, 255, 0], [200, 30, 90]]], np.uint8), dtype)  # a green screen pixel, a red one
+    out = cvf.apply(image, "chroma_key", spill=0.0, backend="cpu")
+    assert out.dtype == np.dtype(dtype) and out.shape == (1, 2, 4)
+    np.testing.assert_array_equal(out[..., :3], image)
+    np.testing.assert_array_equal(out[..., 3], [[0, full_scale(dtype)]])
+
+
+@pytest.mark.parametrize(("width", "height", "spacing", "seed"), [(5, 3, 20.0, 1), (37, 23, 6.0, 0), (20, 30, 2.5, 2)])
+def test_cell_points_are_the_seeded_jittered_grid(width: int, height: int, spacing: float, seed: int) -> None:
+    # as the docstring says: point (i, j) at ((i + u) spacing, (j + v) spacing), (u, v) from
+    # default_rng(seed).random((rows, columns, 2)), rounded to a pixel and kept inside the image
+    columns, rows = int(np.ceil(width / spacing)), int(np.ceil(height / spacing))
+    jitter = np.random.default_rng(seed).random((rows, columns, 2))
+    expected = [(min(max(round((i + jitter[j, i, 0]) * spacing), 0), width - 1),
+                 min(max(round((j + jitter[j, i, 1]) * spacing), 0), height - 1))
+                for j in range(rows) for i in range(columns)]
+    points = cell_points(width, height, spacing, seed)
+    np.testing.assert_array_equal(points, np.array(expected, float))
+    assert not points.flags.writeable
+    if spacing == 2.5:  # rounding reaches both edges: points on the first and last column and row
+        assert {0, width - 1} <= set(points[:, 0]) and {0, height - 1} <= set(points[:, 1])
