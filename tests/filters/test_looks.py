@@ -440,3 +440,23 @@ def test_cell_points_are_the_seeded_jittered_grid(width: int, height: int, spaci
     assert not points.flags.writeable
     if spacing == 2.5:  # rounding reaches both edges: points on the first and last column and row
         assert {0, width - 1} <= set(points[:, 0]) and {0, height - 1} <= set(points[:, 1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_hex_pixellate_keeps_the_dtype_and_averages_colour_premultiplied(dtype: type) -> None:
+    gray = photo(12, 14, 1, dtype)
+    assert cvf.apply(gray, "hex_pixellate", size=3.0, backend="cpu").dtype == np.dtype(dtype)
+    image = photo(12, 14, 4, dtype)
+    out = cvf.apply(image, "hex_pixellate", size=3.0, backend="cpu")
+    assert out.dtype == np.dtype(dtype) and out.shape == image.shape
+    values = image.astype(np.float64) / full_scale(dtype)
+    labels = hex_labels(14, 12, 3.0)
+    tolerance = 1.0 / full_scale(dtype) if np.dtype(dtype).kind == "u" else 1e-5  # one rounding step
+    for label in np.unique(labels):
+        region = labels == label
+        alpha = values[..., 3][region]
+        colour = (values[..., :3][region] * alpha[:, None]).sum(axis=0) / alpha.sum()  # the premultiplied mean
+        got = out[region].astype(np.float64) / full_scale(dtype)
+        np.testing.assert_allclose(got[:, 3], alpha.mean(), rtol=0, atol=tolerance)
+        np.testing.assert_allclose(got[:, :3], np.broadcast_to(colour, (region.sum(), 3)), rtol=0,
+                                   atol=tolerance * 2)
