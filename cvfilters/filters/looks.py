@@ -379,8 +379,8 @@ def hex_labels(width: int, height: int, size: float) -> np.ndarray:
     row0 = np.floor(y / step_y).astype(np.int64)
     best = np.full((height, width), np.inf)
     labels = np.zeros((height, width), np.int64)
-    for dr in (-1, 0, 1):
-        row = row0 + dr  # row -1 (above the image) can be the nearest for the top pixels
+    for dr in (0, 1):  # a cell reaches `size` above and below its centre, rows are 1.5 size apart:
+        row = row0 + dr  # the nearest centre is in the row at or just below the pixel's
         shift = (row % 2) * step_x / 2
         col0 = np.floor((x - shift) / step_x).astype(np.int64)
         for dc in (0, 1):
