@@ -12,13 +12,18 @@ from tests.conftest import CHANNELS, DTYPES, full_scale, photo, to_dtype
 
 
 # ---------------------------------------------------------------- bloom
+def screened_glow(image: np.ndarray, radius: float, intensity: float, threshold: float) -> np.ndarray:
+    """The documented bloom before its final clip: the image screened with the blurred highlights."""
+    bright = np.clip((image.astype(np.float64) - threshold) / (1 - threshold), 0, 1)
+    glow = intensity * np.dstack([ndimage.gaussian_filter(bright[..., c], radius, mode="nearest", truncate=3.0)
+                                  for c in range(3)])
+    return image + glow - image * glow
+
+
 def test_bloom_is_a_screened_blur_of_the_highlights(backend: str) -> None:
     image = photo(40, 50, 3, np.float32)
     out = cvf.apply(image, "bloom", radius=3.0, intensity=0.8, threshold=0.4, backend=backend)
-    bright = np.clip((image.astype(np.float64) - 0.4) / 0.6, 0, 1)
-    glow = 0.8 * np.dstack([ndimage.gaussian_filter(bright[..., c], 3.0, mode="nearest", truncate=3.0)
-                            for c in range(3)])
-    np.testing.assert_allclose(out, np.clip(image + glow - image * glow, 0, 1), atol=2e-4)
+    np.testing.assert_allclose(out, np.clip(screened_glow(image, 3.0, 0.8, 0.4), 0, 1), atol=2e-4)
     np.testing.assert_allclose(cvf.apply(image, "bloom", intensity=0.0, backend=backend), image, atol=1e-6)
 
 
@@ -376,10 +381,7 @@ def test_a_strong_bloom_stops_at_full_scale(backend: str) -> None:
     # intensity above 1: the screen of a dark pixel and its glow passes 1 before the final clip
     image = photo(12, 14, 3, np.float32)
     out = cvf.apply(image, "bloom", radius=2.0, intensity=3.0, threshold=0.2, backend=backend)
-    bright = np.clip((image.astype(np.float64) - 0.2) / 0.8, 0, 1)
-    glow = 3.0 * np.dstack([ndimage.gaussian_filter(bright[..., c], 2.0, mode="nearest", truncate=3.0)
-                            for c in range(3)])
-    screened = image + glow - image * glow
+    screened = screened_glow(image, 2.0, 3.0, 0.2)
     assert screened.max() > 1.5
     np.testing.assert_allclose(out, np.clip(screened, 0, 1), rtol=0, atol=2e-4)
 
