@@ -166,3 +166,15 @@ def test_a_bgra_reference_is_matched_per_channel_without_its_alpha() -> None:
     out = cvf.apply(IMAGE, "match_histogram", reference=bgra)
     for c in range(3):
         _matched_within_rounding(out[..., c], IMAGE[..., c], ref[..., c])
+
+
+def test_a_grey_and_alpha_reference_is_its_grey_plane() -> None:
+    """A PIL "LA" image (and an H x W x 2 array) is grey + alpha, as save_histogram reads it: the alpha is ignored."""
+    from PIL import Image
+
+    grey, alpha = np.tile(np.arange(0, 250, 10, dtype=np.uint8), (6, 1)), np.full((6, 25), 3, np.uint8)
+    for reference in (Image.fromarray(np.dstack([grey, alpha]), "LA"), np.dstack([grey, alpha])):
+        _matched_within_rounding(cvf.apply(IMAGE[..., 0], "match_histogram", reference=reference), IMAGE[..., 0], grey)
+        out = cvf.apply(IMAGE, "match_histogram", reference=reference)  # was refused: "holds 2 channels"
+        for c in range(3):
+            _matched_within_rounding(out[..., c], IMAGE[..., c], grey)
