@@ -11,7 +11,13 @@ import pytest
 from skimage.exposure import match_histograms
 
 import cvfilters as cvf
-from cvfilters.filters._shared.histogram_files import load_histogram, save_histogram
+from cvfilters.core.arrays import ImageValue
+from cvfilters.filters._shared.histogram_files import (
+    _file_key,
+    _reference_counts_cached,
+    load_histogram,
+    save_histogram,
+)
 
 
 def _json(path: Path, data: object) -> Path:
@@ -178,3 +184,11 @@ def test_a_grey_and_alpha_reference_is_its_grey_plane() -> None:
         out = cvf.apply(IMAGE, "match_histogram", reference=reference)  # was refused: "holds 2 channels"
         for c in range(3):
             _matched_within_rounding(out[..., c], IMAGE[..., c], grey)
+
+
+def test_the_cached_reference_counts_cannot_be_changed_by_a_caller() -> None:
+    """The counts are cached per reference: a caller's write would change every later match_histogram."""
+    counts = _reference_counts_cached(_file_key(ImageValue(IMAGE)), 3, "per_channel")
+    np.testing.assert_array_equal(counts, [np.bincount(IMAGE[..., c].ravel(), minlength=256) for c in range(3)])
+    with pytest.raises(ValueError, match="read-only"):
+        counts[0, 0] = 1
