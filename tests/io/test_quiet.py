@@ -55,6 +55,18 @@ def test_the_logger_is_restored_afterwards(tmp_path: Path) -> None:
     assert not logger.disabled
 
 
+
+def test_a_logger_disabled_before_stays_disabled() -> None:
+    logger = logging.getLogger("tifffile")
+    logger.disabled = True  # by the caller, before cvfilters reads a TIFF
+    try:
+        with tifffile_logger_quiet():
+            pass
+        assert logger.disabled is True
+    finally:
+        logger.disabled = False
+
+
 @pytest.fixture
 def warning_level() -> Iterator[int]:
     """OpenCV's log level set to WARNING for the test (a level quiet() must hand back), restored after."""
@@ -86,6 +98,32 @@ def test_at_most_4096_bytes_are_kept(capfd: pytest.CaptureFixture[str]) -> None:
     with quiet() as printed:
         os.write(2, b"x" * 4095 + b"\nlater\n")
     assert printed == ["x" * 4095]
+    assert capfd.readouterr().err == ""
+
+
+def test_blocks_that_overlap_give_their_lines_to_neither(capfd: pytest.CaptureFixture[str]) -> None:
+    """Another thread inside at the same time: whose lines they are is unknown, so neither block gets them."""
+    inside, done = threading.Event(), threading.Event()
+    lists: dict[str, list[str]] = {}
+
+    def other() -> None:
+        inside.wait(timeout=30)
+        with quiet() as printed:
+            os.write(2, b"from the other thread\n")
+        lists["other"] = printed
+        done.set()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    with quiet() as printed:
+        inside.set()
+        done.wait(timeout=30)
+        os.write(2, b"from this thread\n")
+    thread.join(timeout=30)
+    assert (printed, lists["other"]) == ([], [])
+    with quiet() as alone:  # the next block alone inside gets its lines again
+        os.write(2, b"alone\n")
+    assert alone == ["alone"]
     assert capfd.readouterr().err == ""
 
 

@@ -146,10 +146,11 @@ def _reference_counts_cached(key: tuple[Any, ...], channels: int, space: str) ->
     data = _load_reference(key)
     if not isinstance(key[0], ImageValue) and Path(key[0]).suffix.lower() in HISTOGRAM_SUFFIXES:
         return data
+    if data.ndim == 3 and data.shape[2] <= 2:  # H x W x 1, or grey + alpha (a PIL "LA" image): the grey plane
+        data = np.ascontiguousarray(data[..., 0])
     count = 1 if data.ndim == 2 else data.shape[2]
     if channels == 1:
         ref = data if count == 1 else cv2.cvtColor(np.ascontiguousarray(data[..., :3]), cv2.COLOR_BGR2GRAY)
-        ref = ref if ref.ndim == 2 else ref[..., 0]
     else:
         ref = cv2.cvtColor(data, cv2.COLOR_GRAY2BGR) if count == 1 else np.ascontiguousarray(data[..., :3])
     view = level_view(host_context(ref), ref, space)

@@ -8,8 +8,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from skimage.exposure import match_histograms
 
-from cvfilters.filters._shared.histogram_files import load_histogram, save_histogram
+import cvfilters as cvf
+from cvfilters.core.arrays import ImageValue
+from cvfilters.filters._shared.histogram_files import (
+    _file_key,
+    _reference_counts_cached,
+    load_histogram,
+    save_histogram,
+)
 
 
 def _json(path: Path, data: object) -> Path:
@@ -115,3 +123,72 @@ def test_saving_refuses_an_unknown_space_and_suffix_by_name(tmp_path: Path) -> N
         save_histogram(tmp_path / "h.txt", BGRA)
     assert str(caught.value) == f"save_histogram: {tmp_path / 'h.txt'} must end in .npy or .json"
     assert list(tmp_path.iterdir()) == []
+
+
+# References of match_histogram of another channel count than the image (histogram_files._reference_counts_cached).
+# Oracle: scikit-image's match_histograms (float64, unrounded) on the plane the docstring names; our table
+# rounds, so at most 0.5 level apart. The BT.601 luma is written out here with the colours chosen away from
+# a half level, so that any rounding of 0.299 R + 0.587 G + 0.114 B gives the same level.
+ROUNDING = 0.5 + 1e-9
+IMAGE = RNG.integers(40, 200, (12, 16, 3), dtype=np.uint8)  # narrower levels than the references
+
+
+def _colour_reference() -> tuple[np.ndarray, np.ndarray]:
+    """A BGR reference with independent channels, and its BT.601 luma."""
+    ref = np.random.default_rng(5).integers(0, 255, (10, 14, 3)).astype(np.float64)
+    near_half = np.abs((ref @ [0.114, 0.587, 0.299]) % 1 - 0.5) < 0.05
+    ref[near_half, 0] += 1  # B + 1 moves the luma 0.114 away from the half level
+    luma = ref @ [0.114, 0.587, 0.299]
+    assert (np.abs(luma % 1 - 0.5) >= 0.05).all()
+    return ref.astype(np.uint8), np.rint(luma).astype(np.uint8)
+
+
+def _matched_within_rounding(out: np.ndarray, image: np.ndarray, reference: np.ndarray) -> None:
+    difference = np.abs(out.astype(np.float64) - match_histograms(image, reference))
+    assert difference.max() <= ROUNDING, difference.max()
+
+
+def test_a_colour_reference_serves_a_grey_image_by_its_luma_without_alpha() -> None:
+    ref, luma = _colour_reference()
+    grey = IMAGE[..., 1]
+    for reference in (ref, np.dstack([ref, 255 - ref[..., 1]])):  # BGR, BGRA
+        _matched_within_rounding(cvf.apply(grey, "match_histogram", reference=reference), grey, luma)
+    assert np.abs(match_histograms(grey, ref[..., 0]) - match_histograms(grey, luma)).max() > 10  # B is not the luma
+
+
+def test_a_grey_reference_serves_every_channel_of_a_colour_image() -> None:
+    ramp = np.tile(np.arange(0, 250, 10, dtype=np.uint8), (6, 1))  # dark on the left: any 3 columns differ
+    for reference in (ramp, ramp[..., None]):  # H x W and H x W x 1
+        out = cvf.apply(IMAGE, "match_histogram", reference=reference)
+        for c in range(3):
+            _matched_within_rounding(out[..., c], IMAGE[..., c], ramp)
+    grey = IMAGE[..., 2]
+    _matched_within_rounding(cvf.apply(grey, "match_histogram", reference=ramp[..., None]), grey, ramp)
+
+
+def test_a_bgra_reference_is_matched_per_channel_without_its_alpha() -> None:
+    ref, _ = _colour_reference()
+    bgra = np.dstack([ref, np.full(ref.shape[:2], 7, np.uint8)])  # an alpha unlike every channel
+    out = cvf.apply(IMAGE, "match_histogram", reference=bgra)
+    for c in range(3):
+        _matched_within_rounding(out[..., c], IMAGE[..., c], ref[..., c])
+
+
+def test_a_grey_and_alpha_reference_is_its_grey_plane() -> None:
+    """A PIL "LA" image (and an H x W x 2 array) is grey + alpha, as save_histogram reads it: the alpha is ignored."""
+    from PIL import Image
+
+    grey, alpha = np.tile(np.arange(0, 250, 10, dtype=np.uint8), (6, 1)), np.full((6, 25), 3, np.uint8)
+    for reference in (Image.fromarray(np.dstack([grey, alpha]), "LA"), np.dstack([grey, alpha])):
+        _matched_within_rounding(cvf.apply(IMAGE[..., 0], "match_histogram", reference=reference), IMAGE[..., 0], grey)
+        out = cvf.apply(IMAGE, "match_histogram", reference=reference)  # was refused: "holds 2 channels"
+        for c in range(3):
+            _matched_within_rounding(out[..., c], IMAGE[..., c], grey)
+
+
+def test_the_cached_reference_counts_cannot_be_changed_by_a_caller() -> None:
+    """The counts are cached per reference: a caller's write would change every later match_histogram."""
+    counts = _reference_counts_cached(_file_key(ImageValue(IMAGE)), 3, "per_channel")
+    np.testing.assert_array_equal(counts, [np.bincount(IMAGE[..., c].ravel(), minlength=256) for c in range(3)])
+    with pytest.raises(ValueError, match="read-only"):
+        counts[0, 0] = 1

@@ -3,13 +3,16 @@ what they become, and each refusal's one-line message."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import cvfilters as cvf
 from cvfilters.core.errors import ParameterError
 from cvfilters.filters._shared.lut_files import load_lut
+from cvfilters.filters.cube import lut_file_of
 
 
 def _write(folder: Path, name: str, text: str) -> Path:
@@ -79,3 +82,57 @@ def test_cube_input_ranges(tmp_path: Path) -> None:
     assert _refusal(bad) == "line 2: LUT_1D_INPUT_RANGE maximum must be above its minimum"
     short = _write(tmp_path, "s.cube", f"LUT_1D_SIZE 2\nLUT_1D_INPUT_RANGE 0\n{ramp}")
     assert _refusal(short) == "line 2: expected 2 numbers, got 1"
+
+
+def test_npy_size_limits_and_text_that_is_not_utf8(tmp_path: Path) -> None:
+    np.save(tmp_path / "long.npy", np.zeros(300_000, np.uint8))  # a small file with too many values: its header says
+    assert _refusal(tmp_path / "long.npy") == "holds 300000 = 300000 values, more than 262144"
+    np.save(tmp_path / "big.npy", np.zeros(263_000))  # float64: refused by its size, not read (128-byte header)
+    assert _refusal(tmp_path / "big.npy") == "is 2104128 bytes, larger than the limit of 2052 KiB"
+    (tmp_path / "latin.txt").write_bytes(b"0\n\xe9\n")
+    assert _refusal(tmp_path / "latin.txt") == "is not a text file (not UTF-8)"
+
+
+# The parsed file is cached per path, modification time and size, and so are the tables built from it (on the
+# host and on the device): an edited file, or another file of the same size and time, is another LUT.
+# Two-node tables: "0, 1" is the identity, "1, 0" the inversion v -> full - v (exact in uint8, 1e-6 in float32).
+IDENTITY = {".txt": "0\n1\n", ".cube": "LUT_1D_SIZE 2\n0 0 0\n1 1 1\n"}
+INVERSION = {".txt": "1\n0\n", ".cube": "LUT_1D_SIZE 2\n1 1 1\n0 0 0\n"}
+RAMP = np.arange(256, dtype=np.uint8).reshape(16, 16)
+
+
+def _write_lut(path: Path, inverted: bool, when: int) -> str:
+    if path.suffix == ".npy":
+        np.save(path, np.array([1.0, 0.0] if inverted else [0.0, 1.0]))
+    else:
+        path.write_text((INVERSION if inverted else IDENTITY)[path.suffix])
+    os.utime(path, ns=(when, when))
+    return str(path)
+
+
+def _check_through(path: str, inverted: bool) -> None:
+    out8 = cvf.apply(RAMP, "lut", file=path)
+    np.testing.assert_array_equal(out8, 255 - RAMP if inverted else RAMP)
+    ramp = RAMP.astype(np.float32) / 255
+    np.testing.assert_allclose(cvf.apply(ramp, "lut", file=path), 1 - ramp if inverted else ramp, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".npy", ".cube"])
+def test_an_edited_file_and_a_file_of_the_same_size_and_time_are_other_luts(tmp_path: Path, suffix: str) -> None:
+    path = _write_lut(tmp_path / f"l{suffix}", False, 10**18)
+    _check_through(path, False)
+    assert lut_file_of({"file": path}).title == ""  # no TITLE line
+    _check_through(_write_lut(tmp_path / f"l{suffix}", True, 2 * 10**18), True)  # the same path, edited
+    twin = _write_lut(tmp_path / f"twin{suffix}", False, 2 * 10**18)  # the same size and time as the edited file
+    _check_through(twin, False)
+
+
+def test_two_cubes_of_the_same_size_and_time_are_two_luts(tmp_path: Path) -> None:
+    corners = [(r, g, b) for b in (0, 1) for g in (0, 1) for r in (0, 1)]  # red fastest, as .cube files list them
+    image = np.dstack([RAMP, RAMP[::-1], RAMP.T])
+    for name, inverted in (("a.cube", False), ("b.cube", True)):
+        rows = "".join(f"{1 - r} {1 - g} {1 - b}\n" if inverted else f"{r} {g} {b}\n" for r, g, b in corners)
+        (tmp_path / name).write_text("LUT_3D_SIZE 2\n" + rows)
+        os.utime(tmp_path / name, ns=(10**18, 10**18))
+        out = cvf.apply(image, "lut", file=str(tmp_path / name))
+        np.testing.assert_array_equal(out, 255 - image if inverted else image)  # trilinear on a linear cube: exact
