@@ -60,6 +60,17 @@ def test_replacing_renames_on_success_and_cleans_up_on_error(tmp_path: Path) -> 
     assert target.read_bytes() == b"frames" and [p.name for p in tmp_path.iterdir()] == ["clip.mp4"]
 
 
+def test_replacing_hides_the_extension_by_default_and_makes_missing_folders(tmp_path: Path) -> None:
+    # a `*.png` scan of the folder during the write must not see the half-written file
+    target = tmp_path / "new" / "deeper" / "out.png"
+    with atomic.replacing(target) as temporary:
+        match = TEMPORARY.match(temporary.name)
+        assert match and match["name"] == "out.png" and match["suffix"] is None
+        assert temporary.parent.is_dir()
+        temporary.write_bytes(b"pixels")
+    assert target.read_bytes() == b"pixels"
+
+
 def test_pipeline_files_are_saved_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "look.yaml"
     Pipeline.parse("gaussian_blur:sigma=3").save(path)
