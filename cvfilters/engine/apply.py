@@ -18,20 +18,20 @@ if TYPE_CHECKING:
 
 
 @overload
-def apply(image: PILImage, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+def apply(image: PILImage, filter: str | Filter | Pipeline, /, *, backend: str = ...,
+          channel_order: ChannelOrder | None = ..., layout: Layout = ..., linear: bool | Transfer | None = ...,
           **params: Any) -> PILImage: ...
 @overload
-def apply(image: cv2.UMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+def apply(image: cv2.UMat, filter: str | Filter | Pipeline, /, *, backend: str = ...,
+          channel_order: ChannelOrder | None = ..., layout: Layout = ..., linear: bool | Transfer | None = ...,
           **params: Any) -> cv2.UMat: ...
 @overload
-def apply(image: cv2.cuda.GpuMat, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+def apply(image: cv2.cuda.GpuMat, filter: str | Filter | Pipeline, /, *, backend: str = ...,
+          channel_order: ChannelOrder | None = ..., layout: Layout = ..., linear: bool | Transfer | None = ...,
           **params: Any) -> cv2.cuda.GpuMat: ...
 @overload
-def apply(image: NDArray[Any] | ArrayLike, filter: str | Filter | Pipeline, /, *, backend: str = "auto",
-          channel_order: ChannelOrder | None = None, layout: Layout = "hwc", linear: bool | Transfer | None = None,
+def apply(image: NDArray[Any] | ArrayLike, filter: str | Filter | Pipeline, /, *, backend: str = ...,
+          channel_order: ChannelOrder | None = ..., layout: Layout = ..., linear: bool | Transfer | None = ...,
           **params: Any) -> NDArray[Any]: ...
 
 
