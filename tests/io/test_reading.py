@@ -171,7 +171,7 @@ def test_an_intent_reaches_the_colour_conversion(tmp_path: Path) -> None:
     Image.fromarray(np.full((4, 4, 3), (200, 120, 40), np.uint8)).save(path)
     for call in (reading.read, reading.read_with_metadata):
         with pytest.raises(UsageError, match="intent 'bogus' is not one of"):
-            call(path, colorspace="srgb", intent="bogus")  # type: ignore[operator]
+            call(path, colorspace="srgb", intent="bogus")  # type: ignore[arg-type]
     assert reading.read_with_metadata(path, colorspace="srgb")[1].icc is not None  # the default intent is valid
     assert reading.read(path, colorspace="srgb").shape == (4, 4, 3)
 

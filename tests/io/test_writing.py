@@ -208,7 +208,7 @@ def test_write_follows_the_source_metadata_and_names_the_file_of_a_refused_pil_i
     writing.write(tmp_path / "l.webp", image, metadata=Metadata(lossless=True))  # a lossless source stays lossless
     np.testing.assert_array_equal(reading.read(tmp_path / "l.webp"), image)
     with pytest.raises(CvfError) as caught:
-        writing.write(tmp_path / "p.png", Image.new("CMYK", (4, 4)))
+        writing.write(tmp_path / "p.png", Image.new("CMYK", (4, 4)))  # type: ignore[arg-type]
     assert str(caught.value).startswith(f"{tmp_path / 'p.png'}: PIL mode CMYK is not supported")
 
 
