@@ -218,3 +218,19 @@ def test_a_gif_is_as_wide_as_its_image(tmp_path: Path) -> None:
     writing.write(tmp_path / "w.gif", _noise((5, 7, 3)))
     data = (tmp_path / "w.gif").read_bytes()
     assert struct.unpack("<HH", data[6:10]) == (7, 5)  # the logical screen (Pillow grows it to the frame)
+
+
+def test_jpeg_exif_that_carries_its_header_fits_up_to_the_last_byte(tmp_path: Path) -> None:
+    """EXIF given with its "Exif\\0\\0" header, 65533 bytes: exactly one segment's payload, so kept."""
+    import warnings
+
+    from PIL import Image
+
+    exif = b"Exif\0\0II*\0\x08\0\0\0\0\0" + b"\0" * (65533 - 16)  # an empty IFD0, then padding
+    path = tmp_path / "e.jpg"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        writing.write(path, _noise((8, 8, 3)), metadata=Metadata(exif=exif))
+    assert not [w for w in caught if issubclass(w.category, writing.DepthConversionWarning)]
+    with Image.open(path) as image:
+        assert image.info.get("exif") == exif
