@@ -200,7 +200,9 @@ class TiffSource:
                 raise ImageReadError(path, f"cannot be streamed: {reason}")
             page = tif.pages.first
             self.layout = _layout(tif)
-            self._page = page
+            # tifffile builds a page's decoder on first use, and for JPEG reads the file then (its
+            # ``is_jfif``): built here, while the file is open
+            self._decode = page.decode
             self._byteorder = tif.byteorder
             self._offsets = tuple(int(v) for v in page.dataoffsets)
             self._counts = tuple(int(v) for v in page.databytecounts)
@@ -268,7 +270,7 @@ class TiffSource:
             raise TruncatedImageError(self.path, "TIFF has fewer segments than its size needs")
         data = self._pread(self._offsets[index], self._counts[index])
         try:
-            decoded, _, _ = self._page.decode(data, index, jpegtables=self._jpegtables)
+            decoded, _, _ = self._decode(data, index, jpegtables=self._jpegtables)
         except Exception as exc:  # noqa: BLE001  (any codec failure is damaged data)
             raise TruncatedImageError(self.path, f"segment {index} cannot be decoded ({exc})") from None
         if decoded is None:

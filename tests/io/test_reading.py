@@ -132,3 +132,112 @@ def test_an_animated_webp_has_no_top_level_image_chunk_and_is_not_lossless(tmp_p
     assert b"VP8L" not in makefiles.webp_chunks(path.read_bytes())
     assert b"VP8 " not in makefiles.webp_chunks(path.read_bytes())
     assert reading.read_with_metadata(path)[1].lossless is False
+
+
+# ---------------------------------------------------------------- io/reading's own run (sixth session)
+def _png_with_cicp(path: Path, rgb: np.ndarray, primaries: int, transfer: int) -> Path:
+    """An RGB PNG (Pillow) with a cICP chunk (primaries, transfer, matrix 0, full range) after IHDR."""
+    import struct
+    import zlib
+
+    from PIL import Image
+
+    buffer = BytesIO()
+    Image.fromarray(rgb).save(buffer, "PNG")
+    data = buffer.getvalue()
+    body = b"cICP" + bytes([primaries, transfer, 0, 1])
+    chunk = struct.pack(">I", 4) + body + struct.pack(">I", zlib.crc32(body))
+    path.write_bytes(data[:33] + chunk + data[33:])  # signature (8) and IHDR (25) first
+    return path
+
+
+def test_read_and_read_with_metadata_give_rgb_order_when_asked(tmp_path: Path) -> None:
+    from PIL import Image
+
+    rgb = np.random.default_rng(3).integers(0, 256, (6, 5, 3), dtype=np.uint8)
+    path = tmp_path / "c.png"
+    Image.fromarray(rgb).save(path)
+    np.testing.assert_array_equal(reading.read(path, channel_order="rgb"), rgb)
+    np.testing.assert_array_equal(reading.read_with_metadata(path, channel_order="rgb")[0], rgb)
+    np.testing.assert_array_equal(reading.read(path), rgb[..., ::-1])
+
+
+def test_an_intent_reaches_the_colour_conversion(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from cvfilters.core.errors import UsageError
+
+    path = tmp_path / "c.png"
+    Image.fromarray(np.full((4, 4, 3), (200, 120, 40), np.uint8)).save(path)
+    for call in (reading.read, reading.read_with_metadata):
+        with pytest.raises(UsageError, match="intent 'bogus' is not one of"):
+            call(path, colorspace="srgb", intent="bogus")  # type: ignore[arg-type]
+    assert reading.read_with_metadata(path, colorspace="srgb")[1].icc is not None  # the default intent is valid
+    assert reading.read(path, colorspace="srgb").shape == (4, 4, 3)
+
+
+def test_a_png_cicp_tag_names_the_space_converted_from(tmp_path: Path) -> None:
+    """Display P3 by its cICP chunk (12/13/0): a space without an ICC profile here, so it is refused."""
+    from cvfilters.core.errors import UsageError
+
+    path = _png_with_cicp(tmp_path / "p3.png", np.full((2, 2, 3), (200, 120, 40), np.uint8), 12, 13)
+    with pytest.raises(UsageError) as caught:
+        reading.read(path, colorspace="srgb")
+    assert str(caught.value) == ("colorspace: the image's space (Display P3, sRGB (CICP 12/13/0)) has no ICC profile "
+                                 "to convert from; keep it (colorspace keep)")
+    np.testing.assert_array_equal(reading.read(path, colorspace="keep", channel_order="rgb")[0, 0], (200, 120, 40))
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    import struct
+    import zlib
+
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def test_an_image_past_opencvs_own_pixel_limit_is_too_large(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    path = tmp_path / "big.png"  # a grey PNG header of 40000 x 30000 (1.2e9 > 2**30 pixels), no pixels
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 40000, 30000, 8, 0, 0, 0, 0))
+                     + _png_chunk(b"IDAT", zlib.compress(b"\0" * 100)) + _png_chunk(b"IEND", b""))
+    with pytest.raises(ImageTooLargeError) as caught:
+        reading.read(path, max_pixels=2**40)  # cvfilters' own limit lifted
+    assert str(caught.value) == f"{path}: image exceeds OpenCV's own pixel limit (2**30)"
+
+
+def test_a_single_pixel_image_is_read(tmp_path: Path) -> None:
+    from PIL import Image
+
+    Image.fromarray(np.array([[77]], np.uint8)).save(tmp_path / "one.png")
+    np.testing.assert_array_equal(reading.read(tmp_path / "one.png"), [[77]])
+
+
+def test_what_the_decoder_printed_about_a_file_it_decoded_is_a_warning_at_the_caller(tmp_path: Path) -> None:
+    from PIL import Image
+
+    buffer = BytesIO()
+    Image.fromarray(_noise((64, 64, 3))).save(buffer, "JPEG", quality=90)
+    whole = buffer.getvalue()
+    path = tmp_path / "short.jpg"  # the scan cut short, its end-of-image marker kept: libjpeg fills the rest
+    path.write_bytes(whole[: whole.index(b"\xff\xda") + 300] + b"\xff\xd9")
+    with pytest.warns(reading.CorruptDataWarning) as caught:
+        image = reading.read_with_metadata(path)[0]
+    assert image.shape == (64, 64, 3)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: decoded, but the decoder reported: Corrupt JPEG data: premature end of data segment"]
+    assert caught[0].filename == __file__  # the caller's line, not the reader's
+
+
+def test_fill_bytes_before_jpeg_markers_are_skipped(tmp_path: Path) -> None:
+    from PIL import Image
+
+    buffer = BytesIO()
+    Image.fromarray(_noise((16, 16, 3))).save(buffer, "JPEG", quality=90)
+    whole = buffer.getvalue()
+    scan = whole.index(b"\xff\xda")
+    (tmp_path / "plain.jpg").write_bytes(whole)
+    path = tmp_path / "filled.jpg"  # FF fill bytes may precede any marker (ITU T.81 B.1.1.2)
+    path.write_bytes(whole[:2] + b"\xff" + whole[2:scan] + b"\xff\xff" + whole[scan:])
+    np.testing.assert_array_equal(reading.read(path), reading.read(tmp_path / "plain.jpg"))

@@ -8,7 +8,9 @@ with the module's own reader.
 
 from __future__ import annotations
 
+import errno
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from PIL import Image
 
 from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
 from cvfilters.engine import tiles
-from cvfilters.io import regions, tiff_regions, zarr_regions
+from cvfilters.io import region_sinks, regions, tiff_regions, zarr_regions
 
 zarr = pytest.importorskip("zarr")
 pytest.importorskip("imagecodecs", reason="LZW, Zstandard and JPEG TIFFs need imagecodecs")
@@ -310,3 +312,186 @@ def test_stored_bytes(tmp_path: Path) -> None:
     (tmp_path / "a.zarr" / "d").write_bytes(b"123")
     assert regions.stored_bytes(tmp_path / "a.zarr") == 8
     assert regions.stored_bytes(tmp_path / "a.zarr" / "c") == 5
+
+
+# ---------------------------------------------------------------- edges (the split's mutation run)
+def _rename_tags(path: Path, codes: tuple[int, ...]) -> None:
+    """Give the tags ``codes`` of the first page unknown codes (65000, ...), as if they were absent."""
+    with tifffile.TiffFile(path) as tif:
+        entries = [tif.pages.first.tags[code].offset for code in codes]
+    with open(path, "r+b") as file:
+        for n, entry in enumerate(entries):
+            file.seek(entry)
+            file.write(struct.pack("<H", 65000 + n))
+
+
+def _split_jpeg(jpeg: bytes) -> tuple[bytes, bytes]:
+    """A JPEG as its tables (SOI, DQT, DHT, EOI) and the abbreviated stream without them."""
+    tables, rest, pos = [b"\xff\xd8"], [b"\xff\xd8"], 2
+    while jpeg[pos : pos + 2] != b"\xff\xda":
+        end = pos + 2 + struct.unpack(">H", jpeg[pos + 2 : pos + 4])[0]
+        (tables if jpeg[pos : pos + 2] in (b"\xff\xdb", b"\xff\xc4") else rest).append(jpeg[pos:end])
+        pos = end
+    return b"".join(tables) + b"\xff\xd9", b"".join(rest) + jpeg[pos:]
+
+
+def test_an_rgb_jpeg_tiff_with_shared_tables_streams(tmp_path: Path) -> None:
+    """Abbreviated JPEG tiles and a JPEGTables tag, as libtiff writes them; read back as tifffile reads them."""
+    imagecodecs = pytest.importorskip("imagecodecs")
+    data = np.kron(np.arange(12, dtype=np.uint8).reshape(2, 2, 3) * 20, np.ones((16, 16, 1), np.uint8))
+    split = [_split_jpeg(imagecodecs.jpeg_encode(np.ascontiguousarray(data[y : y + 16, x : x + 16]), level=95,
+                                                 colorspace="RGB", outcolorspace="RGB"))
+             for y in (0, 16) for x in (0, 16)]
+    assert len({tables for tables, _ in split}) == 1
+    path = tmp_path / "jpeg.tif"
+    tifffile.imwrite(path, iter([tile for _, tile in split]), shape=data.shape, dtype=np.uint8, photometric="rgb",
+                     compression="jpeg", compressionargs={"outcolorspace": "rgb"}, subsampling=(1, 1), tile=(16, 16),
+                     jpegtables=split[0][0])
+    expected = tifffile.imread(path)
+    assert np.abs(expected.astype(int) - data).max() <= 4  # flat blocks: JPEG is near exact
+    assert regions.streamable(path) is None
+    with tiff_regions.TiffSource(path) as source:  # the file is closed after opening: the decoder was built
+        block = source.read(5, 30, 3, 29)
+    assert block.dtype == np.uint8
+    np.testing.assert_array_equal(block, expected[5:30, 3:29, ::-1])
+
+
+def test_damaged_segments_are_named(tmp_path: Path) -> None:
+    data = _rgb()
+    path = tmp_path / "t.tif"
+    tifffile.imwrite(path, data, photometric="rgb", compression="zlib", tile=(64, 64))  # 4 x 3 tiles
+    with tifffile.TiffFile(path) as tif:
+        page = tif.pages.first
+        first, counts = int(page.dataoffsets[0]), [page.tags[code].offset for code in (324, 325)]
+    raw = path.read_bytes()
+    garbled, short, cut = tmp_path / "garbled.tif", tmp_path / "short.tif", tmp_path / "cut.tif"
+    garbled.write_bytes(raw[:first] + b"\xff" * 16 + raw[first + 16 :])
+    short.write_bytes(raw)
+    with open(short, "r+b") as file:
+        for entry in counts:
+            file.seek(entry + 4)  # the count of a classic directory entry: 11 tiles listed of 12
+            file.write(struct.pack("<I", 11))
+    cut.write_bytes(raw[: len(raw) - 200])  # tifffile writes the tiles after the directory
+    with tiff_regions.TiffSource(garbled) as source, pytest.raises(TruncatedImageError) as caught:
+        source.read(0, 10, 0, 10)
+    assert str(caught.value).startswith(f"{garbled}: segment 0 cannot be decoded (")
+    with tiff_regions.TiffSource(short) as source:
+        np.testing.assert_array_equal(source.read(128, 192, 0, 64), data[128:192, :64, ::-1])
+        with pytest.raises(TruncatedImageError) as caught:
+            source.read(192, HEIGHT, 128, WIDTH)  # tile 11
+    assert str(caught.value) == f"{short}: TIFF has fewer segments than its size needs"
+    with tiff_regions.TiffSource(cut) as source, pytest.raises(TruncatedImageError) as caught:
+        source.read(0, HEIGHT, 0, WIDTH)
+    assert str(caught.value) == f"{cut}: TIFF data ends at {len(raw) - 200} bytes, before the image does"
+
+
+@pytest.mark.parametrize(("absent", "resolution", "unit"), [
+    ((296,), (300, 1), 2),  # no unit: inches, the TIFF default
+    ((282, 283), (1, 1), 1),  # no resolution: the writer's default (1/1, no unit)
+    ((283,), (1, 1), 1),  # half a resolution is none
+])
+def test_missing_resolution_tags_take_the_tiff_defaults(tmp_path: Path, absent: tuple[int, ...],
+                                                        resolution: tuple[int, int], unit: int) -> None:
+    data = _rgb()
+    path, out = tmp_path / "in.tif", tmp_path / "out.tif"
+    tifffile.imwrite(path, data, photometric="rgb", resolution=(300, 300), resolutionunit="centimeter")
+    _rename_tags(path, absent)
+    with tiff_regions.TiffSource(path) as source, tiff_regions.TiffSink(out, source.shape, source.dtype,
+                                                                       source.layout) as sink:
+        _copy_by_tiles(source, sink, 64)
+    with tifffile.TiffFile(out) as tif:
+        tags = tif.pages.first.tags
+        assert (tags.valueof(282), tags.valueof(283), tags.valueof(296)) == (resolution, resolution, unit)
+    np.testing.assert_array_equal(tifffile.imread(out), data)
+
+
+def test_a_codec_tifffile_decodes_but_cannot_encode_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ccitt.tif"
+    tifffile.imwrite(path, np.zeros((8, 8), np.uint8))
+    with tifffile.TiffFile(path) as tif:
+        value = tif.pages.first.tags[259].valueoffset
+    with open(path, "r+b") as file:
+        file.seek(value)
+        file.write(struct.pack("<H", 2))  # CCITT RLE: tifffile has its decoder, not its encoder
+    assert regions.streamable(path) == 'compression 2 needs imagecodecs (pip install "cvfilters[streaming]")'
+
+
+def test_a_writer_failing_after_the_last_band_is_reported_by_commit(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    def write_then_fail(self: Any, data: Any, **kwargs: Any) -> None:
+        for _ in data:  # every band taken: the error is seen only by commit
+            pass
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tifffile.TiffWriter, "write", write_then_fail)
+    data = _rgb()
+    target = tmp_path / "o.tif"
+    with pytest.raises(ImageWriteError) as caught, tiff_regions.TiffSink(target, data.shape, data.dtype) as sink:
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
+    assert str(caught.value) == f"{target}: cannot be written: [Errno 28] No space left on device"
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_closed_source_has_no_descriptor_even_descriptor_0(tmp_path: Path) -> None:
+    path = tmp_path / "in.tif"
+    tifffile.imwrite(path, _rgb(), photometric="rgb")
+    source = tiff_regions.TiffSource(path)
+    source.close()
+    with pytest.raises(OSError) as caught:  # not another file's bytes
+        source.read(0, 8, 0, 8)
+    assert caught.value.errno == errno.EBADF
+    saved = os.dup(0)
+    try:
+        os.close(0)  # the next file opened takes descriptor 0
+        source = tiff_regions.TiffSource(path)
+        source.read(0, 8, 0, 8)
+        source.close()
+        with pytest.raises(OSError):
+            os.fstat(0)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+
+
+def test_bands_refuse_a_tile_above_the_rows_written_and_count_the_rows_missing() -> None:
+    flushed: list[tuple[int, np.ndarray]] = []
+    data = np.arange(40, dtype=np.uint16).reshape(10, 4)
+    bands = region_sinks.Bands((10, 4), np.dtype(np.uint16), 4, lambda y0, band: flushed.append((y0, band.copy())))
+    bands.write(0, 0, data[:3, :2])
+    bands.write(0, 2, data[:3, 2:])  # 3 complete rows: under one chunk, nothing flushed
+    with pytest.raises(ValueError, match="tile at row 2 arrives after its rows were written"):
+        bands.write(2, 0, data[2:5])
+    bands.write(3, 0, data[3:6])
+    with pytest.raises(ValueError) as caught:
+        bands.finish()
+    assert str(caught.value) == "the output has 6 of 10 rows written"
+    assert [y0 for y0, _ in flushed] == [0]
+    np.testing.assert_array_equal(flushed[0][1], data[:4])
+
+
+def test_a_zarr_sink_makes_its_folders_and_names_an_array_it_cannot_create(tmp_path: Path) -> None:
+    data = _rgb(channels=1)[..., 0]
+    target = tmp_path / "a" / "b" / "out.zarr"
+    with zarr_regions.ZarrSink(target, data.shape, data.dtype, chunk=64) as sink:
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
+    np.testing.assert_array_equal(zarr.open_array(str(target), mode="r")[:], data)
+    with pytest.raises(ImageWriteError) as caught:
+        zarr_regions.ZarrSink(tmp_path / "o.zarr", (4, 4), np.dtype(object))
+    assert str(caught.value).startswith(f"{tmp_path / 'o.zarr'}: cannot be created as a Zarr array: ")
+
+
+def test_an_old_array_that_cannot_be_removed_does_not_fail_the_output(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _rgb(channels=1)[..., 0]
+    target = tmp_path / "out.zarr"
+    zarr.create_array(store=str(target), shape=(4, 4), dtype=np.uint8)[:] = 7
+    sink = zarr_regions.ZarrSink(target, data.shape, data.dtype, chunk=64)
+    _copy_by_tiles(tiles.ArraySource(data), sink, 64)
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "rmdir", refuse)  # the old array's folders stay
+    sink.commit()
+    monkeypatch.undo()
+    np.testing.assert_array_equal(zarr.open_array(str(target), mode="r")[:], data)

@@ -123,3 +123,114 @@ def test_encode_follows_the_source_metadata_and_passes_compression_to_every_enco
 
     with Image.open(BytesIO(bytes(writing.encode(grey_alpha, "png", metadata=Metadata(grey=True))))) as back:
         assert back.mode == "LA"
+
+
+# ---------------------------------------------------------------- io/writing's own run (sixth session)
+def test_jpeg_metadata_past_one_segment(tmp_path: Path) -> None:
+    """An ICC profile over 64 KB is split over APP2 segments; EXIF and XMP that large are dropped, each with
+    a warning at the caller's line (read back by Pillow)."""
+    from PIL import Image
+
+    big_icc = bytes(range(256)) * 400  # 102400 bytes
+    exif = b"II*\0" + b"\0" * 70000
+    xmp = b"<x:xmpmeta>" + b" " * 70000 + b"</x:xmpmeta>"
+    path = tmp_path / "m.jpg"
+    with pytest.warns(writing.DepthConversionWarning) as caught:
+        writing.write(path, _noise((8, 8, 3)), metadata=Metadata(exif=exif, icc=big_icc, xmp=xmp))
+    assert [str(w.message) for w in caught] == [
+        f"{path}: EXIF of 70004 bytes does not fit a JPEG segment (64 KB); it is not written",
+        f"{path}: XMP of 70023 bytes does not fit a JPEG segment (64 KB); it is not written"]
+    assert {w.filename for w in caught} == {__file__}
+    with Image.open(path) as image:
+        assert image.info.get("icc_profile") == big_icc
+        assert "exif" not in image.info and "xmp" not in image.info
+
+
+def test_write_converts_into_a_colour_space_with_the_intent_given(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from cvfilters.core.errors import UsageError
+
+    image = np.full((4, 4, 3), (40, 120, 200), np.uint8)
+    writing.write(tmp_path / "c.png", image, colorspace="srgb")  # no metadata, the default intent
+    with Image.open(tmp_path / "c.png") as written:
+        assert written.info.get("icc_profile", b"")[36:40] == b"acsp"  # an ICC profile embedded
+    with pytest.raises(UsageError, match="intent 'bogus' is not one of"):
+        writing.write(tmp_path / "d.png", image, colorspace="srgb", intent="bogus")  # type: ignore[arg-type]
+
+
+def test_write_takes_rgb_order_and_names_the_file_in_a_refusal(tmp_path: Path) -> None:
+    import cv2
+
+    from cvfilters.core.errors import CvfError
+
+    rgb = _noise((5, 6, 3))
+    writing.write(tmp_path / "c.png", rgb, channel_order="rgb")
+    np.testing.assert_array_equal(cv2.imread(str(tmp_path / "c.png"), cv2.IMREAD_UNCHANGED), rgb[..., ::-1])
+    with pytest.raises(CvfError) as caught:
+        writing.write(tmp_path / "bad.png", np.zeros((4, 4, 5), np.uint8))
+    assert str(caught.value).startswith(f"{tmp_path / 'bad.png'}: ")
+
+
+def test_write_bytes_refuses_an_existing_target_and_names_what_failed(tmp_path: Path) -> None:
+    from cvfilters.core.errors import OutputExistsError
+
+    target = tmp_path / "a.png"
+    target.write_bytes(b"old")
+    with pytest.raises(OutputExistsError) as exists:
+        writing.write_bytes(target, b"new", overwrite=False)
+    assert str(exists.value).startswith(f"{target}: ") and target.read_bytes() == b"old"
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(ImageWriteError) as caught:
+        writing.write_bytes(tmp_path / "file" / "a.png", b"new")  # a file where a folder should be
+    assert str(caught.value) == f"{tmp_path / 'file' / 'a.png'}: cannot be written: File exists"
+
+
+def test_write_bytes_syncs_the_folder_unless_told_not_to(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cvfilters.core import atomic
+
+    synced: list[Path] = []
+    monkeypatch.setattr(atomic, "fsync_directory", lambda folder: synced.append(Path(folder)))
+    writing.write_bytes(tmp_path / "a.png", b"a")
+    writing.write_bytes(tmp_path / "b.png", b"b", sync_directory=True)
+    assert synced == [tmp_path, tmp_path]
+    writing.write_bytes(tmp_path / "c.png", b"c", sync_directory=False)
+    assert synced == [tmp_path, tmp_path] and (tmp_path / "c.png").read_bytes() == b"c"
+
+
+def test_write_follows_the_source_metadata_and_names_the_file_of_a_refused_pil_image(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from cvfilters.core.errors import CvfError
+    from cvfilters.io import reading
+
+    image = _noise((8, 8, 3))
+    writing.write(tmp_path / "l.webp", image, metadata=Metadata(lossless=True))  # a lossless source stays lossless
+    np.testing.assert_array_equal(reading.read(tmp_path / "l.webp"), image)
+    with pytest.raises(CvfError) as caught:
+        writing.write(tmp_path / "p.png", Image.new("CMYK", (4, 4)))  # type: ignore[arg-type]
+    assert str(caught.value).startswith(f"{tmp_path / 'p.png'}: PIL mode CMYK is not supported")
+
+
+def test_a_gif_is_as_wide_as_its_image(tmp_path: Path) -> None:
+    import struct
+
+    writing.write(tmp_path / "w.gif", _noise((5, 7, 3)))
+    data = (tmp_path / "w.gif").read_bytes()
+    assert struct.unpack("<HH", data[6:10]) == (7, 5)  # the logical screen (Pillow grows it to the frame)
+
+
+def test_jpeg_exif_that_carries_its_header_fits_up_to_the_last_byte(tmp_path: Path) -> None:
+    """EXIF given with its "Exif\\0\\0" header, 65533 bytes: exactly one segment's payload, so kept."""
+    import warnings
+
+    from PIL import Image
+
+    exif = b"Exif\0\0II*\0\x08\0\0\0\0\0" + b"\0" * (65533 - 16)  # an empty IFD0, then padding
+    path = tmp_path / "e.jpg"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        writing.write(path, _noise((8, 8, 3)), metadata=Metadata(exif=exif))
+    assert not [w for w in caught if issubclass(w.category, writing.DepthConversionWarning)]
+    with Image.open(path) as image:
+        assert image.info.get("exif") == exif
