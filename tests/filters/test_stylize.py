@@ -151,3 +151,23 @@ def test_kuwahara_float32_matches_direct_loops(channels: int) -> None:
     expected = kuwahara_loops(image.astype(np.float64) * 255, 2, "edge", tie=1e-6 * 255.0**2) / 255
     assert out.dtype == np.float32
     np.testing.assert_allclose(out, expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("height", "width", "max_level", "levels"), [(24, 30, 2, 2), (6, 8, 4, 1), (3, 3, 2, 0)])
+def test_mean_shift_passes_radii_and_the_reduced_pyramid_depth(height: int, width: int, max_level: int,
+                                                                levels: int) -> None:
+    """Non-default radii reach cv2; max_level is cut to log2(smaller side) - 1 (at least 0)."""
+    image = photo(height, width, 3, np.uint8)
+    out = cvf.apply(image, "mean_shift", spatial_radius=5.0, color_radius=40.0, max_level=max_level, backend="cpu")
+    np.testing.assert_array_equal(out, cv2.pyrMeanShiftFiltering(image, 5.0, 40.0, maxLevel=levels))
+
+
+def test_kuwahara_exact_path_takes_a_window_lower_by_one_sixteenth() -> None:
+    """Radius 1, pixel (1, 1): top-left {2, 1, 2, 1} has 16 x variance 4, top-right {1, 1, 1, 2} has 3:
+    on the exact 8-bit path a difference of one unit wins (mean 1.25 -> 1, not 1.5 -> 2)."""
+    from tests.filters.test_cartoon import kuwahara_loops
+
+    image = np.array([[2, 1, 1], [2, 1, 2]], np.uint8)
+    out = cvf.apply(image, "kuwahara", radius=1, backend="cpu")
+    assert out[1, 1] == 1
+    np.testing.assert_array_equal(out, np.rint(kuwahara_loops(image, 1, "edge")))  # half to even, as cv2
