@@ -55,6 +55,7 @@ class Raising:
     (OSError("plain"), "cannot write {target}: plain"),
     (CvfError("k-means cannot cluster NaN"), "k-means cannot cluster NaN"),
     (RuntimeError("boom\nthe last line\n  \n"), "internal error: RuntimeError: the last line"),
+    (RuntimeError("one\ntwo\nthree"), "internal error: RuntimeError: three"),
     (KeyError(), "internal error: KeyError: KeyError"),
 ])
 def test_every_error_is_one_failed_outcome_naming_the_file_and_nothing_is_written(
@@ -121,6 +122,10 @@ def test_an_existing_output_is_skipped_unless_replaced(tmp_path: Path) -> None:
     assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'b.png'}: exists, skipped "
                                                             "(--overwrite replaces it)")
     assert (tmp_path / "b.png").read_bytes() == b"old"
+    (tmp_path / "gone.png").symlink_to(tmp_path / "nowhere.png")  # an output that is a broken link is not the input
+    outcome = processing.process(Task(tmp_path / "a.png", tmp_path / "gone.png"), Options(INVERT))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'gone.png'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
     for task, options in ((Task(tmp_path / "a.png", tmp_path / "b.png", replace=True), Options(INVERT)),
                           (Task(tmp_path / "a.png", tmp_path / "b.png"), Options(INVERT, overwrite=True))):
         (tmp_path / "b.png").write_bytes(b"old")
