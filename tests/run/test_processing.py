@@ -103,6 +103,7 @@ def test_a_bad_input_fails_even_where_its_output_exists(tmp_path: Path) -> None:
         assert target.read_bytes() == b"old"
         dry = processing.dry_run(Task(tmp_path / name, target), Options(INVERT))
         assert dry.status == "failed" and dry.message.startswith(f"{tmp_path / name}: "), dry
+        assert dry.task == Task(tmp_path / name, target)
 
 
 def test_an_output_that_is_its_input_is_refused_never_skipped(tmp_path: Path) -> None:
