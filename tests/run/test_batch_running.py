@@ -5,8 +5,9 @@ The executor here finishes the tasks the test says; no pixels are read or writte
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, cast
 
@@ -67,6 +68,76 @@ def test_the_last_tasks_in_flight_are_waited_for(tmp_path: Path) -> None:
     assert list(outcomes) == []
 
 
+class Dying:
+    """Two slots, run inline once both are taken (or the last task comes, or a task runs again): if
+    ``culprit`` is among them its worker dies and takes the other task in flight with it, as a local
+    pool's worker killed by the OOM killer (``BrokenProcessPool`` for each)."""
+
+    max_workers = 2
+
+    def __init__(self, culprit: str, last: Task) -> None:
+        self.culprit, self.last = culprit, last
+        self.slots: list[tuple[Future[Outcome], Callable[[Task, Options], Outcome], Task, Options]] = []
+        self.calls: list[str] = []
+
+    def submit(self, fn: Callable[[Task, Options], Outcome], task: Task, options: Options) -> Future[Outcome]:
+        assert len(self.calls) < 20, "the same tasks submitted again and again"
+        future: Future[Outcome] = Future()
+        self.slots.append((future, fn, task, options))
+        self.calls.append(task.source.name)
+        if len(self.slots) == self.max_workers or task is self.last or self.calls.count(task.source.name) > 1:
+            slots, self.slots = self.slots, []
+            dies = any(t.source.name == self.culprit for _, _, t, _ in slots)
+            for slot, function, t, o in slots:
+                if dies:
+                    slot.set_exception(BrokenProcessPool("A process in the process pool was terminated abruptly"))
+                else:
+                    slot.set_result(function(t, o))
+        return future
+
+
+def test_a_dead_worker_reruns_its_tasks_alone_fails_the_culprit_and_removes_their_orphans(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    options = Options(INVERT)
+    monkeypatch.setattr(batch, "process", lambda task, given: Outcome(task, "done" if given is options else "failed"))
+    out = tmp_path / "out"
+    out.mkdir()
+    orphans = [out / ".2.png.0123456789abcdef.tmp", out / ".3.png.0123456789abcdef.tmp"]  # the two in flight
+    kept = out / ".4.png.0123456789abcdef.tmp"  # a task that never died
+    for path in (*orphans, kept):
+        path.write_bytes(b"partial")
+    tasks = [Task(Path(f"in/{i}.png"), out / f"{i}.png") for i in range(5)]
+    executor = Dying("3.png", tasks[-1])
+    outcomes = list(batch.run(tasks, options, executor=executor))  # type: ignore[arg-type]
+    calls = executor.calls  # 2 and 3 again, each alone (in either order), then 4
+    assert calls[:4] == ["0.png", "1.png", "2.png", "3.png"] and sorted(calls[4:6]) == ["2.png", "3.png"]
+    assert calls[6:] == ["4.png"]
+    assert sorted(((o.task, o.status, o.message) for o in outcomes), key=lambda o: o[0].source.name) == [
+        (tasks[0], "done", ""), (tasks[1], "done", ""), (tasks[2], "done", ""),
+        (tasks[3], "failed", "in/3.png: the worker process died while processing it (killed by a signal, or out of "
+                             "memory)"),
+        (tasks[4], "done", "")]
+    assert [p.exists() for p in (*orphans, kept)] == [False, False, True]
+
+
+def test_without_an_executor_each_task_runs_here_with_the_progress_callback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    options = Options(INVERT)
+    reports: list[tuple[str, int, int]] = []
+
+    def process(task: Task, given: Options, progress: Callable[[int, int], None] | None = None) -> Outcome:
+        assert given is options and progress is not None
+        progress(1, 2)
+        return Outcome(task, "done")
+
+    monkeypatch.setattr(batch, "process", process)
+    monkeypatch.setattr(batch, "sync_folders", lambda tasks: None)
+    tasks = [Task(Path(f"{i}.mp4"), tmp_path / f"{i}.mp4") for i in range(2)]
+    outcomes = list(batch.run(tasks, options, progress=lambda done, total: reports.append(("frames", done, total))))
+    assert outcomes == [Outcome(tasks[0], "done"), Outcome(tasks[1], "done")]
+    assert reports == [("frames", 1, 2), ("frames", 1, 2)]
+
+
 # ---------------------------------------------------------------- folders
 def test_each_output_folder_is_synced_once_and_standard_output_never(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,6 +162,7 @@ def test_summary_counts_and_its_line() -> None:
     summary.seconds = 2.0
     assert summary.line() == "done 3, skipped 1 (exist; --overwrite replaces them), failed 1 in 2.0 s (1.5 images/s)"
     assert batch.Summary(done=2).line() == "done 2, failed 0 in 0.0 s (0.0 images/s)"
+    assert batch.Summary(done=1, seconds=0.5).line() == "done 1, failed 0 in 0.5 s (2.0 images/s)"  # under a second
 
 
 def test_timed_counts_each_outcome_and_times_from_the_start_given() -> None:

@@ -157,6 +157,45 @@ def test_a_glob_of_a_name_that_exists_is_that_file(tmp_path: Path) -> None:
     assert [t.source.name for t in tasks] == ["[1].png"]
 
 
+def test_several_folders_and_globs_add_up(tmp_path: Path) -> None:
+    touch_images(tmp_path, "in/a/1.png", "in/b/2.png", "c.png")
+    tasks, _ = planning.plan([str(tmp_path / "c.png"), str(tmp_path / "in/a"), str(tmp_path / "in/b")],
+                             str(tmp_path / "out"))
+    assert targets(tasks, tmp_path) == ["out/1.png", "out/2.png", "out/c.png"]
+    tasks, _ = planning.plan([str(tmp_path / "c.png"), str(tmp_path / "in/a/*.png"), str(tmp_path / "in/b/*.png")],
+                             str(tmp_path / "out"))
+    assert targets(tasks, tmp_path) == ["out/1.png", "out/2.png", "out/c.png"]
+
+
+def test_a_glob_takes_files_only_and_rewrites_only_a_plain_last_extension(tmp_path: Path) -> None:
+    touch_images(tmp_path / "in", "a.v1.PNG", "b.png", "sub/d.png")
+    for name in ("c.jng", "scan"):  # names only: planning reads no file
+        (tmp_path / "in" / name).write_bytes(b"")
+    tasks, _ = planning.plan([str(tmp_path / "in" / "*")], str(tmp_path / "out"))
+    assert targets(tasks, tmp_path) == ["out/a.v1.PNG", "out/b.png", "out/c.jng", "out/scan"]  # not the folder sub
+    tasks, _ = planning.plan([str(tmp_path / "in" / "*.v1.png")], str(tmp_path / "out"))
+    assert targets(tasks, tmp_path) == ["out/a.v1.PNG"]  # the extension after the last dot, in any case
+    tasks, _ = planning.plan([str(tmp_path / "in" / "*.[pj]ng")], str(tmp_path / "out"))
+    assert targets(tasks, tmp_path) == ["out/b.png", "out/c.jng"]  # a pattern as the extension is kept as it is
+    tasks, _ = planning.plan([str(tmp_path / "i*" / "scan")], str(tmp_path / "out"))
+    assert targets(tasks, tmp_path) == ["out/in/scan"]
+
+
+def test_a_glob_through_a_link_to_its_own_ancestor_matches_nothing(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    touch_images(tmp_path / "in", "a.png", "sub/b.png")
+    (tmp_path / "in" / "sub" / "up").symlink_to("..")  # in/sub/up is in/
+    pattern = str(tmp_path / "in" / "sub" / "up" / "*.png")
+    tasks, failures = planning.plan([pattern], str(tmp_path / "out"))
+    assert tasks == [] and [f.message for f in failures] == [f"{pattern}: no files match"]
+    monkeypatch.chdir(tmp_path / "in" / "sub")
+    tasks, failures = planning.plan(["up/*.png"], "out")  # the link as the first part of a relative glob
+    assert tasks == [] and [f.message for f in failures] == ["up/*.png: no files match"]
+    (tmp_path / "root").symlink_to("/")  # every folder is below the root
+    assert planning._through_loop(tmp_path / "root" / "x.png")
+    assert not planning._through_loop(tmp_path / "in" / "sub" / "b.png")
+
+
 def test_renaming_keeps_video_containers_and_adds_the_suffix(tmp_path: Path) -> None:
     touch_images(tmp_path / "in", "a.png")
     (tmp_path / "in" / "clip.MOV").write_bytes(b"")

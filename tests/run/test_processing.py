@@ -55,6 +55,7 @@ class Raising:
     (OSError("plain"), "cannot write {target}: plain"),
     (CvfError("k-means cannot cluster NaN"), "k-means cannot cluster NaN"),
     (RuntimeError("boom\nthe last line\n  \n"), "internal error: RuntimeError: the last line"),
+    (RuntimeError("one\ntwo\nthree"), "internal error: RuntimeError: three"),
     (KeyError(), "internal error: KeyError: KeyError"),
 ])
 def test_every_error_is_one_failed_outcome_naming_the_file_and_nothing_is_written(
@@ -102,6 +103,7 @@ def test_a_bad_input_fails_even_where_its_output_exists(tmp_path: Path) -> None:
         assert target.read_bytes() == b"old"
         dry = processing.dry_run(Task(tmp_path / name, target), Options(INVERT))
         assert dry.status == "failed" and dry.message.startswith(f"{tmp_path / name}: "), dry
+        assert dry.task == Task(tmp_path / name, target)
 
 
 def test_an_output_that_is_its_input_is_refused_never_skipped(tmp_path: Path) -> None:
@@ -121,6 +123,10 @@ def test_an_existing_output_is_skipped_unless_replaced(tmp_path: Path) -> None:
     assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'b.png'}: exists, skipped "
                                                             "(--overwrite replaces it)")
     assert (tmp_path / "b.png").read_bytes() == b"old"
+    (tmp_path / "gone.png").symlink_to(tmp_path / "nowhere.png")  # an output that is a broken link is not the input
+    outcome = processing.process(Task(tmp_path / "a.png", tmp_path / "gone.png"), Options(INVERT))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'gone.png'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
     for task, options in ((Task(tmp_path / "a.png", tmp_path / "b.png", replace=True), Options(INVERT)),
                           (Task(tmp_path / "a.png", tmp_path / "b.png"), Options(INVERT, overwrite=True))):
         (tmp_path / "b.png").write_bytes(b"old")
@@ -131,13 +137,13 @@ def test_an_existing_output_is_skipped_unless_replaced(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- dry run
 def test_dry_run_says_what_it_read_and_would_write(tmp_path: Path) -> None:
     grey(tmp_path / "a.png")
-    frames = [Image.new("L", (5, 2), v) for v in (0, 100, 200)]
+    frames = [Image.new("L", (5, 2), v) for v in (0, 200)]  # two frames: the fewest an animation has
     frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=50)
     cv2.imwrite(str(tmp_path / "h.hdr"), np.ones((6, 2, 3), np.float32))  # a header Pillow does not parse
     cases = [
         (Task(tmp_path / "a.png", tmp_path / "o.png"), f"read {tmp_path / 'a.png'} (4x3) -> write "
                                                              f"{tmp_path / 'o.png'}"),
-        (Task(tmp_path / "g.gif", tmp_path / "o.gif"), f"read {tmp_path / 'g.gif'} (5x2, 3 frames) -> write "
+        (Task(tmp_path / "g.gif", tmp_path / "o.gif"), f"read {tmp_path / 'g.gif'} (5x2, 2 frames) -> write "
                                                              f"{tmp_path / 'o.gif'}"),
         (Task(tmp_path / "h.hdr", tmp_path / "o.hdr"), f"read {tmp_path / 'h.hdr'} (2x6) -> write "
                                                              f"{tmp_path / 'o.hdr'}"),
