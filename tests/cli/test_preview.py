@@ -282,6 +282,20 @@ def test_preview_without_a_display_is_a_usage_error(monkeypatch: pytest.MonkeyPa
     assert code == 2 and errors == [f"error: {DISPLAY_HINT}; cannot connect to DISPLAY=:987"]
 
 
+def test_preview_reads_its_pipeline_file_and_allow_large_before_the_display(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """-p and --allow-large are read before the display is asked for: a valid line fails only there."""
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("version: 1\nsteps:\n  - filter: vignette\n")
+    assert run_cli(capsys, "preview", ASTRONAUT, "-p", pipeline) == (2, [f"error: {DISPLAY_HINT}"])
+    code, errors = run_cli(capsys, "preview", ASTRONAUT, "-f", "median_blur:size=101")
+    assert code == 2 and "--allow-large" in errors[0]
+    assert run_cli(capsys, "preview", ASTRONAUT, "-f", "median_blur:size=101", "--allow-large") == \
+        (2, [f"error: {DISPLAY_HINT}"])
+
+
 # ---------------------------------------------------------------- preview under Xvfb
 @pytest.fixture(scope="module")
 def xvfb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
