@@ -26,6 +26,7 @@ from cvfilters.backends.base import Availability
 from cvfilters.core import machine
 from cvfilters.core.errors import UsageError
 from cvfilters.run import executors
+from cvfilters.run.pools import RenewingPool
 
 # Set in this process only: a worker forked from it (not from the forkserver, not spawned) sees it.
 _MARK = {"test process": False}
@@ -178,7 +179,7 @@ def test_an_auto_pool_hands_its_probe_answers_on() -> None:
 def test_a_device_pool_spawns_one_worker_per_device(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(_MARK, "test process", True)
     with executors.choose(8, 6, backend="opencl", devices=[3, 5], scheduler=None) as pool:  # as a batch asks
-        assert pool is not None
+        assert isinstance(pool, RenewingPool)
         states = [future.result(timeout=180) for future in [pool.submit(_worker_state, 0.5) for _ in range(6)]]
     assert pool.max_workers == 2
     by_worker = {state["pid"]: state["opencl device"] for state in states}
@@ -192,7 +193,7 @@ def test_a_batch_pool_has_a_worker_a_file_and_ends_with_the_batch() -> None:
     in the batch cancels the files not yet started and leaves no worker running."""
     with pytest.raises(KeyboardInterrupt), \
             executors.choose(3, 2, backend="auto", devices=None, scheduler=None) as pool:
-        assert pool is not None and pool.max_workers == 2
+        assert isinstance(pool, RenewingPool) and pool.max_workers == 2
         first = pool.submit(_worker_state).result(timeout=120)
         queued = [pool.submit(_worker_state, 0.1) for _ in range(20)]
         raise KeyboardInterrupt
