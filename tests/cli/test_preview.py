@@ -214,6 +214,17 @@ def test_sweep_cli_writes_a_sheet_and_refuses_bad_ranges(tmp_path: Path, capsys:
     assert not bad.exists()
 
 
+def test_sweep_cli_tiles_are_256_px_by_default_and_allow_large_lets_slow_values_in(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sheet = tmp_path / "sheet.png"
+    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..2/2", "-o", sheet, "--backend", "cpu") == (0, [])
+    assert cv2.imread(str(sheet)).shape == (LABEL_HEIGHT + 2 * GAP + 256 + LABEL_HEIGHT + GAP, 2 * (256 + GAP) + GAP, 3)
+    code, errors = run_cli(capsys, "sweep", ASTRONAUT, "-f", "median_blur:size=99..101/2", "-o", sheet, "--work", "32")
+    assert code == 2 and "--allow-large" in errors[0]
+    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "median_blur:size=99..101/2", "-o", sheet, "--work", "32",
+                   "--tile", "32", "--backend", "cpu", "--allow-large") == (0, [])
+
+
 def test_sweep_cli_refuses_a_sheet_it_cannot_write_before_reading(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     for name, why in (("sheet.xyz", ".xyz"), ("sheet", "a name without extension")):
