@@ -217,8 +217,11 @@ def test_sweep_cli_writes_a_sheet_and_refuses_bad_ranges(tmp_path: Path, capsys:
 def test_sweep_cli_tiles_are_256_px_by_default_and_allow_large_lets_slow_values_in(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sheet = tmp_path / "sheet.png"
-    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..2/2", "-o", sheet, "--backend", "cpu") == (0, [])
-    assert cv2.imread(str(sheet)).shape == (LABEL_HEIGHT + 2 * GAP + 256 + LABEL_HEIGHT + GAP, 2 * (256 + GAP) + GAP, 3)
+    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..2/2", "-o", sheet,
+                   "--backend", "cpu") == (0, [])
+    image = cv2.imread(str(sheet))
+    assert image is not None
+    assert image.shape == (LABEL_HEIGHT + 2 * GAP + 256 + LABEL_HEIGHT + GAP, 2 * (256 + GAP) + GAP, 3)
     code, errors = run_cli(capsys, "sweep", ASTRONAUT, "-f", "median_blur:size=99..101/2", "-o", sheet, "--work", "32")
     assert code == 2 and "--allow-large" in errors[0]
     assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "median_blur:size=99..101/2", "-o", sheet, "--work", "32",
