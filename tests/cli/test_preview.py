@@ -11,6 +11,7 @@ so nothing depends on sleeps.
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import queue
 import re
@@ -214,6 +215,45 @@ def test_sweep_cli_writes_a_sheet_and_refuses_bad_ranges(tmp_path: Path, capsys:
     assert not bad.exists()
 
 
+def test_sweep_cli_tiles_are_256_px_by_default_and_allow_large_lets_slow_values_in(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sheet = tmp_path / "sheet.png"
+    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "vignette:intensity=0..2/2", "-o", sheet,
+                   "--backend", "cpu") == (0, [])
+    image = cv2.imread(str(sheet))
+    assert image is not None
+    assert image.shape == (LABEL_HEIGHT + 2 * GAP + 256 + LABEL_HEIGHT + GAP, 2 * (256 + GAP) + GAP, 3)
+    code, errors = run_cli(capsys, "sweep", ASTRONAUT, "-f", "median_blur:size=99..101/2", "-o", sheet, "--work", "32")
+    assert code == 2 and "--allow-large" in errors[0]
+    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "median_blur:size=99..101/2", "-o", sheet, "--work", "32",
+                   "--tile", "32", "--backend", "cpu", "--allow-large") == (0, [])
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_sweep_progress_is_a_transient_bar_on_a_terminal_and_nothing_when_piped(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a terminal: "rendering tiles", a bar and the tiles done of all on standard error, erased at the end."""
+    from cvfilters.cli.sweep import _tile_progress
+
+    with _tile_progress(3) as advance:  # captured: not a terminal
+        assert advance is None
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with _tile_progress(3) as advance:
+        for _ in range(3):
+            advance()
+    shown = terminal.getvalue()
+    last = shown.split("\r")[-2]  # the last frame drawn, before the cursor goes up to erase it
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", last).split()  # without the colour codes
+    assert plain[:2] == ["rendering", "tiles"] and set(plain[2]) == {"\u2501"} and plain[3:] == ["3/3"]
+    assert shown.endswith("\x1b[1A\x1b[2K")  # transient: the line is cleared
+    assert capsys.readouterr().out == ""
+
+
 def test_sweep_cli_refuses_a_sheet_it_cannot_write_before_reading(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     for name, why in (("sheet.xyz", ".xyz"), ("sheet", "a name without extension")):
@@ -280,6 +320,20 @@ def test_preview_without_a_display_is_a_usage_error(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("DISPLAY", ":987")
     code, errors = run_cli(capsys, "preview", ASTRONAUT, "-f", "vignette")
     assert code == 2 and errors == [f"error: {DISPLAY_HINT}; cannot connect to DISPLAY=:987"]
+
+
+def test_preview_reads_its_pipeline_file_and_allow_large_before_the_display(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """-p and --allow-large are read before the display is asked for: a valid line fails only there."""
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("version: 1\nsteps:\n  - filter: vignette\n")
+    assert run_cli(capsys, "preview", ASTRONAUT, "-p", pipeline) == (2, [f"error: {DISPLAY_HINT}"])
+    code, errors = run_cli(capsys, "preview", ASTRONAUT, "-f", "median_blur:size=101")
+    assert code == 2 and "--allow-large" in errors[0]
+    assert run_cli(capsys, "preview", ASTRONAUT, "-f", "median_blur:size=101", "--allow-large") == \
+        (2, [f"error: {DISPLAY_HINT}"])
 
 
 # ---------------------------------------------------------------- preview under Xvfb

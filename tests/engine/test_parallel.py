@@ -371,3 +371,19 @@ def test_map_runs_work_too_small_for_a_pool_in_the_calling_thread(monkeypatch: p
     monkeypatch.setattr(parallel, "THREADS_MIN_SECONDS", 1e9)
     pipe.map(images(6), workers=2)  # asked for: threads whatever the time
     assert any(name.startswith("cvfilters-map") for name in thread_names[1:])
+
+
+def test_a_nested_single_threaded_block_keeps_the_outer_one_single_threaded() -> None:
+    """OpenCV's thread count (read from cv2) is 1 until the outermost block ends, then what it was."""
+    from cvfilters.engine.parallel import opencv_single_threaded
+
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(2)
+    try:
+        with opencv_single_threaded():
+            with opencv_single_threaded():
+                assert cv2.getNumThreads() == 1
+            assert cv2.getNumThreads() == 1  # the inner block's end does not restore it yet
+        assert cv2.getNumThreads() == 2
+    finally:
+        cv2.setNumThreads(before)

@@ -7,10 +7,12 @@ this test listens on, and headers' megapixels counted by hand.
 
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import signal
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from cvfilters.backends.base import Availability
 from cvfilters.core import machine
 from cvfilters.core.errors import UsageError
 from cvfilters.run import executors
+from cvfilters.run.pools import RenewingPool
 
 # Set in this process only: a worker forked from it (not from the forkserver, not spawned) sees it.
 _MARK = {"test process": False}
@@ -175,16 +178,31 @@ def test_an_auto_pool_hands_its_probe_answers_on() -> None:
 
 def test_a_device_pool_spawns_one_worker_per_device(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(_MARK, "test process", True)
-    pool = executors.local_pool(8, backend="opencl", devices=[3, 5])
-    try:
+    with executors.choose(8, 6, backend="opencl", devices=[3, 5], scheduler=None) as pool:  # as a batch asks
+        assert isinstance(pool, RenewingPool)
         states = [future.result(timeout=180) for future in [pool.submit(_worker_state, 0.5) for _ in range(6)]]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
     assert pool.max_workers == 2
     by_worker = {state["pid"]: state["opencl device"] for state in states}
     assert sorted(by_worker.values()) == [":GPU:3", ":GPU:5"]  # each worker its own device
     assert all(state["threads"] == 1 and state["sigint ignored"] and not state["forked from the test"]
                for state in states)
+
+
+def test_a_batch_pool_has_a_worker_a_file_and_ends_with_the_batch() -> None:
+    """The pool a batch is given: ``min(jobs, files)`` workers with the backend's probe answers; a Ctrl-C
+    in the batch cancels the files not yet started and leaves no worker running."""
+    with pytest.raises(KeyboardInterrupt), \
+            executors.choose(3, 2, backend="auto", devices=None, scheduler=None) as pool:
+        assert isinstance(pool, RenewingPool) and pool.max_workers == 2
+        first = pool.submit(_worker_state).result(timeout=120)
+        queued = [pool.submit(_worker_state, 0.1) for _ in range(20)]
+        raise KeyboardInterrupt
+    assert {"cuda", "opencl"} <= set(first["probed"])
+    assert any(future.cancelled() for future in queued)
+    pids = {first["pid"]} | {future.result()["pid"] for future in queued if not future.cancelled()}
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 # ---------------------------------------------------------------- --scheduler
@@ -212,6 +230,46 @@ def test_the_scheduler_probe_fails_a_refused_address_at_once() -> None:
 @pytest.mark.parametrize("address", ["tls://127.0.0.1:9", "tcp://127.0.0.1", "inproc://scheduler", "tcp://:9"])
 def test_the_scheduler_probe_leaves_other_addresses_to_dask(address: str) -> None:
     executors._reachable(address)  # no connection tried: Dask reports these itself
+
+
+def _scheduler_of_this_worker() -> str:
+    import distributed
+
+    return str(distributed.get_worker().scheduler.address)
+
+
+def test_a_batch_given_a_scheduler_runs_on_that_cluster() -> None:
+    """Even a one-file batch (which would run in-process) goes to the scheduler named, not a cluster of its own."""
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        with executors.choose(1, 1, backend="cpu", devices=None, scheduler=cluster.scheduler_address) as executor:
+            assert executor is not None
+            ran_on = executor.submit(_scheduler_of_this_worker).result(timeout=60)
+    assert ran_on == cluster.scheduler_address
+
+
+def test_a_refused_scheduler_is_a_usage_error_at_once() -> None:
+    """A refused address fails at the probe, naming the address; a port that is not a number is no address."""
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(UsageError) as caught, executors.dask_executor(f"tcp://127.0.0.1:{port}"):
+        pass
+    assert time.monotonic() - started < 5  # the probe's refusal, not Dask's 10 s of retries
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, os.strerror(errno.ECONNREFUSED))
+    assert str(caught.value) == f"--scheduler tcp://127.0.0.1:{port}: cannot connect ({refused})"
+    with pytest.raises(UsageError) as caught, executors.dask_executor("tcp://127.0.0.1:port"):
+        pass
+    assert str(caught.value).startswith("--scheduler tcp://127.0.0.1:port: not a scheduler address (")
+
+
+def test_without_dask_the_scheduler_option_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `from distributed import ...` raises ImportError
+    with pytest.raises(UsageError) as caught, executors.dask_executor("tcp://head:8786"):
+        pass
+    assert str(caught.value) == '--scheduler needs Dask: pip install "cvfilters[dask]"'
 
 
 # ---------------------------------------------------------------- how many workers
