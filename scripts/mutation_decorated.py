@@ -8,7 +8,8 @@ decorators themselves are not mutated), writes each one into the source file, ru
 (``pytest -x``) in a process forked from one that has already imported pytest and the heavy
 libraries, and puts the file back. As mutmut does, it runs a mutant against only the tests that run
 its lines: the given test files run once first under coverage, with a context per test (and must
-pass). A line that runs at import, in no test, or only in a test's subprocess gets every given test.
+pass). A def's header (defaults run at import, perhaps inside whichever test imports the module
+first), a line run at collection, in no test, or only in a test's subprocess gets every given test.
 
     python scripts/mutation_decorated.py cvfilters/cli/plots.py tests/cli/test_plots.py [-k EXPR ...]
     python scripts/mutation_decorated.py --only 4,28 cvfilters/filters/blur.py tests/filters/test_blur.py
@@ -93,10 +94,14 @@ class _DecoratedOnly(MutationVisitor):
             before = len(self.mutations)
             super()._create_mutations(node)
             made = len(self.mutations) - before
+            statement = self._statements[-1]
             # A tracer may report a statement's first line for any of its lines: from there to the node's end.
-            first = self.get_metadata(PositionProvider, self._statements[-1]).start.line
+            # A def's header (its defaults) runs when the module is imported, which may happen inside
+            # whichever test imports it first: no lines, so every test runs.
+            first = self.get_metadata(PositionProvider, statement).start.line
+            end = self.get_metadata(PositionProvider, node).end.line + 1
             self.functions += [self._inside[-1]] * made
-            self.lines += [range(first, self.get_metadata(PositionProvider, node).end.line + 1)] * made
+            self.lines += [range(0) if isinstance(statement, cst.FunctionDef) else range(first, end)] * made
 
 
 def mutants(path: str, source: str, only: set[int] | None = None) -> Iterator[tuple[int, Mutant]]:
