@@ -1,8 +1,8 @@
-"""Cartoon and stylize looks: the properties that define each effect, and oracles.
+"""Cartoon looks (cvfilters/filters/cartoon.py): the properties that define each effect, and oracles.
 
-Photos come from scikit-image (astronaut, coffee, chelsea). Formula oracles
-re-evaluate GPUImage's shaders (toon, halftone, crosshatch) and the Kuwahara filter
-directly in numpy; host-only filters are compared with the OpenCV call they wrap.
+Photos come from scikit-image (astronaut, coffee, chelsea). Formula oracles re-evaluate
+GPUImage's shaders (toon, halftone, crosshatch) in numpy. Kuwahara and the host-only looks of
+filters/stylize.py are tested in test_stylize.py, which shares the photo helpers here.
 """
 
 from __future__ import annotations
@@ -23,9 +23,6 @@ PHOTOS = ("astronaut", "coffee", "chelsea")
 #   if (lum < 1.00) mod(x + y, s) <= w;            if (lum < 0.75) mod(x - y, s) <= w;
 #   if (lum < 0.50) mod(x + y - s / 2, s) <= w;    if (lum < 0.30) mod(x - y - s / 2, s) <= w
 GPUIMAGE_HATCHES = ((1.0, 1, 0.0), (0.75, -1, 0.0), (0.5, 1, 0.5), (0.3, -1, 0.5))
-# kuwahara (`cvfilters info kuwahara`): a later window wins only if its variance is lower by
-# more than 1e-6 of full scale squared, outside the exact 8-bit path
-KUWAHARA_TIE_FRACTION = 1e-6
 LUMA = np.array([0.0721, 0.7154, 0.2125])  # Rec. 709 in BGR order, GPUImage's W
 
 
@@ -414,60 +411,6 @@ def test_toon_defaults_draw_outlines_without_speckles_on_fur() -> None:
     assert ((out.max(axis=-1) == 0) == outline)[decided].mean() > 0.999
 
 
-# ------------------------------------------------------------------------------ kuwahara
-def kuwahara_loops(image: np.ndarray, radius: int, mode: str, tie: float = 1e-9) -> np.ndarray:
-    """Direct Kuwahara: four (r+1)^2 windows per pixel, least sum of channel variances wins.
-
-    A later window must be lower by more than ``tie`` (in squared levels of the dtype).
-    """
-    values = image.astype(np.float64)
-    values = values[..., None] if values.ndim == 2 else values
-    height, width, channels = values.shape
-    padded = np.pad(values, ((radius, radius), (radius, radius), (0, 0)), mode=mode)
-    out = np.zeros_like(values)
-    for y in range(height):
-        for x in range(width):
-            best = None
-            for dx, dy in ((-radius, -radius), (0, -radius), (0, 0), (-radius, 0)):  # TL, TR, BR, BL
-                window = padded[y + radius + dy:y + 2 * radius + dy + 1,
-                                x + radius + dx:x + 2 * radius + dx + 1].reshape(-1, channels)
-                variance = window.var(axis=0).sum()
-                if best is None or variance < best[0] - tie:
-                    best = (variance, window.mean(axis=0))
-            out[y, x] = best[1]
-    return out.reshape(image.shape)
-
-
-@pytest.mark.parametrize("radius", [1, 2, 4])
-@pytest.mark.parametrize("channels", [1, 3])
-@pytest.mark.parametrize(("border", "mode"), [("replicate", "edge"), ("reflect101", "reflect")])
-def test_kuwahara_matches_direct_loops(radius: int, channels: int, border: str, mode: str) -> None:
-    image = photo(18, 23, channels, np.uint8)
-    out = cvf.apply(image, "kuwahara", radius=radius, border=border, backend="cpu")
-    expected = kuwahara_loops(image, radius, mode)
-    assert np.abs(out.astype(np.float64) - expected).max() <= 0.5 + 1e-6
-
-
-def test_kuwahara_uint16_and_flat_image() -> None:
-    image = photo(16, 20, 3, np.uint16)
-    out = cvf.apply(image, "kuwahara", radius=3, backend="cpu")
-    expected = kuwahara_loops(image, 3, "edge", tie=KUWAHARA_TIE_FRACTION * 65535.0**2)
-    assert np.abs(out.astype(np.float64) - expected).max() <= 0.5 + 1e-6
-    big = photo(20, 24, 3, np.uint8)  # radius 15 is the last exact 8-bit size, 16 goes through float64
-    for radius in (15, 16):
-        out = cvf.apply(big, "kuwahara", radius=radius, backend="cpu")
-        tie = 1e-9 if radius == 15 else KUWAHARA_TIE_FRACTION * 255.0**2
-        assert np.abs(out.astype(np.float64) - kuwahara_loops(big, radius, "edge", tie)).max() <= 0.5 + 1e-6
-    flat = np.full((9, 9, 3), 77, np.uint8)
-    np.testing.assert_array_equal(cvf.apply(flat, "kuwahara", radius=5, backend="cpu"), flat)
-
-
-def test_kuwahara_keeps_a_step_edge_sharp() -> None:
-    step = np.zeros((20, 20), np.uint8)
-    step[:, 10:] = 200
-    np.testing.assert_array_equal(cvf.apply(step, "kuwahara", radius=4, backend="cpu"), step)
-
-
 # ------------------------------------------------------------------------------ sketch
 def test_sketch_gray_is_white_on_flat_areas_and_dark_on_edges() -> None:
     image = np.full((40, 120, 3), 180, np.uint8)
@@ -547,57 +490,6 @@ def test_crosshatch_density_follows_darkness() -> None:
     ink = (out == 0).mean(axis=0)
     assert ink[:20].mean() > 2 * ink[-30:-1].mean() > 0
     assert ink[-1] == 0  # pure white is not hatched
-
-
-# ------------------------------------------------------------------------------ host looks
-HOST_CALLS = {
-    "oil_paint": lambda bgr: cv2.xphoto.oilPainting(bgr, 4, 8),
-    "stylization": lambda bgr: cv2.stylization(bgr, sigma_s=60, sigma_r=0.45),
-    "detail_enhance": lambda bgr: cv2.detailEnhance(bgr, sigma_s=10, sigma_r=0.15),
-    "edge_preserving": lambda bgr: cv2.edgePreservingFilter(bgr, flags=cv2.RECURS_FILTER, sigma_s=60, sigma_r=0.4),
-    "mean_shift": lambda bgr: cv2.pyrMeanShiftFiltering(bgr, 10, 24, maxLevel=1),
-}
-
-
-@pytest.mark.parametrize("name", list(HOST_CALLS))
-def test_host_looks_are_the_opencv_call_in_every_depth(name: str) -> None:
-    """cv2-parity (these filters wrap the call): the same 8-bit result, scaled for 16 bits.
-
-    What each look does is checked independently in ``test_host_looks_do_what_they_say``."""
-    image = photo(40, 52, 3, np.uint8)
-    expected = HOST_CALLS[name](image)
-    np.testing.assert_array_equal(cvf.apply(image, name, backend="cpu"), expected)
-    np.testing.assert_array_equal(cvf.apply(to_dtype(image, np.uint16), name, backend="cpu"),
-                                  expected.astype(np.uint16) * 257)
-    assert "8-bit" in cvf.get_filter(name).description  # `cvfilters info` says so
-
-
-def total_variation(image: np.ndarray) -> float:
-    values = image.astype(np.float64)
-    return float(np.abs(np.diff(values, axis=0)).mean() + np.abs(np.diff(values, axis=1)).mean())
-
-
-def test_host_looks_do_what_they_say() -> None:
-    """Independent of the wrapped calls: smoothing looks lower the total variation of a noisy
-    photo and keep a strong edge; detail_enhance raises it; mean_shift leaves fewer colours."""
-    rng = np.random.default_rng(3)
-    image = np.clip(sk_photo("chelsea")[::3, ::3].astype(np.int16) + rng.integers(-12, 13, (100, 151, 3)), 0, 255)
-    image = image.astype(np.uint8)
-    image[:, 70:] = np.maximum(image[:, 70:], 200)  # a bright block: a strong vertical edge at x = 70
-    tv = total_variation(image)
-    for name in ("stylization", "edge_preserving", "mean_shift", "oil_paint"):
-        out = cvf.apply(image, name, backend="cpu")
-        assert total_variation(out) < 0.9 * tv, name  # stylization also inks edges: 0.83 measured
-        step = out[:, 74:80].astype(float).mean() - out[:, 60:66].astype(float).mean()
-        assert step > 0.5 * (image[:, 74:80].astype(float).mean() - image[:, 60:66].astype(float).mean()), name
-    assert total_variation(cvf.apply(image, "detail_enhance", backend="cpu")) > 1.1 * tv
-    assert distinct_colours(cvf.apply(image, "mean_shift", backend="cpu")) < 0.5 * distinct_colours(image)
-
-
-def test_oil_paint_flattens_texture() -> None:
-    image = sk_photo("chelsea")
-    out = cvf.apply(image, "oil_paint", backend="cpu")
-    assert flat_share(out, np.ones(out.shape[:2], bool)) > 3 * flat_share(image, np.ones(out.shape[:2], bool))
 
 
 # ------------------------------------------------------------------------------ backends

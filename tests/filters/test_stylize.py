@@ -1,4 +1,4 @@
-"""Stylize (mirror of cvfilters/filters/stylize.py): the shared pieces test_cartoon.py leaves out.
+"""Stylize (mirror of cvfilters/filters/stylize.py): kuwahara against direct loops, the host looks against cv2.
 
 The host-only looks (OpenCV's 8-bit BGR algorithms) on float32, gray and every 16-bit rounding
 case, against the documented conversion written here (``rint(v / 257)``, ``rint(v * 255)``,
@@ -17,8 +17,12 @@ import pytest
 
 import cvfilters as cvf
 from cvfilters.engine.pipeline import Pipeline
-from tests.conftest import photo
+from tests.conftest import photo, to_dtype
+from tests.filters.test_cartoon import distinct_colours, flat_share, sk_photo
 
+# kuwahara (`cvfilters info kuwahara`): a later window wins only if its variance is lower by
+# more than 1e-6 of full scale squared, outside the exact 8-bit path
+KUWAHARA_TIE_FRACTION = 1e-6
 EIGHT_BIT_NOTE = ("Runs on the host (OpenCV has no device version of it): one download and one\n"
                   "upload on device backends. The algorithm needs 8-bit BGR: uint16 and float32\n"
                   "input is converted to 8-bit and back, so the result has 8-bit precision in the\n"
@@ -105,7 +109,7 @@ def test_host_looks_pass_their_parameters(name: str, params: dict[str, Any],
 
 
 # ------------------------------------------------------------------------------ kuwahara
-# (the photo tests against direct loops are in test_cartoon.py; here the tie rules and float32)
+# (the photo tests against direct loops are above; here the tie rules and float32)
 def kuwahara_step(radius: int, low: float, high: float, dtype: type) -> np.ndarray:
     """Three rows: ``high`` in columns 0..radius + 1, ``low`` from column radius + 2 on."""
     image: np.ndarray = np.full((3, 2 * radius + 6), low, dtype)
@@ -144,7 +148,6 @@ def test_kuwahara_tie_margin_outside_the_exact_path(dtype: type, scale: float, b
 @pytest.mark.parametrize("channels", [1, 3])
 def test_kuwahara_float32_matches_direct_loops(channels: int) -> None:
     """float32 works in 8-bit levels (x 255) and returns the mean / 255; tolerance 1e-6."""
-    from tests.filters.test_cartoon import kuwahara_loops
 
     image = photo(14, 17, channels, np.float32)
     out = cvf.apply(image, "kuwahara", radius=2, backend="cpu")
@@ -165,9 +168,113 @@ def test_mean_shift_passes_radii_and_the_reduced_pyramid_depth(height: int, widt
 def test_kuwahara_exact_path_takes_a_window_lower_by_one_sixteenth() -> None:
     """Radius 1, pixel (1, 1): top-left {2, 1, 2, 1} has 16 x variance 4, top-right {1, 1, 1, 2} has 3:
     on the exact 8-bit path a difference of one unit wins (mean 1.25 -> 1, not 1.5 -> 2)."""
-    from tests.filters.test_cartoon import kuwahara_loops
 
     image = np.array([[2, 1, 1], [2, 1, 2]], np.uint8)
     out = cvf.apply(image, "kuwahara", radius=1, backend="cpu")
     assert out[1, 1] == 1
     np.testing.assert_array_equal(out, np.rint(kuwahara_loops(image, 1, "edge")))  # half to even, as cv2
+
+
+# ------------------------------------------------------------------------------ kuwahara
+def kuwahara_loops(image: np.ndarray, radius: int, mode: str, tie: float = 1e-9) -> np.ndarray:
+    """Direct Kuwahara: four (r+1)^2 windows per pixel, least sum of channel variances wins.
+
+    A later window must be lower by more than ``tie`` (in squared levels of the dtype).
+    """
+    values = image.astype(np.float64)
+    values = values[..., None] if values.ndim == 2 else values
+    height, width, channels = values.shape
+    padded = np.pad(values, ((radius, radius), (radius, radius), (0, 0)), mode=mode)
+    out = np.zeros_like(values)
+    for y in range(height):
+        for x in range(width):
+            best = None
+            for dx, dy in ((-radius, -radius), (0, -radius), (0, 0), (-radius, 0)):  # TL, TR, BR, BL
+                window = padded[y + radius + dy:y + 2 * radius + dy + 1,
+                                x + radius + dx:x + 2 * radius + dx + 1].reshape(-1, channels)
+                variance = window.var(axis=0).sum()
+                if best is None or variance < best[0] - tie:
+                    best = (variance, window.mean(axis=0))
+            out[y, x] = best[1]
+    return out.reshape(image.shape)
+
+
+@pytest.mark.parametrize("radius", [1, 2, 4])
+@pytest.mark.parametrize("channels", [1, 3])
+@pytest.mark.parametrize(("border", "mode"), [("replicate", "edge"), ("reflect101", "reflect")])
+def test_kuwahara_matches_direct_loops(radius: int, channels: int, border: str, mode: str) -> None:
+    image = photo(18, 23, channels, np.uint8)
+    out = cvf.apply(image, "kuwahara", radius=radius, border=border, backend="cpu")
+    expected = kuwahara_loops(image, radius, mode)
+    assert np.abs(out.astype(np.float64) - expected).max() <= 0.5 + 1e-6
+
+
+def test_kuwahara_uint16_and_flat_image() -> None:
+    image = photo(16, 20, 3, np.uint16)
+    out = cvf.apply(image, "kuwahara", radius=3, backend="cpu")
+    expected = kuwahara_loops(image, 3, "edge", tie=KUWAHARA_TIE_FRACTION * 65535.0**2)
+    assert np.abs(out.astype(np.float64) - expected).max() <= 0.5 + 1e-6
+    big = photo(20, 24, 3, np.uint8)  # radius 15 is the last exact 8-bit size, 16 goes through float64
+    for radius in (15, 16):
+        out = cvf.apply(big, "kuwahara", radius=radius, backend="cpu")
+        tie = 1e-9 if radius == 15 else KUWAHARA_TIE_FRACTION * 255.0**2
+        assert np.abs(out.astype(np.float64) - kuwahara_loops(big, radius, "edge", tie)).max() <= 0.5 + 1e-6
+    flat = np.full((9, 9, 3), 77, np.uint8)
+    np.testing.assert_array_equal(cvf.apply(flat, "kuwahara", radius=5, backend="cpu"), flat)
+
+
+def test_kuwahara_keeps_a_step_edge_sharp() -> None:
+    step = np.zeros((20, 20), np.uint8)
+    step[:, 10:] = 200
+    np.testing.assert_array_equal(cvf.apply(step, "kuwahara", radius=4, backend="cpu"), step)
+
+
+# ------------------------------------------------------------------------------ host looks
+HOST_CALLS = {
+    "oil_paint": lambda bgr: cv2.xphoto.oilPainting(bgr, 4, 8),
+    "stylization": lambda bgr: cv2.stylization(bgr, sigma_s=60, sigma_r=0.45),
+    "detail_enhance": lambda bgr: cv2.detailEnhance(bgr, sigma_s=10, sigma_r=0.15),
+    "edge_preserving": lambda bgr: cv2.edgePreservingFilter(bgr, flags=cv2.RECURS_FILTER, sigma_s=60, sigma_r=0.4),
+    "mean_shift": lambda bgr: cv2.pyrMeanShiftFiltering(bgr, 10, 24, maxLevel=1),
+}
+
+
+@pytest.mark.parametrize("name", list(HOST_CALLS))
+def test_host_looks_are_the_opencv_call_in_every_depth(name: str) -> None:
+    """cv2-parity (these filters wrap the call): the same 8-bit result, scaled for 16 bits.
+
+    What each look does is checked independently in ``test_host_looks_do_what_they_say``."""
+    image = photo(40, 52, 3, np.uint8)
+    expected = HOST_CALLS[name](image)
+    np.testing.assert_array_equal(cvf.apply(image, name, backend="cpu"), expected)
+    np.testing.assert_array_equal(cvf.apply(to_dtype(image, np.uint16), name, backend="cpu"),
+                                  expected.astype(np.uint16) * 257)
+    assert "8-bit" in cvf.get_filter(name).description  # `cvfilters info` says so
+
+
+def total_variation(image: np.ndarray) -> float:
+    values = image.astype(np.float64)
+    return float(np.abs(np.diff(values, axis=0)).mean() + np.abs(np.diff(values, axis=1)).mean())
+
+
+def test_host_looks_do_what_they_say() -> None:
+    """Independent of the wrapped calls: smoothing looks lower the total variation of a noisy
+    photo and keep a strong edge; detail_enhance raises it; mean_shift leaves fewer colours."""
+    rng = np.random.default_rng(3)
+    image = np.clip(sk_photo("chelsea")[::3, ::3].astype(np.int16) + rng.integers(-12, 13, (100, 151, 3)), 0, 255)
+    image = image.astype(np.uint8)
+    image[:, 70:] = np.maximum(image[:, 70:], 200)  # a bright block: a strong vertical edge at x = 70
+    tv = total_variation(image)
+    for name in ("stylization", "edge_preserving", "mean_shift", "oil_paint"):
+        out = cvf.apply(image, name, backend="cpu")
+        assert total_variation(out) < 0.9 * tv, name  # stylization also inks edges: 0.83 measured
+        step = out[:, 74:80].astype(float).mean() - out[:, 60:66].astype(float).mean()
+        assert step > 0.5 * (image[:, 74:80].astype(float).mean() - image[:, 60:66].astype(float).mean()), name
+    assert total_variation(cvf.apply(image, "detail_enhance", backend="cpu")) > 1.1 * tv
+    assert distinct_colours(cvf.apply(image, "mean_shift", backend="cpu")) < 0.5 * distinct_colours(image)
+
+
+def test_oil_paint_flattens_texture() -> None:
+    image = sk_photo("chelsea")
+    out = cvf.apply(image, "oil_paint", backend="cpu")
+    assert flat_share(out, np.ones(out.shape[:2], bool)) > 3 * flat_share(image, np.ones(out.shape[:2], bool))
