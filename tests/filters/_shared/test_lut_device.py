@@ -1,6 +1,6 @@
 """How the ``lut`` filter runs a file (cvfilters.filters._shared.lut_device), against numpy references.
 
-The references are tests/filters/test_color.py's: a trilinear interpolation written out corner
+The references are tests/filters/test_cube.py's: a trilinear interpolation written out corner
 by corner and ``np.interp`` for 1-D tables, clipped to 0..1 and stored at the image's depth;
 integer results within 1 level, float32 within 1e-5. The limits on cube and shaper sizes
 (``MAX_REMAP_NODES``, ``MAX_REMAP_ROW``) are lowered by monkeypatching, as there, so that
@@ -19,7 +19,8 @@ import cvfilters as cvf
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters._shared import lut_device
 from tests.conftest import full_scale
-from tests.filters.test_color import DTYPES, assert_close, sample, stored, trilinear_reference, write_cube
+from tests.filters.test_color import DTYPES, assert_close, sample
+from tests.filters.test_cube import stored, trilinear_reference, write_cube
 
 ON_HOST = "lut (3-D cube on host)"
 
