@@ -349,6 +349,9 @@ class TiffSink(Committable):
             "datetime": layout.tags.get(306),
             "extratags": [(code, "s", 0, layout.tags[code], True) for code in (315, 33432) if code in layout.tags],
         }
+        if self._compression == _JPEG and samples > 1:
+            # tifffile's JPEG default is YCbCr with 2 x 2 chroma subsampling: the photometric would change
+            options.update(subsampling=(1, 1), compressionargs={"outcolorspace": "RGB"})
         if layout.resolution is not None:
             xres, yres, unit = layout.resolution
             options["resolution"] = (xres, yres)

@@ -237,6 +237,22 @@ def test_the_photometric_and_alpha_follow_the_output(tmp_path: Path, shape: tupl
         np.testing.assert_array_equal(page.asarray(), stored)
 
 
+def test_a_jpeg_rgb_output_keeps_rgb_and_streams_again(tmp_path: Path) -> None:
+    """tifffile's JPEG default is YCbCr with 2 x 2 chroma subsampling: the photometric would change
+    and the streaming reader (grey or RGB only) would refuse the sink's own output."""
+    data = np.kron(np.arange(12, dtype=np.uint8).reshape(2, 2, 3) * 20, np.ones((32, 32, 1), np.uint8))
+    layout = tiff_regions.TiffLayout(compression=7, photometric=2, tile=(32, 32))
+    with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, layout) as sink:
+        _copy(tiles.ArraySource(data), sink, 16)
+    with tifffile.TiffFile(tmp_path / "o.tif") as tif:
+        page = tif.pages.first
+        assert (page.compression, page.photometric) == (7, 2)
+        assert page.tags.valueof(530) in (None, (1, 1))  # no chroma subsampling
+    with Image.open(tmp_path / "o.tif") as image:  # a second reader: flat blocks, JPEG near exact
+        assert np.abs(np.asarray(image.convert("RGB"), int) - data[..., ::-1]).max() <= 4
+    assert regions.streamable(tmp_path / "o.tif") is None
+
+
 def test_a_predictor_is_dropped_without_compression(tmp_path: Path) -> None:
     data = _data(9, 7)
     layout = tiff_regions.TiffLayout(predictor=2)
