@@ -6,9 +6,11 @@
   strips cut into pieces of a few MiB read with ``pread``) are decoded once each and kept in
   a small cache that holds a band of the image, so neighbouring tiles and halos never decode
   a segment twice in a row-major pass. Files the streaming reader does not take (several
-  pages, orientation other than 1, palette, CMYK, YCbCr, associated alpha, odd bit depths,
-  planar layout) are reported by :func:`streamable` and are decoded whole by the caller.
-* The TIFF sink keeps the input's compression, predictor, photometric, tiling (tile shape,
+  pages, orientation other than 1, palette, CMYK, YCbCr other than JPEG's, associated alpha,
+  odd bit depths, planar layout) are reported by :func:`streamable` and are decoded whole by
+  the caller.
+* The TIFF sink keeps the input's compression, predictor, photometric (a YCbCr JPEG input
+  is written as RGB JPEG without chroma subsampling), tiling (tile shape,
   or rows per strip up to :data:`MAX_STRIP_BYTES` a strip), resolution, ICC profile,
   description, software, date, artist and copyright; it writes BigTIFF when the image
   exceeds 4 GiB (or the input was BigTIFF). The EXIF sub-IFD is not carried.
@@ -43,7 +45,7 @@ PIECE_BYTES = 4 * 2**20  # uncompressed strips are read in pieces of about this 
 CACHE_BYTES = 64 * 2**20  # decoded segments kept by default (at least two rows of them)
 SYNC_BYTES = 64 * 2**20  # the TIFF writer flushes to disk every this many bytes
 BIGTIFF_ABOVE = 2**32 - 2**25  # tifffile's own threshold: offsets past 4 GiB need BigTIFF
-_RGB, _MINISBLACK = 2, 1
+_RGB, _MINISBLACK, _YCBCR = 2, 1, 6
 _CONTIG = 1
 _UNASSOCIATED, _UNSPECIFIED = 2, 0
 _JPEG = 7
@@ -139,7 +141,8 @@ def _unstreamable(tif: Any) -> str | None:
         (samples > 1 and page.planarconfig != _CONTIG, "planar (separate) samples"),
         (samples not in (1, 3, 4), f"{samples} samples per pixel"),
         (samples == 1 and page.photometric != _MINISBLACK, f"photometric {page.photometric.name}"),
-        (samples > 1 and page.photometric != _RGB, f"photometric {page.photometric.name}"),
+        (samples > 1 and page.photometric != _RGB and not (page.photometric == _YCBCR and page.compression == _JPEG),
+         f"photometric {page.photometric.name}"),  # the JPEG decoder turns YCbCr into RGB
         (samples == 4 and extras not in ((_UNASSOCIATED,), (_UNSPECIFIED,)), "associated (premultiplied) alpha"),
         (np.dtype(page.dtype) not in SAMPLE_RANGES if page.dtype is not None else True, f"sample type {page.dtype}"),
         (page.bitspersample not in (8, 16, 32), f"{page.bitspersample} bits per sample"),

@@ -356,6 +356,32 @@ def test_an_rgb_jpeg_tiff_with_shared_tables_streams(tmp_path: Path) -> None:
     np.testing.assert_array_equal(block, expected[5:30, 3:29, ::-1])
 
 
+def test_a_ycbcr_jpeg_tiff_streams_as_rgb(tmp_path: Path) -> None:
+    """JPEG TIFFs are YCbCr with subsampled chroma by default (tifffile, libvips, libtiff): tifffile's decoder
+    returns RGB, so they stream; the output keeps JPEG and says RGB."""
+    pytest.importorskip("imagecodecs")
+    data = _rgb()
+    path, out = tmp_path / "ycc.tif", tmp_path / "o.tif"
+    tifffile.imwrite(path, data, photometric="rgb", compression="jpeg", tile=(32, 32))
+    with tifffile.TiffFile(path) as tif:
+        assert (tif.pages.first.photometric, tif.pages.first.tags.valueof(530)) == (6, (2, 2))
+        expected = tif.asarray()
+    assert regions.streamable(path) is None
+    with tiff_regions.TiffSource(path) as source:
+        np.testing.assert_array_equal(source.read(7, 60, 5, 90), expected[7:60, 5:90, ::-1])
+        with regions.open_sink(out, source.shape, source.dtype, source=source) as sink:
+            _copy_by_tiles(source, sink, 50)
+    with tifffile.TiffFile(out) as tif:
+        assert (tif.pages.first.compression, tif.pages.first.photometric) == (7, 2)
+        assert np.abs(tif.asarray().astype(int) - expected).mean() < 2  # one more JPEG generation
+
+
+def test_uncompressed_ycbcr_is_not_streamed(tmp_path: Path) -> None:
+    path = tmp_path / "ycc.tif"
+    tifffile.imwrite(path, np.zeros((8, 8, 3), np.uint8), photometric="ycbcr")
+    assert "photometric YCBCR" in (regions.streamable(path) or "")
+
+
 def test_damaged_segments_are_named(tmp_path: Path) -> None:
     data = _rgb()
     path = tmp_path / "t.tif"
