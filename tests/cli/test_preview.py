@@ -234,6 +234,11 @@ class _Terminal(io.StringIO):
         return True
 
 
+def _last_frame(shown: str) -> list[str]:
+    """The words of the last progress frame a terminal got, before the cursor went up to erase it."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.split("\r")[-2]).split()  # without the colour codes
+
+
 def test_sweep_progress_is_a_transient_bar_on_a_terminal_and_nothing_when_piped(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """On a terminal: "rendering tiles", a bar and the tiles done of all on standard error, erased at the end."""
@@ -247,11 +252,35 @@ def test_sweep_progress_is_a_transient_bar_on_a_terminal_and_nothing_when_piped(
         for _ in range(3):
             advance()
     shown = terminal.getvalue()
-    last = shown.split("\r")[-2]  # the last frame drawn, before the cursor goes up to erase it
-    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", last).split()  # without the colour codes
+    plain = _last_frame(shown)
     assert plain[:2] == ["rendering", "tiles"] and set(plain[2]) == {"\u2501"} and plain[3:] == ["3/3"]
     assert shown.endswith("\x1b[1A\x1b[2K")  # transient: the line is cleared
     assert capsys.readouterr().out == ""
+
+
+def test_sweep_cli_on_a_terminal_counts_every_tile_of_the_sweep(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 3 x 2 sweep with standard error a terminal: the bar's last frame says 6/6 (the count of tiles, each
+    counted as it is done). Catches the total or the callback not handed to the sheet (0/6, 6/?)."""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["sweep", str(ASTRONAUT), "-f", "gaussian_blur:sigma=1..3/3,ksize=3..5/2", "-o",
+                 str(tmp_path / "sheet.png"), "--tile", "32", "--work", "64", "--backend", "cpu"]) == 0
+    assert _last_frame(terminal.getvalue())[-1] == "6/6"
+
+
+def test_sweep_cli_runs_the_filters_on_the_backend_asked(device_backend: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--backend opencl (or cuda): each of the 3 tiles is uploaded to that device and downloaded from it once, as
+    its counters show. Catches the sheet rendered on the cpu whatever the option says."""
+    from cvfilters.backends import get_backend
+
+    device = get_backend(device_backend)
+    before = device.counters.snapshot()
+    assert run_cli(capsys, "sweep", ASTRONAUT, "-f", "gaussian_blur:sigma=1..3/3", "-o", tmp_path / "sheet.png",
+                   "--tile", "32", "--work", "64", "--backend", device_backend) == (0, [])
+    done = device.counters.since(before)
+    assert (done.uploads, done.downloads) == (3, 3)
 
 
 def test_sweep_cli_refuses_a_sheet_it_cannot_write_before_reading(tmp_path: Path,

@@ -480,3 +480,26 @@ def test_a_float_slider_below_a_large_bound_is_as_fine_as_its_range_to_that_boun
     assert sliders_for(pipeline)[0].values == tuple(k / 10 for k in range(101))  # 0 to 10 by 0.1, not by 1
     with cvf.allow_large():
         assert sliders_for(pipeline, allow_large=True)[0].values == tuple(range(101))
+
+
+def test_the_cli_gives_the_trackbars_resolution_100_and_allow_large(picture: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cvfilters preview`` hands its ``--resolution`` (100 unless given) and ``--allow-large`` to the window:
+    a float 0..1.42 gets steps of 0.02 (1.42 / 100 = 0.0142; at 101, 0.01) and an int 1..20 with a large bound
+    at 10 stops there unless ``--allow-large``. Catches the option's default or either flag not reaching the
+    trackbars (the sliders' own defaults are right, so only the command shows it)."""
+    from cvfilters.cli import main
+    from cvfilters.registry import catalog
+
+    cvf.register("test_preview_cli", category="blur", summary="Test only.", replace=True, params=[
+        cvf.Param("x", "float", default=0.0, min=0.0, max=1.42),
+        cvf.Param("n", "int", default=1, min=1, max=20, large=10)])(lambda ctx, image, **values: image)
+    monkeypatch.setattr(preview_module, "require_display", lambda: None)
+    try:
+        for options, x_positions, n_positions in (([], 72, 10), (["--allow-large"], 72, 20),
+                                                  (["--resolution", "142"], 143, 10)):
+            gui = Highgui(keys=[ord("q")]).install(monkeypatch)
+            assert main(["preview", str(picture), "-f", "test_preview_cli", "--backend", "cpu", *options]) == 0
+            assert (gui.trackbars["x"][1], gui.trackbars["n"][1]) == (x_positions - 1, n_positions - 1)  # top index
+    finally:
+        catalog.unregister("test_preview_cli")

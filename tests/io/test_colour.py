@@ -344,13 +344,76 @@ def test_the_transfer_of_a_profile() -> None:
         np.testing.assert_allclose(colour.transfer_of(icc).decode(ramp), srgb_decode(ramp.astype(np.float64)),
                                    rtol=0, atol=1e-6)  # float32 arithmetic
     grey = imagecodecs.cms_profile("gray", gamma=2.2)
-    for icc in (WIDE, grey):  # sampled through LittleCMS at 4096 steps: within 2e-4 of the power law
-        assert colour.transfer_of(icc).name in ("RGB built-in", "gray built-in")
+    for icc in (WIDE, grey):  # sampled through LittleCMS at 4096 steps: within 2e-6 of the power law both ways
+        assert colour.transfer_of(icc).name in ("RGB built-in", "gray built-in")  # (5.5e-7 and 8.9e-7 measured;
         np.testing.assert_allclose(colour.transfer_of(icc).decode(ramp), ramp.astype(np.float64) ** 2.2,
-                                   rtol=0, atol=2e-4)
+                                   rtol=0, atol=2e-6)  # 50 steps: 1.4e-4 and 6e-3)
+        np.testing.assert_allclose(colour.transfer_of(icc).encode(ramp), ramp.astype(np.float64) ** (1 / 2.2),
+                                   rtol=0, atol=2e-6)
     with pytest.raises(cvf.UsageError, match=r"^linear light: the image's colour profile: not an ICC profile \("):
         colour.transfer_of(b"not a profile" * 16)
     lab = ImageCms.ImageCmsProfile(ImageCms.createProfile("LAB")).tobytes()
     with pytest.raises(cvf.UsageError) as refused:
         colour.transfer_of(lab)
     assert str(refused.value).endswith("is a Lab profile: only RGB and grey profiles give a transfer function")
+
+
+SRGB_PRIMARIES = [0.64, 0.33, 1, 0.30, 0.60, 1, 0.15, 0.06, 1]
+
+
+def straight(low: float, high: float, white: list[float] | None = None) -> bytes:
+    """An RGB matrix profile with sRGB's primaries whose curve is the straight line from ``low`` to ``high``
+    (a two-entry table, 16-bit: give multiples of 0.2)."""
+    table = np.array([round(low * 65535), round(high * 65535)], np.uint16)
+    return bytes(imagecodecs.cms_profile("rgb", whitepoint=white or [0.3127, 0.3290, 1.0], primaries=SRGB_PRIMARIES,
+                                         transferfunction=table))
+
+
+def test_a_straight_profile_curve_gives_the_identity_transfer_even_below_full_white() -> None:
+    """The transfer is the curve scaled to pass through (0, 0) and (1, 1), as Transfer documents: a linear
+    profile, or one whose white is 0.8 of the PCS white, is the identity. Catches the light scaled by its range
+    instead of divided, or measured from the second sample (1 / 4095 off)."""
+    ramp = np.linspace(0, 1, 1001, dtype=np.float32)
+    linear = imagecodecs.cms_profile("rgb", whitepoint=[0.3127, 0.3290, 1.0], primaries=SRGB_PRIMARIES, gamma=1.0)
+    for icc in (linear, straight(0.0, 0.8)):
+        transfer = colour.transfer_of(icc)
+        np.testing.assert_allclose(transfer.decode(ramp), ramp, rtol=0, atol=5e-5)  # 2.2e-5 measured: the table
+        np.testing.assert_allclose(transfer.encode(ramp), ramp, rtol=0, atol=5e-5)
+
+
+def test_the_transfer_of_a_profile_with_a_curve_per_channel_is_the_light_of_its_grey() -> None:
+    """Curves v, v^2 and v^3 for R, G and B (a D50 white: no adaptation): the light (Y) of the grey (v, v, v) is
+    Y_R v + Y_G v^2 + Y_B v^3, the Y row of the primaries' matrix (SMPTE RP 177, computed here). Catches another
+    row of XYZ (Z, mostly blue) read as the light."""
+    d50 = (0.3457, 0.3585)
+    v = np.linspace(0, 1, 4096)
+    curves = np.stack([v, v ** 2, v ** 3]).astype(np.float32)
+    icc = imagecodecs.cms_profile("rgb", whitepoint=[*d50, 1.0], primaries=SRGB_PRIMARIES, transferfunction=curves)
+    y_r, y_g, y_b = to_xyz([(0.64, 0.33), (0.30, 0.60), (0.15, 0.06)], d50)[1]
+    ramp = np.linspace(0, 1, 1001, dtype=np.float32)
+    x = ramp.astype(np.float64)
+    np.testing.assert_allclose(colour.transfer_of(icc).decode(ramp), y_r * x + y_g * x ** 2 + y_b * x ** 3,
+                               rtol=0, atol=1e-4)  # 1.9e-5 measured: the matrix in 16.16 fixed point
+
+
+def test_8_bit_relative_colorimetric_keeps_a_raised_black() -> None:
+    """A profile whose black is 0.2 of white (light 0.2 + 0.8 v, sRGB's primaries and white) to sRGB at 8 bits: the
+    relative intent (the default) keeps that black grey, as IEC 61966-2-1's encoding of the light written out here
+    gives, within LittleCMS's 8-bit rounding. Catches Pillow's transform built without the intent: perceptual,
+    where LittleCMS compensates the black point of v4 profiles and black comes out black (85 levels off)."""
+    light = 0.2 + 0.8 * RGB / 255.0
+    encoded = np.where(light <= 0.0031308, 12.92 * light, 1.055 * light ** (1 / 2.4) - 0.055) * 255
+    for intent in ("relative", "absolute"):  # the same here: both whites are D50 after adaptation
+        out = colour.convert(np.ascontiguousarray(RGB[..., ::-1]), straight(0.2, 1.0), "srgb", intent)
+        assert levels(out[..., ::-1], encoded) <= 1  # 0.5 measured
+
+
+def test_adobe_rgb_without_imagecodecs_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Adobe RGB profile is built with imagecodecs: without it, even an 8-bit conversion is a usage error
+    naming what to install."""
+    monkeypatch.setitem(sys.modules, "imagecodecs", None)  # `import imagecodecs` raises ImportError
+    colour._adobe_rgb.cache_clear()  # as in a new process: the profile not built yet
+    with pytest.raises(cvf.UsageError) as refused:
+        colour.convert(np.ascontiguousarray(RGB[..., ::-1]), None, "adobe-rgb")
+    assert str(refused.value) == ("colorspace: building the Adobe RGB profile needs imagecodecs: "
+                                  "pip install 'cvfilters[colour]'")
