@@ -9,7 +9,8 @@ decorators themselves are not mutated), writes each one into the source file, ru
 libraries, and puts the file back. As mutmut does, it runs a mutant against only the tests that run
 its lines: the given test files run once first under coverage, with a context per test (and must
 pass). A def's header (defaults run at import, perhaps inside whichever test imports the module
-first), a line run at collection, in no test, or only in a test's subprocess gets every given test.
+first), a cached function's body (run only by the first test that calls it with given arguments), a
+line run at collection, in no test, or only in a test's subprocess gets every given test.
 
     python scripts/mutation_decorated.py cvfilters/cli/plots.py tests/cli/test_plots.py [-k EXPR ...]
     python scripts/mutation_decorated.py --only 4,28 cvfilters/filters/blur.py tests/filters/test_blur.py
@@ -62,12 +63,18 @@ def _decorated(node: cst.CSTNode) -> bool:
                 and only.value in ("staticmethod", "classmethod"))
 
 
+def _cached(node: cst.FunctionDef) -> bool:
+    """Whether a decorator caches the function's results (``lru_cache``, ``cache``, ``cached_property``)."""
+    return any("cache" in cst.Module([]).code_for_node(decorator.decorator) for decorator in node.decorators)
+
+
 class _DecoratedOnly(MutationVisitor):
     """mutmut's visitor, descending into decorated functions and mutating only inside them."""
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)  # type: ignore[arg-type]
         self._inside: list[str] = []
+        self._cached: list[bool] = []
         self._statements: list[cst.CSTNode] = []
         self.functions: list[str] = []
         self.lines: list[range] = []
@@ -78,6 +85,7 @@ class _DecoratedOnly(MutationVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if _decorated(node):
             self._inside.append(node.name.value)  # type: ignore[attr-defined]
+            self._cached.append(_cached(cast(cst.FunctionDef, node)))
         if isinstance(node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
             self._statements.append(node)
         return bool(super().on_visit(node))
@@ -85,6 +93,7 @@ class _DecoratedOnly(MutationVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if _decorated(original_node):
             self._inside.pop()
+            self._cached.pop()
         if isinstance(original_node, cst.SimpleStatementLine | cst.BaseCompoundStatement):
             self._statements.pop()
         super().on_leave(original_node)
@@ -101,7 +110,9 @@ class _DecoratedOnly(MutationVisitor):
             first = self.get_metadata(PositionProvider, statement).start.line
             end = self.get_metadata(PositionProvider, node).end.line + 1
             self.functions += [self._inside[-1]] * made
-            self.lines += [range(0) if isinstance(statement, cst.FunctionDef) else range(first, end)] * made
+            # A cached function's body runs only in the first test that calls it with given arguments.
+            everywhere = isinstance(statement, cst.FunctionDef) or any(self._cached)
+            self.lines += [range(0) if everywhere else range(first, end)] * made
 
 
 def mutants(path: str, source: str, only: set[int] | None = None) -> Iterator[tuple[int, Mutant]]:
