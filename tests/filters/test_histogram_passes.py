@@ -10,7 +10,8 @@ Then the filters' statistics applied where the mirror's tests did not reach: aut
 in tiles against scikit-image's ``rescale_intensity`` between pooled ``np.percentile``
 values (0.51 of a level: rounding after cv2's float32 arithmetic), normalize against
 ``cv2.normalize`` (exact) and the float formula ``(x - min) / (max - min)`` (5e-6, float32
-arithmetic) with the result inside 0..1 exactly.
+arithmetic) with the result inside 0..1 exactly; equalize through its tables (every case but
+8-bit grey or per channel) on a constant image, which must come back as it is (the input itself).
 """
 
 from __future__ import annotations
@@ -117,3 +118,15 @@ def test_normalize_float_result_stays_within_0_and_1(lo: float, hi: float) -> No
     assert out.min() >= 0.0 and out.max() <= 1.0
     # float32 arithmetic on values near 3 over a range of 0.15: a few ulps of 3 / 0.15, 2e-6 each
     np.testing.assert_allclose(out, (image.astype(np.float64) - lo) / (hi - lo), rtol=0, atol=5e-6)
+
+
+# ---------------------------------------------------------------- equalize through its tables
+@pytest.mark.parametrize(("dtype", "channels", "space"), [(np.uint16, 1, "ycrcb"), (np.float32, 1, "ycrcb"),
+                                                          (np.uint8, 3, "ycrcb"), (np.uint16, 3, "per_channel")])
+def test_equalize_gives_a_constant_image_back_unchanged(dtype: type, channels: int, space: str) -> None:
+    """A constant image is documented as unchanged; the table path (all but 8-bit grey or per channel) gave None."""
+    shape = (9, 11, channels) if channels > 1 else (9, 11)
+    image: np.ndarray = np.full(shape, 0.3 if dtype == np.float32 else 77, dtype)
+    out = cvf.apply(image, "equalize", backend="cpu", space=space)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, image)
