@@ -174,6 +174,19 @@ def test_unsharp_mask_uint16_threshold_and_saturation() -> None:
     assert (out == 65535).any() and (out == 0).any()  # saturated both ways
 
 
+@pytest.mark.parametrize("threshold", [0.0, 0.04])
+def test_unsharp_mask_of_uint8_on_every_backend(backend: str, threshold: float) -> None:
+    """uint8 in, uint8 out, rounded, on every backend: the float32 blur is mixed with the 8-bit image
+    into an 8-bit result (OpenCL refuses arithmetic on two depths without an output depth)."""
+    image = photo(30, 38, 3, np.uint8)
+    out = cvf.apply(image, "unsharp_mask", radius=1.5, amount=1.5, threshold=threshold, backend=backend)
+    assert out.dtype == np.uint8
+    detail = image - gaussian(image, 1.5, int(round(1.5 * 3 * 2 + 1)) | 1)  # uint8's kernel: 6 sigma + 1
+    expected = np.clip(np.round(image + 1.5 * detail * (np.abs(detail) > threshold * 255)), 0, 255)
+    close = np.abs(np.abs(detail) - threshold * 255) > 1e-3  # pixels at the threshold may go either way
+    assert np.abs(out[close].astype(np.float64) - expected[close]).max() <= 1  # float32 sums round x.5 either way
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
 def test_high_pass_formula(backend: str, dtype: type) -> None:
     image = photo(30, 38, 3, dtype)
