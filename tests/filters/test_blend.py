@@ -41,6 +41,22 @@ def test_masked_all_ones_is_the_filter_and_all_zeros_the_input(backend: str, cha
     assert np.abs(visible(inverted) - visible(image)).max() <= 1 / 255 + 1e-9
 
 
+ELLIPSE = "ellipse:0.5,0.5,0.3,0.35"
+
+
+def ellipse_weights(feather: float) -> dict[str, np.ndarray]:
+    """The (30, 40) weights of ``ELLIPSE``: rasterised at pixel centres (``hard``), and feathered
+    by ``feather`` px as GIMP does (``gaussian``: sigma feather / 3.5) and as FeatherBlender does
+    (``distance``: the taxicab distance inward over ``feather``, at most 1)."""
+    y, x = np.mgrid[0:30, 0:40] + 0.5
+    inside = ((x / 40 - 0.5) / 0.3) ** 2 + ((y / 30 - 0.5) / 0.35) ** 2 <= 1
+    sigma = feather / 3.5
+    return {"hard": inside.astype(np.float64),
+            "gaussian": ndimage.gaussian_filter(inside.astype(np.float64), sigma, mode="nearest",
+                                                truncate=math.ceil(3 * sigma) / sigma),
+            "distance": np.minimum(1.0, ndimage.distance_transform_cdt(inside, metric="taxicab") / feather)}
+
+
 def test_masked_weights_are_the_feathered_mask(backend: str) -> None:
     """``out = blur * w + in * (1 - w)`` with every piece built here: scipy's Gaussian (the
     automatic 33 taps of sigma 4 on float32, reflect101), the ellipse rasterised at pixel
@@ -48,23 +64,30 @@ def test_masked_weights_are_the_feathered_mask(backend: str) -> None:
     image = photo(30, 40, 3, np.float32)
     blurred = np.dstack([ndimage.gaussian_filter(image[..., c].astype(np.float64), 4.0, mode="mirror", truncate=4.0)
                          for c in range(3)])
-    y, x = np.mgrid[0:30, 0:40] + 0.5
-    inside = ((x / 40 - 0.5) / 0.3) ** 2 + ((y / 30 - 0.5) / 0.35) ** 2 <= 1
-    sigma = 6 / 3.5
-    weights = {"gaussian": ndimage.gaussian_filter(inside.astype(np.float64), sigma, mode="nearest",
-                                                   truncate=math.ceil(3 * sigma) / sigma),
-               "distance": np.minimum(1.0, ndimage.distance_transform_cdt(inside, metric="taxicab") / 6)}
-    shape = "ellipse:0.5,0.5,0.3,0.35"
+    weights = ellipse_weights(6)
     for method in ("gaussian", "distance"):
-        out = cvf.apply(image, "masked", mask=shape, filter="gaussian_blur:sigma=4", feather=6,
+        out = cvf.apply(image, "masked", mask=ELLIPSE, filter="gaussian_blur:sigma=4", feather=6,
                         feather_method=method, backend=backend)
         w = weights[method][:, :, None]
         np.testing.assert_allclose(out, blurred * w + image * (1 - w), atol=1e-5)
         # apply_masked with the same mask given as an array, a path-free Shape and a string
-        for mask in (masks.make_mask(shape, 40, 30), masks.parse_shape(shape), shape):
+        for mask in (masks.make_mask(ELLIPSE, 40, 30), masks.parse_shape(ELLIPSE), ELLIPSE):
             again = masks.apply_masked(image, "gaussian_blur:sigma=4", mask, feather=6, feather_method=method,
                                        backend=backend)
             np.testing.assert_allclose(again, out, atol=1e-6)
+
+
+def test_masked_twice_with_another_feather_or_invert_gets_its_own_weights(backend: str) -> None:
+    """The weight is kept on the device per size and parameters: masked steps of one size that differ
+    only in feather or invert (one pipeline, a parameter sweep) must not get the first one's weight.
+    Over black, ``filter=invert`` shows the weight itself."""
+    black = np.zeros((30, 40, 3), np.float32)
+    weights = ellipse_weights(6)
+    for feather, invert, expected in ((0, False, weights["hard"]), (6, False, weights["gaussian"]),
+                                      (0, True, 1 - weights["hard"]), (6, True, 1 - weights["gaussian"])):
+        out = cvf.apply(black, "masked", mask=ELLIPSE, filter="invert", feather=feather, invert=invert,
+                        backend=backend)
+        np.testing.assert_allclose(out, np.dstack([expected] * 3), atol=1e-5, err_msg=f"{feather=} {invert=}")
 
 
 def test_masked_premultiplied_mix_leaves_no_dark_fringe(backend: str) -> None:
@@ -307,6 +330,43 @@ def test_blend_mask_and_sizes(tmp_path: Path) -> None:
     assert np.abs(out / 65535 - expected).max() < 2e-5
     with pytest.raises(ParameterError, match="^blend: source=.*no such file"):
         cvf.get_filter("blend").resolve({"source": str(tmp_path / "none.png")})
+
+
+def test_blend_twice_with_another_mask_or_source_gets_its_own_planes(backend: str, tmp_path: Path) -> None:
+    """The source planes and ``as`` are kept on the device per size and parameters: blends of one
+    size that differ only in the mask, its feather, feather method or invert, or in the source
+    file, must not get the first one's. White at full opacity over black shows ``as`` itself."""
+    black = np.zeros((30, 40, 3), np.float32)
+    weights = ellipse_weights(6)
+    for params, expected in (({"feather": 6}, weights["gaussian"]),
+                             ({"feather": 6, "feather_method": "distance"}, weights["distance"]),
+                             ({"feather": 0}, weights["hard"]), ({"feather": 0, "invert": True}, 1 - weights["hard"]),
+                             ({"mask": "rect:0,0,0.5,1"}, np.repeat([[1.0] * 20 + [0.0] * 20], 30, axis=0))):
+        out = cvf.apply(black, "blend", color=[1.0], opacity=1.0, **{"mask": ELLIPSE, **params}, backend=backend)
+        np.testing.assert_allclose(out, np.dstack([expected] * 3), atol=1e-5, err_msg=str(params))
+    for level in (64, 192):  # two source files of one size
+        path = write_png(tmp_path / f"{level}.png", np.full((30, 40, 3), level, np.uint8))
+        out = cvf.apply(black, "blend", source=str(path), opacity=1.0, backend=backend)
+        np.testing.assert_allclose(out, level / 255, atol=1e-6, err_msg=path.name)
+
+
+@pytest.mark.parametrize("channels", [3, 4])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_blend_on_integer_images_matches_w3c(backend: str, dtype: type, channels: int) -> None:
+    """8- and 16-bit images blend in 0..1 of their full scale and come back in their own dtype
+    (blending in integer units, or returning float32, would not match the W3C formula)."""
+    full = np.iinfo(dtype).max
+    image = photo(12, 16, channels, dtype)
+    color = (0.9, 0.35, 0.1)  # B, G, R
+    out = cvf.apply(image, "blend", color=list(color[::-1]), mode="multiply", opacity=0.6, backend=backend)
+    assert out.dtype == dtype and out.shape == image.shape
+    values, got = image.astype(np.float64) / full, out.astype(np.float64) / full
+    backdrop_alpha = values[..., 3:] if channels == 4 else np.ones((12, 16, 1))
+    colour, alpha = w3c_source_over(values[..., :3], backdrop_alpha, np.array(color)[None, None, :], 0.6, "multiply")
+    # each stored value is rounded to the nearest level: half a level, and a level on colour * alpha
+    np.testing.assert_allclose(got[..., 3:] if channels == 4 else 1.0, alpha, atol=0.5 / full + 1e-6)
+    np.testing.assert_allclose(got[..., :3] * (got[..., 3:] if channels == 4 else 1.0), colour * alpha,
+                               atol=1 / full + 1e-6)
 
 
 # ------------------------------------------------------------------ vignette_effect

@@ -58,6 +58,7 @@ PRESET_CASES = [
     ("laplacian", {"scale": 1.0}, lambda img, b: np.abs(correlate(img, LAPLACIAN_1, b))),
     ("laplacian", {"ksize": 3, "scale": 1.0, "absolute": False, "bias": 0.5},
      lambda img, b: correlate(img, LAPLACIAN_3, b) + 0.5),
+    ("laplacian", {"ksize": 3}, lambda img, b: 2.0 * np.abs(correlate(img, LAPLACIAN_3, b))),  # scale 2 by default
     ("edges", {"intensity": 1.5},
      lambda img, b: 1.5 * np.hypot(correlate(img, SOBEL_X / 4, b), correlate(img, SOBEL_X.T / 4, b))),
     ("emboss", {"color": True}, lambda img, b: 0.5 + correlate(img, EMBOSS_135, b)),
@@ -126,6 +127,23 @@ def test_emboss_angle_rotates_the_light() -> None:
     np.testing.assert_allclose(cvf.apply(square, "emboss", intensity=0.0, backend="cpu"), 0.5)
 
 
+def test_emboss_of_bgra_embosses_alpha_beside_the_grey_relief(backend: str) -> None:
+    """BGRA under the premultiply policy: the grey relief of the premultiplied colour's luma and the
+    relief of alpha itself (both 0.5 + E * x, clipped to 0..1), then divided by that alpha. Catches
+    an alpha plane dropped, or embossed with the wrong arguments, on the grey (color=false) path."""
+    image = photo(20, 26, 4, np.float32)
+    out = cvf.apply(image, "emboss", intensity=2.0, backend=backend)
+    assert out.shape == image.shape
+    alpha = np.clip(0.5 + 2.0 * correlate(image[..., 3], EMBOSS_135), 0.0, 1.0)
+    luma = (image[..., :3] * image[..., 3:]) @ [0.114, 0.587, 0.299]
+    grey = np.clip(0.5 + 2.0 * correlate(luma, EMBOSS_135), 0.0, 1.0)
+    np.testing.assert_allclose(out[..., 3], alpha, atol=1e-5)
+    shown = alpha > 0.05  # the straight colour of a nearly transparent pixel is ill-conditioned
+    straight = np.clip(grey / np.maximum(alpha, 1e-12), 0.0, 1.0)
+    for c in range(3):
+        np.testing.assert_allclose(out[..., c][shown], straight[shown], atol=1e-4)
+
+
 def test_sobel_uint8_matches_rounded_float_reference() -> None:
     image = photo(25, 31, 3, np.uint8)
     out = cvf.apply(image, "sobel", magnitude=True, scale=0.25, backend="cpu")
@@ -134,7 +152,7 @@ def test_sobel_uint8_matches_rounded_float_reference() -> None:
 
 
 # ----------------------------------------------------------------------------- unsharp mask, high pass
-@pytest.mark.parametrize(("radius", "amount", "threshold"), [(2.0, 1.0, 0.0), (1.3, 2.5, 0.04)])
+@pytest.mark.parametrize(("radius", "amount", "threshold"), [(2.0, 1.0, 0.0), (1.3, 2.5, 0.04), (1.5, 2.0, 1.0)])
 def test_unsharp_mask_formula(radius: float, amount: float, threshold: float) -> None:
     image = photo(33, 41, 3, np.float32)
     out = cvf.apply(image, "unsharp_mask", radius=radius, amount=amount, threshold=threshold, backend="cpu")
@@ -154,6 +172,19 @@ def test_unsharp_mask_uint16_threshold_and_saturation() -> None:
     close = np.abs(np.abs(detail) - 0.02 * 65535) > 0.5
     assert np.abs(out[close].astype(np.float64) - expected[close]).max() <= 1
     assert (out == 65535).any() and (out == 0).any()  # saturated both ways
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.04])
+def test_unsharp_mask_of_uint8_on_every_backend(backend: str, threshold: float) -> None:
+    """uint8 in, uint8 out, rounded, on every backend: the float32 blur is mixed with the 8-bit image
+    into an 8-bit result (OpenCL refuses arithmetic on two depths without an output depth)."""
+    image = photo(30, 38, 3, np.uint8)
+    out = cvf.apply(image, "unsharp_mask", radius=1.5, amount=1.5, threshold=threshold, backend=backend)
+    assert out.dtype == np.uint8
+    detail = image - gaussian(image, 1.5, int(round(1.5 * 3 * 2 + 1)) | 1)  # uint8's kernel: 6 sigma + 1
+    expected = np.clip(np.round(image + 1.5 * detail * (np.abs(detail) > threshold * 255)), 0, 255)
+    close = np.abs(np.abs(detail) - threshold * 255) > 1e-3  # pixels at the threshold may go either way
+    assert np.abs(out[close].astype(np.float64) - expected[close]).max() <= 1  # float32 sums round x.5 either way
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
