@@ -20,7 +20,7 @@ import pytest
 import tifffile
 from PIL import Image
 
-from cvfilters.core.errors import ImageReadError, ImageWriteError, TruncatedImageError
+from cvfilters.core.errors import FileMissingError, ImageReadError, ImageWriteError, TruncatedImageError
 from cvfilters.engine import tiles
 from cvfilters.io import region_sinks, regions, tiff_regions, zarr_regions
 
@@ -187,6 +187,14 @@ def test_streamable_formats(tmp_path: Path) -> None:
     bad.write_bytes(b"not a tiff at all")
     with pytest.raises(ImageReadError, match="bad.tif: not a readable TIFF"):
         regions.streamable(bad)
+
+
+def test_a_missing_tiff_is_a_missing_file_error_naming_it(tmp_path: Path) -> None:
+    """A TIFF that is not there: the batch's "no such file" error with its path, not a TypeError."""
+    missing = tmp_path / "gone.tif"
+    for open_it in (regions.streamable, tiff_regions.TiffSource):
+        with pytest.raises(FileMissingError, match=r"gone\.tif: no such file"):
+            open_it(missing)
 
 
 def test_truncated_tiff_is_an_error_naming_the_file(tmp_path: Path) -> None:
