@@ -111,6 +111,16 @@ def test_pad_constant_fill_per_channel(backend: str, channels: int) -> None:
     assert out.shape == np.pad(image, widths).shape
 
 
+def test_pad_of_bgra_with_a_translucent_fill_keeps_the_fill_straight(backend: str) -> None:
+    """pad keeps every channel as is (alpha "all"): a fill of alpha 0.6 is not premultiplied into its colour."""
+    image = photo(5, 7, 4, np.uint8)
+    out = cvf.apply(image, "pad", top=2, right=3, fill=[1.0, 0.4, 0.0, 0.6], backend=backend)
+    inside = np.pad(np.ones(image.shape[:2], bool), ((2, 0), (0, 3)))
+    np.testing.assert_array_equal(out[inside].reshape(image.shape), image)
+    # RGBA (1.0, 0.4, 0.0, 0.6) of 255, stored B, G, R, A; premultiplied G would be 61 and R 153
+    assert (out[~inside] == [0, 102, 255, 153]).all()
+
+
 def test_geometry_steps_chain_their_sizes(backend: str) -> None:
     image = photo(30, 40, 3, np.float32)
     pipe = Pipeline.parse("crop:x=4,y=2,width=20,height=20 | pad:top=2,bottom=2,left=2,right=2,border=replicate"
