@@ -4,13 +4,15 @@ reference (the file's own header bytes, Pillow, a numpy formula)."""
 
 from __future__ import annotations
 
+import errno
+import os
 from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from cvfilters.core.errors import ImageTooLargeError, TruncatedImageError, UnsupportedDepthError
+from cvfilters.core.errors import ImageTooLargeError, TruncatedImageError, UnreadableFileError, UnsupportedDepthError
 from cvfilters.io import reading, writing
 from tests import makefiles
 
@@ -241,3 +243,21 @@ def test_fill_bytes_before_jpeg_markers_are_skipped(tmp_path: Path) -> None:
     path = tmp_path / "filled.jpg"  # FF fill bytes may precede any marker (ITU T.81 B.1.1.2)
     path.write_bytes(whole[:2] + b"\xff" + whole[2:scan] + b"\xff\xff" + whole[scan:])
     np.testing.assert_array_equal(reading.read(path), reading.read(tmp_path / "plain.jpg"))
+
+
+
+def test_a_file_the_os_refuses_says_why_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unreadable (no read permission) or unstattable (a symlink loop): one line naming the file and the reason."""
+    path = tmp_path / "x.png"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda name, mode: False if os.fspath(name) == os.fspath(path)
+                        else real_access(name, mode))  # root may read every file: refuse this one
+    with pytest.raises(UnreadableFileError) as caught:
+        reading.read(path)
+    assert str(caught.value) == f"{path}: cannot be opened: permission denied"
+    loop = tmp_path / "loop.png"
+    loop.symlink_to(loop)
+    with pytest.raises(UnreadableFileError) as caught:
+        reading.read(loop)
+    assert str(caught.value) == f"{loop}: cannot be read: {os.strerror(errno.ELOOP)}"
