@@ -20,6 +20,7 @@ from PIL import Image
 
 from cvfilters.core.errors import CvfError, ImageReadError
 from cvfilters.engine.pipeline import Pipeline
+from cvfilters.registry.params import allow_large
 from cvfilters.run import processing
 from cvfilters.run.tasks import Options, Outcome, Task
 
@@ -302,3 +303,14 @@ def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypa
     assert refused.status == "failed" and "(20x10, 4 channels, 2 frames) x 1 worker(s)" in refused.message, refused
     monkeypatch.setattr(limits, "available_bytes", lambda: needed)
     assert processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT)).status == "done"
+
+
+def test_allow_large_lets_a_batch_run_a_parameter_past_its_large_bound(tmp_path: Path) -> None:
+    """``--allow-large`` reaches the worker: resize by 20 (over the large bound 16, under the max 32) runs."""
+    grey(tmp_path / "a.png")
+    with allow_large():
+        spec = Pipeline.parse("resize:scale=20").to_dict()
+    outcome = processing.process(Task(tmp_path / "a.png", tmp_path / "b.png"), Options(spec, backend="cpu",
+                                                                                        allow_large=True))
+    assert outcome.status == "done", outcome.message
+    assert cv2.imread(str(tmp_path / "b.png"), cv2.IMREAD_UNCHANGED).shape == (60, 80)  # 3 x 4, 20 times
