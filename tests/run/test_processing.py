@@ -314,3 +314,41 @@ def test_allow_large_lets_a_batch_run_a_parameter_past_its_large_bound(tmp_path:
                                                                                         allow_large=True))
     assert outcome.status == "done", outcome.message
     assert cv2.imread(str(tmp_path / "b.png"), cv2.IMREAD_UNCHANGED).shape == (60, 80)  # 3 x 4, 20 times
+
+
+@pytest.mark.parametrize(("linear", "expected"), [(False, (85, 170)), (True, (156, 216))])
+def test_linear_reaches_the_frames_of_a_video(tmp_path: Path, linear: bool, expected: tuple[int, int]) -> None:
+    """``--linear`` on a video blurs its frames in linear light: a 3-wide box across a black | white edge gives
+    the sRGB encoding of 1/3 and 2/3 (156, 216; 85 and 170 when it blurs the encoded values)."""
+    frame = np.zeros((48, 64, 3), np.uint8)
+    frame[:, 32:] = 255
+    writer = cv2.VideoWriter(str(tmp_path / "a.avi"), cv2.VideoWriter.fourcc(*"MJPG"), 10.0, (64, 48))
+    for _ in range(3):
+        writer.write(frame)
+    writer.release()
+    options = Options(Pipeline.parse("box_blur:size=3").to_dict(), backend="cpu", linear=linear)
+    outcome = processing.process(Task(tmp_path / "a.avi", tmp_path / "b.avi"), options)
+    assert outcome.status == "done", outcome.message
+    capture = cv2.VideoCapture(str(tmp_path / "b.avi"))
+    ok, out = capture.read()
+    capture.release()
+    assert ok
+    edge = out[8:40, 31:33].reshape(-1, 2, 3).mean(axis=(0, 2))  # the two columns beside the edge, rows inside
+    np.testing.assert_allclose(edge, expected, atol=12)  # lossy codecs: within 12 levels, the two cases 60 apart
+
+
+def test_a_batch_fuses_warps_into_one_resampling_unless_told_not_to(tmp_path: Path) -> None:
+    """Fusion on (the default) reaches the worker: rotate 10 then -10 compose to the identity map, so noise comes
+    back exactly; with ``fuse=False`` two bilinear resamplings blur it (tens of levels)."""
+    noise = np.random.default_rng(1).integers(0, 256, (40, 50), np.uint8)
+    assert cv2.imwrite(str(tmp_path / "a.png"), noise)
+    spec = Pipeline.parse("rotate:angle=10 | rotate:angle=-10").to_dict()
+    for fuse, target in ((True, "fused.png"), (False, "apart.png")):
+        outcome = processing.process(Task(tmp_path / "a.png", tmp_path / target), Options(spec, backend="cpu",
+                                                                                           fuse=fuse))
+        assert outcome.status == "done", outcome.message
+    inner = np.s_[10:30, 10:40]  # away from the corners the turn brings in
+    fused = cv2.imread(str(tmp_path / "fused.png"), cv2.IMREAD_UNCHANGED).astype(int)
+    apart = cv2.imread(str(tmp_path / "apart.png"), cv2.IMREAD_UNCHANGED).astype(int)
+    assert np.abs(fused[inner] - noise[inner]).max() <= 1
+    assert np.abs(apart[inner] - noise[inner]).max() > 30
