@@ -226,3 +226,14 @@ def test_a_file_pillow_fails_on_names_the_file_the_reason_and_the_cause(tmp_path
         reading.read(path)
     assert str(caught.value) == (f"{path}: image data is truncated or corrupt (grey PNG with a tRNS key: "
                                  "broken data stream when reading image file)")
+
+
+def test_a_program_using_pillow_keeps_its_own_limit_after_a_decode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cvfilters lifts Pillow's decompression-bomb limit only while it decodes: a program using Pillow beside it
+    keeps the limit it set (a lost limit would let its own ``Image.open`` decode any bomb)."""
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+    Image.new("RGB", (60, 40), (10, 20, 30)).save(tmp_path / "a.png")  # 2400 px: over twice 1000
+    with decoders.pillow_unlimited(), Image.open(tmp_path / "a.png") as inside:
+        assert inside.size == (60, 40)  # opened past Pillow's limit
+    with pytest.raises(Image.DecompressionBombError):
+        Image.open(tmp_path / "a.png")  # after the block: Pillow's own error, as the program asked
