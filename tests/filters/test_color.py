@@ -355,6 +355,25 @@ def test_sepia_matches_imagemagick_sepia_tone(tmp_path, strength: float) -> None
     assert np.percentile(difference, 99) <= 2 and difference.mean() <= 1
 
 
+@pytest.mark.parametrize(("dtype", "levels"), [(np.uint8, 1), (np.uint16, 2)], ids=["uint8", "uint16"])
+def test_sepia_of_a_grey_ramp_to_white_matches_imagemagick(tmp_path, dtype: type, levels: int) -> None:
+    """Every grey from black to full white (a white pixel is the top of the tone table, not past its end) against
+    ``convert -sepia-tone 80%``, within a level of uint8 and two of uint16 (ImageMagick's quantum is 16-bit)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("convert") is None:
+        pytest.skip("ImageMagick's convert is not installed")
+    ramp = np.tile(np.arange(256, dtype=np.uint16), (8, 1)) * (1 if dtype == np.uint8 else 257)
+    image = cv2.merge([ramp.astype(dtype)] * 3)
+    source, target = tmp_path / "ramp.png", tmp_path / "sepia.png"
+    cv2.imwrite(str(source), image)
+    subprocess.run(["convert", str(source), "-sepia-tone", "80%", str(target)], check=True)
+    reference = cv2.imread(str(target), cv2.IMREAD_UNCHANGED).astype(np.float64)
+    out = cvf.apply(image, "sepia", backend="cpu").astype(np.float64)
+    assert np.abs(out - reference).max() <= levels
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_saturation_zero_is_gray(backend: str, dtype: type) -> None:
     image = photo(30, 40, 3, dtype)
