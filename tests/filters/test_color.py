@@ -356,15 +356,17 @@ def test_sepia_matches_imagemagick_sepia_tone(tmp_path, strength: float) -> None
 
 
 @pytest.mark.parametrize(("dtype", "levels"), [(np.uint8, 1), (np.uint16, 2)], ids=["uint8", "uint16"])
-def test_sepia_of_a_grey_ramp_to_white_matches_imagemagick(tmp_path, dtype: type, levels: int) -> None:
-    """Every grey from black to full white (a white pixel is the top of the tone table, not past its end) against
+def test_sepia_of_black_and_a_grey_ramp_to_white_matches_imagemagick(tmp_path, dtype: type, levels: int) -> None:
+    """Black, then every grey to full white (a white pixel is the top of the tone table, not past its end) against
     ``convert -sepia-tone 80%``, within a level of uint8 and two of uint16 (ImageMagick's quantum is 16-bit)."""
     import shutil
     import subprocess
 
     if shutil.which("convert") is None:
         pytest.skip("ImageMagick's convert is not installed")
-    ramp = np.tile(np.arange(256, dtype=np.uint16), (8, 1)) * (1 if dtype == np.uint8 else 257)
+    # a black band of a third of the image: the normalize quantiles count black pixels too
+    ramp = np.tile(np.r_[np.zeros(128, np.uint16), np.arange(256, dtype=np.uint16)], (8, 1))
+    ramp *= 1 if dtype == np.uint8 else 257
     image = cv2.merge([ramp.astype(dtype)] * 3)
     source, target = tmp_path / "ramp.png", tmp_path / "sepia.png"
     cv2.imwrite(str(source), image)
