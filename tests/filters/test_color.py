@@ -311,9 +311,11 @@ def test_gray_images_act_as_equal_channels() -> None:
     for spec in ["levels:gamma=1.8,channel=r", "color_matrix:matrix=[[0,0,1],[0,1,0],[1,0,0.5]]"]:
         as_colour = Pipeline.parse(spec)(colour, backend="cpu").astype(np.float64) @ LUMA
         assert np.abs(Pipeline.parse(spec)(gray, backend="cpu") - as_colour).max() <= 1.0, spec
-    # sepia tones gray into colour (3 channels), the result for the equal channels
-    np.testing.assert_array_equal(Pipeline.parse("sepia")(gray, backend="cpu"),
-                                  Pipeline.parse("sepia")(colour, backend="cpu"))
+    # sepia tones gray into colour (3 channels), the result for the equal channels, mixed or not, every depth
+    for dtype, spec in itertools.product(DTYPES, ["sepia", "sepia:intensity=0.5"]):
+        deep = photo(20, 20, 1, dtype)
+        np.testing.assert_array_equal(Pipeline.parse(spec)(deep, backend="cpu"),
+                                      Pipeline.parse(spec)(cv2.cvtColor(deep, cv2.COLOR_GRAY2BGR), backend="cpu"))
     for spec in ["saturation:amount=0", "saturation:amount=3", "hue_shift:degrees=77"]:  # (they warn once)
         np.testing.assert_array_equal(Pipeline.parse(spec)(gray, backend="cpu"), gray)
 
