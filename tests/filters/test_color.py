@@ -338,6 +338,12 @@ def test_sepia_intensity_mixes_with_the_original(backend: str, dtype: type) -> N
     np.testing.assert_array_equal(cvf.apply(image, "sepia", intensity=0.0, backend=backend), image)
 
 
+def test_sepia_on_a_device_is_counted_as_host_work_by_its_name(device_backend: str) -> None:
+    """sepia runs on the host: a device run's report names it once, as the run summary prints it."""
+    _, report = Pipeline.parse("sepia").run(photo(24, 32, 3, np.uint8), backend=device_backend)
+    assert dict(report.counters.fallbacks) == {"sepia (on host)": 1}
+
+
 @pytest.mark.parametrize("strength", [0.8, 0.5])
 def test_sepia_matches_imagemagick_sepia_tone(tmp_path, strength: float) -> None:
     """ImageMagick 6's ``convert -sepia-tone N%`` on the cat photo is the reference (within a level)."""
