@@ -245,7 +245,6 @@ def test_fill_bytes_before_jpeg_markers_are_skipped(tmp_path: Path) -> None:
     np.testing.assert_array_equal(reading.read(path), reading.read(tmp_path / "plain.jpg"))
 
 
-
 def test_a_file_the_os_refuses_says_why_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unreadable (no read permission) or unstattable (a symlink loop): one line naming the file and the reason."""
     path = tmp_path / "x.png"
