@@ -22,6 +22,7 @@ from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import masks
 from cvfilters.filters.feather import radial_weight, smoothstep
 from tests.conftest import FIXTURES, PARITY_TOLERANCE, photo, visible
+from tests.filters.test_filters_oracles import vignette_reference
 
 SAMPLES = [(0, 0), (39, 29), (20, 15), (5, 25), (33, 3), (12, 8), (27, 21)]
 ROOT = FIXTURES.parent
@@ -427,3 +428,19 @@ def test_fade_to_transparent_multiplies_alpha_per_radius_and_keeps_float_weights
     for x, y in SAMPLES:
         expected = min(1.0, edge_distance(width, height, x, y, "rect") / 10.0)
         assert alpha[y, x] == pytest.approx(expected, abs=1e-6), (x, y)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16], ids=["uint8", "uint16"])
+def test_vignette_of_an_integer_image_keeps_its_dtype_and_rounds_each_pixel(backend: str, dtype: type) -> None:
+    """``in * factor`` rounded, in the image's dtype, at every pixel of a colour image.
+
+    Catches the multiply left without its output depth, which OpenCL refuses for an integer image times the
+    float32 factor.
+    """
+    width, height, center, radius, intensity = 40, 30, (0.3, 0.6), 0.8, 1.2
+    image = photo(height, width, 3, dtype)
+    out = cvf.apply(image, "vignette", center=center, radius=radius, intensity=intensity, backend=backend)
+    factor = np.array([[vignette_reference(width, height, x, y, center, radius, intensity) for x in range(width)]
+                       for y in range(height)])
+    assert out.dtype == dtype and out.shape == image.shape
+    assert np.abs(out - image * factor[:, :, None]).max() <= 0.5 + 1e-3  # one rounding; float32 factor
