@@ -302,3 +302,75 @@ def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypa
     assert refused.status == "failed" and "(20x10, 4 channels, 2 frames) x 1 worker(s)" in refused.message, refused
     monkeypatch.setattr(limits, "available_bytes", lambda: needed)
     assert processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT)).status == "done"
+
+
+# ---------------------------------------------------------------- a TIFF read in pieces (_stream_image)
+def tiled_tiff(path: Path) -> np.ndarray:
+    """A tiled RGB TIFF of noise (40x30): it streams on the cpu backend; the data as stored (RGB)."""
+    tifffile = pytest.importorskip("tifffile")
+    data = np.random.default_rng(3).integers(0, 255, (40, 30, 3), np.uint8, endpoint=True)
+    tifffile.imwrite(path, data, photometric="rgb", tile=(16, 16), compression="zlib")
+    return data
+
+
+def test_a_streamed_tiff_is_skipped_or_replaced_as_any_input(tmp_path: Path) -> None:
+    """A streamed input whose output exists was written over without --overwrite, or skipped
+    (or refused by the writer) with it."""
+    tifffile = pytest.importorskip("tifffile")
+    data = tiled_tiff(tmp_path / "in.tif")
+    (tmp_path / "o.tif").write_bytes(b"old")
+    outcome = processing.process(Task(tmp_path / "in.tif", tmp_path / "o.tif"), Options(INVERT, backend="cpu"))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'o.tif'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
+    assert (tmp_path / "o.tif").read_bytes() == b"old"
+    replacing = Options(INVERT, backend="cpu", overwrite=True)
+    for task, options in ((Task(tmp_path / "in.tif", tmp_path / "o.tif"), replacing),
+                          (Task(tmp_path / "in.tif", tmp_path / "o.tif", True), Options(INVERT, backend="cpu"))):
+        (tmp_path / "o.tif").write_bytes(b"old")
+        outcome = processing.process(task, options)
+        assert outcome.status == "done", outcome
+        np.testing.assert_array_equal(tifffile.imread(tmp_path / "o.tif"), 255 - data)
+
+
+def test_a_streamed_tiff_takes_the_tile_size_quality_scheduler_and_standard_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    """--tile-size, --quality, --scheduler and ``-o -`` reach the streamed run (each was dropped or None)."""
+    data = tiled_tiff(tmp_path / "in.tif")
+    tiled = processing.process(Task(tmp_path / "in.tif", tmp_path / "t.tif"), Options(INVERT, backend="cpu",
+                                                                                      tile_size=16))
+    assert any(line.startswith("tiles: 16 x 16 output px") for line in tiled.report), tiled
+    jpeg = processing.process(Task(tmp_path / "in.tif", tmp_path / "q.jpg"), Options(INVERT, backend="cpu",
+                                                                                     quality=20))
+    assert jpeg.status == "done", jpeg
+    ok, encoded = cv2.imencode(".jpg", np.ascontiguousarray((255 - data)[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 20])
+    with Image.open(tmp_path / "q.jpg") as written:  # as OpenCV encodes at quality 20, within one level
+        assert ok and np.abs(np.asarray(written, np.int16) - cv2.imdecode(encoded, 1)[..., ::-1]).max() <= 1
+    clustered = processing.process(Task(tmp_path / "in.tif", tmp_path / "c.tif"),
+                                   Options(INVERT, backend="cpu", scheduler="tcp://127.0.0.1:9"))
+    assert (clustered.status, clustered.message) == (  # refused before any connection
+        "failed", f"{tmp_path / 'in.tif'}: -o {tmp_path / 'c.tif'}: with --scheduler the output is a Zarr array "
+                  "(name it .zarr): the workers write its chunks where they are")
+    monkeypatch.chdir(tmp_path)
+    capfdbinary.readouterr()
+    piped = processing.process(Task(tmp_path / "in.tif", Path("-"), True, ".png"), Options(INVERT, backend="cpu"))
+    assert piped.status == "done", piped
+    written = cv2.imdecode(np.frombuffer(capfdbinary.readouterr().out, np.uint8), cv2.IMREAD_UNCHANGED)
+    np.testing.assert_array_equal(written, (255 - data)[..., ::-1])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.tif", "q.jpg", "t.tif"]
+
+
+def test_a_streamed_tiff_over_the_pixel_limit_fails_naming_it_even_where_its_output_exists(tmp_path: Path) -> None:
+    """The claimed size of a streamed input is checked against --max-pixels (not the default) with its name
+    and type, before the skip decision: a decompression bomb is an error, never a skip or a crash."""
+    tifffile = pytest.importorskip("tifffile")
+    pytest.importorskip("imagecodecs")  # zstd
+    source = tmp_path / "bomb.tif"
+    tifffile.imwrite(source, np.zeros((1024, 1024), np.uint8), tile=(512, 512), compression="zstd")
+    assert source.stat().st_size * 1100 < 1024 * 1024  # more than 1100:1, the bomb ratio
+    (tmp_path / "o.tif").write_bytes(b"old")
+    message = (f"{source}: 1024x1024 = 1048576 pixels exceeds the limit of 100, and 1048576 decoded bytes from "
+               f"{source.stat().st_size} on disk")
+    for run in (processing.process, processing.dry_run):
+        outcome = run(Task(source, tmp_path / "o.tif"), Options(INVERT, backend="cpu", max_pixels=100))
+        assert outcome.status == "failed" and outcome.message.startswith(message), outcome
+    assert (tmp_path / "o.tif").read_bytes() == b"old"
