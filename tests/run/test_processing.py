@@ -241,9 +241,15 @@ def test_a_tiled_tiff_streams_through_process(tmp_path: Path) -> None:
 
 
 def test_a_dry_run_over_the_pixel_limit_names_the_file(tmp_path: Path) -> None:
+    """Also an EXR (no header parsed before decoding: the decode checks the limit, --max-pixels, not the default)."""
+    pytest.importorskip("OpenEXR")
+    from cvfilters.io import exr
+
     grey(tmp_path / "a.png")
-    outcome = processing.dry_run(Task(tmp_path / "a.png", tmp_path / "o.png"), Options(INVERT, max_pixels=5))
-    assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / 'a.png'}: "), outcome
+    (tmp_path / "e.exr").write_bytes(exr.encode(np.ones((6, 2, 3), np.float32), "e.exr"))
+    for name in ("a.png", "e.exr"):
+        outcome = processing.dry_run(Task(tmp_path / name, tmp_path / "o.png"), Options(INVERT, max_pixels=5))
+        assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / name}: "), outcome
 
 
 @pytest.mark.parametrize(("mode", "layout"), [("1", (1, 1)), ("L", (1, 1)), ("I;16", (1, 2)), ("I", (1, 4)),
