@@ -380,3 +380,73 @@ def test_a_streamed_tiff_over_the_pixel_limit_fails_naming_it_even_where_its_out
         outcome = run(Task(source, tmp_path / "o.tif"), Options(INVERT, backend="cpu", max_pixels=100))
         assert outcome.status == "failed" and outcome.message.startswith(message), outcome
     assert (tmp_path / "o.tif").read_bytes() == b"old"
+
+
+# ---------------------------------------------------------------- animations (_process_image, _process_frames)
+def gif(path: Path, values: tuple[int, ...] = (0, 100, 200)) -> bytes:
+    """An RGB GIF of grey 5x2 frames of ``values``; its bytes."""
+    frames = [Image.new("RGB", (5, 2), (v, v, v)) for v in values]
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=50)
+    return path.read_bytes()
+
+
+def gif_values(data: bytes) -> list[int]:
+    with Image.open(io.BytesIO(data)) as written:
+        values = []
+        for index in range(written.n_frames):
+            written.seek(index)
+            values.append(int(np.asarray(written.convert("L"))[0, 0]))
+    return values
+
+
+def test_an_animation_is_skipped_or_replaced_as_any_input(tmp_path: Path) -> None:
+    """An animation's existing output was written over without --overwrite, or skipped with it."""
+    gif(tmp_path / "g.gif")
+    (tmp_path / "o.gif").write_bytes(b"old")
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'o.gif'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
+    assert (tmp_path / "o.gif").read_bytes() == b"old"
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT, overwrite=True))
+    assert outcome.status == "done", outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
+
+
+def test_a_multi_frame_file_is_streamed_never_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytes of an animation file are never held whole (its header is probed from the open file)."""
+    from cvfilters.io import reading
+
+    gif(tmp_path / "g.gif")
+    read_whole = reading.read_bytes
+
+    def refuse_the_gif(path: Any) -> bytes:
+        assert Path(path).suffix != ".gif", f"{path} read whole"
+        return read_whole(path)
+
+    monkeypatch.setattr(reading, "read_bytes", refuse_the_gif)
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT))
+    assert outcome.status == "done", outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
+
+
+def test_an_animation_from_standard_input_is_filtered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard input is read once: its animation was read again, empty ("standard input is empty")."""
+    from types import SimpleNamespace
+
+    data = gif(tmp_path / "g.gif")
+    monkeypatch.setattr("sys.stdin", SimpleNamespace(buffer=io.BytesIO(data)))
+    monkeypatch.chdir(tmp_path)
+    outcome = processing.process(Task(Path("-"), tmp_path / "o.gif"), Options(INVERT))
+    assert outcome.status == "done" and outcome.report[-1] == "frames: 3 of 3", outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
+
+
+def test_an_image_over_the_pixel_limit_fails_naming_it(tmp_path: Path) -> None:
+    """--max-pixels, not the default limit, refuses a still image and an animation."""
+    grey(tmp_path / "a.png")
+    gif(tmp_path / "g.gif")
+    for name in ("a.png", "g.gif"):
+        outcome = processing.process(Task(tmp_path / name, tmp_path / f"o{name}"), Options(INVERT, max_pixels=5))
+        assert (outcome.status, outcome.message.split(" = ")[0]) == ("failed", f"{tmp_path / name}: "
+                                                                               f"{'4x3' if name == 'a.png' else '5x2'}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "g.gif"]
