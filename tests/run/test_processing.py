@@ -297,17 +297,31 @@ def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_vi
     assert (tmp_path / "out.avi").read_bytes() == b"old"
 
 
-def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("workers", [1, 3])
+def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        workers: int) -> None:
+    """Each of ``workers`` holds two frames of bytes (with 3 workers: the count was dropped, or taken as the
+    bytes per sample)."""
     from cvfilters.run import limits
 
     frames = [Image.new("RGB", (20, 10), (v, 0, 0)) for v in (0, 90, 180)]
     frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=40)
-    needed = 20 * 10 * 4 * (2 + 12) + 20 * 10 * 4  # up to 4 channels of bytes; one more frame held
+    needed = workers * (20 * 10 * 4 * (2 + 12) + 20 * 10 * 4)  # up to 4 channels of bytes; one more frame held
     monkeypatch.setattr(limits, "available_bytes", lambda: needed - 1)
-    refused = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT))
-    assert refused.status == "failed" and "(20x10, 4 channels, 2 frames) x 1 worker(s)" in refused.message, refused
+    refused = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT, workers=workers))
+    assert refused.status == "failed" and f"(20x10, 4 channels, 2 frames) x {workers} worker(s)" in refused.message, \
+        refused
     monkeypatch.setattr(limits, "available_bytes", lambda: needed)
-    assert processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT)).status == "done"
+    assert processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"),
+                              Options(INVERT, workers=workers)).status == "done"
+
+
+def test_an_animation_runs_on_the_backend_asked(tmp_path: Path, backend: str) -> None:
+    """--backend reaches each frame's run (it was dropped: auto ran on the cpu)."""
+    gif(tmp_path / "g.gif")
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT, backend=backend))
+    assert outcome.status == "done" and outcome.report[0].startswith(f"backend: {backend} ("), outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
 
 
 # ---------------------------------------------------------------- a TIFF read in pieces (_stream_image)
