@@ -396,6 +396,26 @@ def test_a_streamed_tiff_over_the_pixel_limit_fails_naming_it_even_where_its_out
     assert (tmp_path / "o.tif").read_bytes() == b"old"
 
 
+def test_max_pixels_wins_over_the_environment_for_a_streamed_tiff_and_an_animation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--max-pixels raised over CVFILTERS_MAX_PIXELS accepts the file all the way (a later check of the
+    streamed run or of the frame reader fell back to the environment's limit)."""
+    tifffile = pytest.importorskip("tifffile")
+    pytest.importorskip("imagecodecs")  # zstd
+    tifffile.imwrite(tmp_path / "bomb.tif", np.zeros((1024, 1024), np.uint8), tile=(512, 512), compression="zstd")
+    gif(tmp_path / "g.gif")
+    monkeypatch.setenv("CVFILTERS_MAX_PIXELS", "4")
+    for name in ("bomb.tif", "g.gif"):
+        task = Task(tmp_path / name, tmp_path / f"o{name}")
+        refused = processing.process(task, Options(INVERT, backend="cpu"))
+        assert refused.status == "failed" and "exceeds the limit of 4" in refused.message, refused
+        assert processing.dry_run(task, Options(INVERT, backend="cpu", max_pixels=2**20)).status == "done"
+        outcome = processing.process(task, Options(INVERT, backend="cpu", max_pixels=2**20))
+        assert outcome.status == "done", outcome
+    np.testing.assert_array_equal(tifffile.imread(tmp_path / "obomb.tif"), np.full((1024, 1024), 255, np.uint8))
+    assert gif_values((tmp_path / "og.gif").read_bytes()) == [255, 155, 55]
+
+
 # ---------------------------------------------------------------- animations (_process_image, _process_frames)
 def gif(path: Path, values: tuple[int, ...] = (0, 100, 200)) -> bytes:
     """An RGB GIF of grey 5x2 frames of ``values``; its bytes."""
