@@ -122,6 +122,22 @@ class FrameReader:
         """Release the file."""
         self._file.close()
 
+    def _tiff_pages(self, file: BinaryIO, header: decoders.Header, start: int, stop: int) -> Iterator[Frame]:
+        """TIFF pages through tifffile, one at a time: grey, BGR or BGRA at the stored depth, each turned
+        upright by its own Orientation tag (tifffile applies none). Pages have sizes of their own: each is
+        checked against the pixel limit before it is decoded."""
+        import tifffile
+
+        with tifffile_logger_quiet(), tifffile.TiffFile(file) as tiff:
+            tiff.pages.cache = False  # one page's tags at a time: memory does not grow with the page count
+            for index, page in enumerate(tiff.pages):
+                if index >= stop:
+                    return
+                if index >= start:
+                    reading.check_pixels(self.name, page.imagewidth, page.imagelength, self._limit, f"page {index}")
+                    tag = page.tags.get(274)
+                    yield Frame(orientation.upright(_page_array(page), int(tag.value) if tag is not None else 1))
+
     def __iter__(self) -> Iterator[Frame]:
         start, stop = self._range
         self._file.seek(0)
@@ -129,7 +145,7 @@ class FrameReader:
             image, _ = reading.decode(self._file.read(), self.name, max_pixels=self._limit)
             yield Frame(swap_rb(image) if self._rgb else image)
             return
-        decode = {"PNG": _apng_frames, "TIFF": _tiff_pages}.get(self._header.format, _pillow_frames)
+        decode = {"PNG": _apng_frames, "TIFF": self._tiff_pages}.get(self._header.format, _pillow_frames)
         try:
             for index, frame in enumerate(decode(self._file, self._header, start, stop)):
                 if index >= stop - start:
@@ -246,19 +262,6 @@ def _apng_frames(file: BinaryIO, header: decoders.Header, start: int, stop: int)
             yield Frame(orientation.upright(image, turn), duration)
 
 
-def _tiff_pages(file: BinaryIO, header: decoders.Header, start: int, stop: int) -> Iterator[Frame]:
-    """TIFF pages through tifffile, one at a time: grey, BGR or BGRA at the stored depth, each turned
-    upright by its own Orientation tag (tifffile applies none)."""
-    import tifffile
-
-    with tifffile_logger_quiet(), tifffile.TiffFile(file) as tiff:
-        tiff.pages.cache = False  # one page's tags at a time: memory does not grow with the page count
-        for index, page in enumerate(tiff.pages):
-            if index >= stop:
-                return
-            if index >= start:
-                tag = page.tags.get(274)
-                yield Frame(orientation.upright(_page_array(page), int(tag.value) if tag is not None else 1))
 
 
 def _page_array(page: Any) -> np.ndarray:

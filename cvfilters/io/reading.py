@@ -313,12 +313,12 @@ def _read_errors(path: StrPath) -> Iterator[None]:
         raise UnreadableFileError(path, f"cannot be read: {exc.strerror or exc}") from None
 
 
-def check_pixels(path: StrPath, width: int, height: int, limit: int) -> None:
-    """Refuse an image (or each frame of a many-frame file) of more than ``limit`` pixels."""
+def check_pixels(path: StrPath, width: int, height: int, limit: int, part: str = "") -> None:
+    """Refuse an image (or each frame of a many-frame file: ``part`` names it) of more than ``limit`` pixels."""
     if width * height > limit:
         raise ImageTooLargeError(
-            path, f"{width}x{height} = {width * height} pixels exceeds the limit of {limit} "
-                  f"(set --max-pixels or {_ENV})",
+            path, f"{part}{': ' if part else ''}{width}x{height} = {width * height} pixels exceeds the limit of "
+                  f"{limit} (set --max-pixels or {_ENV})",
         )
 
 

@@ -197,8 +197,9 @@ def _process_image(task: Task, options: Options, pipeline: Pipeline, replace: bo
     if skipped is not None:
         return skipped
     if frames_io.is_multiframe(header) and header is not None:
+        piped = data if str(task.source) == "-" else None  # standard input can be read only once
         del data
-        report = _process_frames(task, options, pipeline, header, ext)
+        report = _process_frames(task, options, pipeline, header, ext, piped)
     else:
         image, metadata = reading.decode(data, task.source, max_pixels=limit)
         space = colour.colourspace_of(metadata.icc, metadata.exif, data)
@@ -238,9 +239,11 @@ def _target_name(task: Task) -> str:
     return "standard output" if task.stdout_format is not None else str(task.target)
 
 
-def _process_frames(task: Task, options: Options, pipeline: Pipeline, header: Any, ext: str) -> list[str]:
+def _process_frames(task: Task, options: Options, pipeline: Pipeline, header: Any, ext: str,
+                    piped: bytes | None = None) -> list[str]:
     """An animation or multi-page TIFF, streamed: each frame is read, filtered and encoded in turn
-    (converted to ``--colorspace`` first, and filtered in linear light when asked)."""
+    (converted to ``--colorspace`` first, and filtered in linear light when asked); ``piped``: the
+    bytes already read from standard input."""
     channels, itemsize = _layout_of(header)
     check_memory(task.source, header.size[1], header.size[0], channels, itemsize, options.workers, frames=2)
     reports: list[Any] = []
@@ -258,7 +261,7 @@ def _process_frames(task: Task, options: Options, pipeline: Pipeline, header: An
         reports[:1] = [run_report]  # the report of one frame stands for all
         return frame.replace(result)
 
-    source = reading.read_bytes(task.source) if str(task.source) == "-" else task.source
+    source = piped if piped is not None else task.source
     with frames_io.read_frames(source, frames=options.frames, max_pixels=options.max_pixels) as reader:
         target = "-" if task.stdout_format is not None else task.target
         like = dataclasses.replace(reader.info, icc=target_icc)

@@ -22,6 +22,7 @@ from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import masks
 from cvfilters.filters.feather import radial_weight, smoothstep
 from tests.conftest import FIXTURES, PARITY_TOLERANCE, photo, visible
+from tests.filters.test_filters_oracles import vignette_reference
 
 SAMPLES = [(0, 0), (39, 29), (20, 15), (5, 25), (33, 3), (12, 8), (27, 21)]
 ROOT = FIXTURES.parent
@@ -193,14 +194,20 @@ def mask_image() -> np.ndarray:
     return mask
 
 
+def gimp_feather(plane: np.ndarray, radius: float) -> np.ndarray:
+    """GIMP's feather in scipy: a Gaussian of sigma radius / 3.5, 2 ceil(3 sigma) + 1 taps, edges replicated."""
+    sigma = radius / 3.5
+    return ndimage.gaussian_filter(plane.astype(np.float64), sigma, mode="nearest",
+                                   truncate=math.ceil(3 * sigma) / sigma)
+
+
 @pytest.mark.parametrize("radius", [3.5, 7.0, 12.0])
 def test_gaussian_feather_uses_gimp_sigma(backend: str, radius: float) -> None:
     mask = mask_image()
     out = cvf.apply(mask, "feather_mask", radius=radius, method="gaussian", backend=backend)
     sigma = radius / 3.5
     half = math.ceil(3 * sigma)
-    expected = ndimage.gaussian_filter(mask.astype(np.float64), sigma, mode="nearest", truncate=half / sigma)
-    np.testing.assert_allclose(out, expected, atol=2e-6)
+    np.testing.assert_allclose(out, gimp_feather(mask, radius), atol=2e-6)
     wrong = ndimage.gaussian_filter(mask.astype(np.float64), radius / 3, mode="nearest", truncate=half / sigma)
     assert np.abs(out - wrong).max() > 1e-3  # the test tells sigma = r/3.5 from r/3
     np.testing.assert_allclose(masks.feather_mask(mask, radius), out, atol=1e-6)
@@ -217,6 +224,16 @@ def test_distance_ramp_is_featherblender_weight(backend: str, radius: float) -> 
                       backend=backend)
     assert np.abs(eight.astype(float) - np.round(expected * 255)).max() <= 1
     np.testing.assert_allclose(masks.feather_mask(mask, radius, method="distance"), expected, atol=1e-6)
+
+
+def test_feather_mask_softens_each_channel_of_a_colour_image(backend: str) -> None:
+    """A BGR image is three masks, each feathered on its own (not one channel back, not the first for all)."""
+    mask = mask_image()
+    image = np.ascontiguousarray(np.stack([mask, mask[::-1], mask[:, ::-1]], axis=2))
+    out = cvf.apply(image, "feather_mask", radius=7.0, backend=backend)
+    assert out.shape == image.shape
+    for channel in range(3):
+        np.testing.assert_allclose(out[..., channel], gimp_feather(image[..., channel], 7.0), atol=2e-6)
 
 
 def test_feather_mask_on_bgra_softens_alpha_only(backend: str) -> None:
@@ -427,3 +444,19 @@ def test_fade_to_transparent_multiplies_alpha_per_radius_and_keeps_float_weights
     for x, y in SAMPLES:
         expected = min(1.0, edge_distance(width, height, x, y, "rect") / 10.0)
         assert alpha[y, x] == pytest.approx(expected, abs=1e-6), (x, y)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16], ids=["uint8", "uint16"])
+def test_vignette_of_an_integer_image_keeps_its_dtype_and_rounds_each_pixel(backend: str, dtype: type) -> None:
+    """``in * factor`` rounded, in the image's dtype, at every pixel of a colour image.
+
+    Catches the multiply left without its output depth, which OpenCL refuses for an integer image times the
+    float32 factor.
+    """
+    width, height, center, radius, intensity = 40, 30, (0.3, 0.6), 0.8, 1.2
+    image = photo(height, width, 3, dtype)
+    out = cvf.apply(image, "vignette", center=center, radius=radius, intensity=intensity, backend=backend)
+    factor = np.array([[vignette_reference(width, height, x, y, center, radius, intensity) for x in range(width)]
+                       for y in range(height)])
+    assert out.dtype == dtype and out.shape == image.shape
+    assert np.abs(out - image * factor[:, :, None]).max() <= 0.5 + 1e-3  # one rounding; float32 factor

@@ -93,6 +93,25 @@ def test_gray_and_alpha(backend: str) -> None:
     np.testing.assert_array_equal(cvf.apply(rgba, "dnn_style", model=model, backend=backend)[..., 3], rgba[..., 3])
 
 
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_a_gray_image_goes_in_as_three_equal_channels_whole_and_in_tiles(tmp_path: Path, layout: str) -> None:
+    """uint8 gray through a model that mixes its channels: the luma of the (v, v, v) result, rounded, in tiles too.
+
+    Catches gray handed in as four channels, and float64 values (which the tiles' gray conversion refuses).
+    """
+    weights = np.array([[0.6, 0.3, 0.0], [0.0, 0.9, 0.2], [0.1, 0.0, 0.8]], np.float32)
+    bias = np.array([0.1, 0.0, 0.2], np.float32)
+    model = write_model(tmp_path / f"{layout}.onnx", weights[:, :, None, None], bias, layout=layout)
+    gray = photo(30, 44, 1, np.uint8)
+    colour = pointwise_reference(np.repeat(gray[..., None] / 255.0, 3, axis=2), weights.astype(np.float64), bias,
+                                 -1.0, 1.0)
+    for max_side, overlap in [(0, 0), (16, 4)]:
+        out = cvf.apply(gray, "dnn_style", model=model, tensor_layout=layout, max_side=max_side, overlap=overlap,
+                        backend="cpu")
+        assert out.dtype == np.uint8 and out.shape == gray.shape
+        assert np.abs(out - colour @ LUMA * 255).max() <= 0.5 + 1e-3, (max_side, overlap)
+
+
 def test_tiling_equals_the_whole_image_for_a_pointwise_model() -> None:
     image = photo(45, 70, 3, np.float32)
     model = str(FIXTURES / "tiny-style.onnx")
@@ -164,6 +183,91 @@ def test_model_names_in_messages_are_escaped_as_ls_b(tmp_path: Path) -> None:
             learned.load_net(str(path))
         assert f"{path.name[:4]}\\n\\033[2J.onnx {problem}" in str(caught.value)
         assert str(caught.value).isprintable()
+
+
+def test_a_broken_model_file_is_refused_in_one_line_naming_the_filter_parameter_and_file(tmp_path: Path) -> None:
+    """A model whose weights point outside its folder, or a folder named like a model: one line, the file named.
+
+    Catches a refusal that names another filter or parameter, drops the file, or fails with another error.
+    """
+    onnx = pytest.importorskip("onnx")
+    model = onnx.load_model_from_string(TINY.conv_model(np.eye(3, dtype=np.float32)[:, :, None, None],
+                                                        np.zeros(3, np.float32)))
+    weight = model.graph.initializer[0]
+    weight.ClearField("raw_data")
+    weight.ClearField("float_data")
+    weight.data_location = onnx.TensorProto.EXTERNAL
+    entry = weight.external_data.add()
+    entry.key, entry.value = "location", "/etc/hostname"
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(model.SerializeToString())
+    folder = tmp_path / "style.onnx"
+    folder.mkdir()
+    for path, problem in [
+        (broken, f"external data '/etc/hostname' of tensor '{weight.name}' is not a relative name inside the "
+                 "model's folder"),
+        (folder, "is a directory, not a regular file"),
+    ]:
+        with pytest.raises(cvf.ParameterError) as caught:
+            Pipeline.parse(f"dnn_style:model={path}")
+        assert str(caught.value) == f"dnn_style: model={path} {problem}"
+        assert (caught.value.filter_name, caught.value.param) == ("dnn_style", "model")
+
+
+def test_a_file_opencv_cannot_read_is_refused_with_opencvs_reason(tmp_path: Path) -> None:
+    """The refusal quotes what cv2.dnn itself says of the file (not a fixed word in its place)."""
+    junk = tmp_path / "junk.onnx"
+    junk.write_text("not a model")
+    with pytest.raises(cv2.error) as opencv:
+        cv2.dnn.readNetFromONNX(str(junk))
+    reason = str(opencv.value).strip()
+    assert "\n" not in reason and reason
+    with pytest.raises(cvf.ParameterError) as caught:
+        Pipeline.parse(f"dnn_style:model={junk}")
+    assert str(caught.value) == f"dnn_style: model={junk} is not an ONNX model OpenCV can read ({reason})"
+
+
+def test_the_output_bound_names_the_model_file_dnn_style_was_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A piece over the output bound names the file the network was read from (not None, not nothing)."""
+    model = str(FIXTURES / "tiny-style.onnx")
+    monkeypatch.setattr(learned, "MAX_MODEL_OUTPUT", 1 << 12)  # 4 KiB: a 30 x 16 piece of a 1:1 model is 5.6 KiB
+    with pytest.raises(cvf.ParameterError, match=f"^dnn_style: model={re.escape(os.path.abspath(model))} gives 1 "
+                                                 "output values per input value: a 30x16 piece needs"):
+        cvf.apply(photo(16, 30, 3, np.float32), "dnn_style", model=model, backend="cpu")
+
+
+def test_on_a_device_cv2_dnn_is_asked_for_its_target_and_the_pixels_make_one_counted_trip(
+        device_backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """opencl asks the network for OpenCV's OpenCL target, cuda for CUDA (where cv2.dnn lists them); cpu asks nothing.
+
+    Catches the target left at the CPU on a device (or asked of no network), a cpu network forced to OpenCV's
+    backend, and a host trip counted without the step's label.
+    """
+    dnn = cv2.dnn
+    listed = {dnn.DNN_BACKEND_OPENCV: (dnn.DNN_TARGET_CPU, dnn.DNN_TARGET_OPENCL),
+              dnn.DNN_BACKEND_CUDA: (dnn.DNN_TARGET_CUDA,)}
+    monkeypatch.setattr(dnn, "getAvailableTargets", lambda backend: listed.get(backend, ()))
+    asked: list[tuple[object, int, int]] = []
+    prefer = learned._prefer
+
+    def recorded(net: object, backend: int, target: int) -> None:
+        asked.append((net, backend, target))
+        prefer(net, backend, target)
+
+    monkeypatch.setattr(learned, "_prefer", recorded)
+    model = tmp_path / "style.onnx"  # a file of its own: no network read by another test
+    model.write_bytes((FIXTURES / "tiny-style.onnx").read_bytes())
+    image = photo(12, 14, 3, np.uint8)
+    pipe = Pipeline.parse(f"dnn_style:model={model}")  # the check reads the file for the cpu target
+    assert not asked  # the cpu network keeps cv2.dnn's default backend (a build may make it another engine)
+    out, report = pipe.run(image, backend=device_backend)
+    during = list(asked)
+    expected = {"opencl": (dnn.DNN_BACKEND_OPENCV, dnn.DNN_TARGET_OPENCL),
+                "cuda": (dnn.DNN_BACKEND_CUDA, dnn.DNN_TARGET_CUDA)}
+    net = learned.load_net(str(model), device_backend).net  # the network the run read (cached)
+    assert [(n is net, b, t) for n, b, t in during] == [(True, *expected[device_backend])]
+    assert report.counters.fallbacks == {"dnn_style (cv2.dnn, pixels via host)": 1}
+    assert out.shape == image.shape and out.dtype == np.uint8
 
 
 def test_dnn_target_follows_the_backend() -> None:

@@ -242,9 +242,15 @@ def test_a_tiled_tiff_streams_through_process(tmp_path: Path) -> None:
 
 
 def test_a_dry_run_over_the_pixel_limit_names_the_file(tmp_path: Path) -> None:
+    """Also an EXR (no header parsed before decoding: the decode checks the limit, --max-pixels, not the default)."""
+    pytest.importorskip("OpenEXR")
+    from cvfilters.io import exr
+
     grey(tmp_path / "a.png")
-    outcome = processing.dry_run(Task(tmp_path / "a.png", tmp_path / "o.png"), Options(INVERT, max_pixels=5))
-    assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / 'a.png'}: "), outcome
+    (tmp_path / "e.exr").write_bytes(exr.encode(np.ones((6, 2, 3), np.float32), "e.exr"))
+    for name in ("a.png", "e.exr"):
+        outcome = processing.dry_run(Task(tmp_path / name, tmp_path / "o.png"), Options(INVERT, max_pixels=5))
+        assert outcome.status == "failed" and outcome.message.startswith(f"{tmp_path / name}: "), outcome
 
 
 @pytest.mark.parametrize(("mode", "layout"), [("1", (1, 1)), ("L", (1, 1)), ("I;16", (1, 2)), ("I", (1, 4)),
@@ -292,17 +298,193 @@ def test_a_good_video_with_an_existing_output_is_skipped_and_its_dry_run_says_vi
     assert (tmp_path / "out.avi").read_bytes() == b"old"
 
 
-def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("workers", [1, 3])
+def test_an_animation_is_estimated_with_two_frames_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        workers: int) -> None:
+    """Each of ``workers`` holds two frames of bytes (with 3 workers: the count was dropped, or taken as the
+    bytes per sample)."""
     from cvfilters.run import limits
 
     frames = [Image.new("RGB", (20, 10), (v, 0, 0)) for v in (0, 90, 180)]
     frames[0].save(tmp_path / "g.gif", save_all=True, append_images=frames[1:], duration=40)
-    needed = 20 * 10 * 4 * (2 + 12) + 20 * 10 * 4  # up to 4 channels of bytes; one more frame held
+    needed = workers * (20 * 10 * 4 * (2 + 12) + 20 * 10 * 4)  # up to 4 channels of bytes; one more frame held
     monkeypatch.setattr(limits, "available_bytes", lambda: needed - 1)
-    refused = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT))
-    assert refused.status == "failed" and "(20x10, 4 channels, 2 frames) x 1 worker(s)" in refused.message, refused
+    refused = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT, workers=workers))
+    assert refused.status == "failed" and f"(20x10, 4 channels, 2 frames) x {workers} worker(s)" in refused.message, \
+        refused
     monkeypatch.setattr(limits, "available_bytes", lambda: needed)
-    assert processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT)).status == "done"
+    assert processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"),
+                              Options(INVERT, workers=workers)).status == "done"
+
+
+def test_an_animation_runs_on_the_backend_asked(tmp_path: Path, backend: str) -> None:
+    """--backend reaches each frame's run (it was dropped: auto ran on the cpu)."""
+    gif(tmp_path / "g.gif")
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT, backend=backend))
+    assert outcome.status == "done" and outcome.report[0].startswith(f"backend: {backend} ("), outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
+
+
+# ---------------------------------------------------------------- a TIFF read in pieces (_stream_image)
+def tiled_tiff(path: Path) -> np.ndarray:
+    """A tiled RGB TIFF of noise (40x30): it streams on the cpu backend; the data as stored (RGB)."""
+    tifffile = pytest.importorskip("tifffile")
+    data = np.random.default_rng(3).integers(0, 255, (40, 30, 3), np.uint8, endpoint=True)
+    tifffile.imwrite(path, data, photometric="rgb", tile=(16, 16), compression="zlib")
+    return data
+
+
+def test_a_streamed_tiff_is_skipped_or_replaced_as_any_input(tmp_path: Path) -> None:
+    """A streamed input whose output exists was written over without --overwrite, or skipped
+    (or refused by the writer) with it."""
+    tifffile = pytest.importorskip("tifffile")
+    data = tiled_tiff(tmp_path / "in.tif")
+    (tmp_path / "o.tif").write_bytes(b"old")
+    outcome = processing.process(Task(tmp_path / "in.tif", tmp_path / "o.tif"), Options(INVERT, backend="cpu"))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'o.tif'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
+    assert (tmp_path / "o.tif").read_bytes() == b"old"
+    replacing = Options(INVERT, backend="cpu", overwrite=True)
+    for task, options in ((Task(tmp_path / "in.tif", tmp_path / "o.tif"), replacing),
+                          (Task(tmp_path / "in.tif", tmp_path / "o.tif", True), Options(INVERT, backend="cpu"))):
+        (tmp_path / "o.tif").write_bytes(b"old")
+        outcome = processing.process(task, options)
+        assert outcome.status == "done", outcome
+        np.testing.assert_array_equal(tifffile.imread(tmp_path / "o.tif"), 255 - data)
+
+
+def test_a_streamed_tiff_takes_the_tile_size_quality_scheduler_and_standard_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    """--tile-size, --quality, --scheduler and ``-o -`` reach the streamed run (each was dropped or None)."""
+    data = tiled_tiff(tmp_path / "in.tif")
+    tiled = processing.process(Task(tmp_path / "in.tif", tmp_path / "t.tif"), Options(INVERT, backend="cpu",
+                                                                                      tile_size=16))
+    assert any(line.startswith("tiles: 16 x 16 output px") for line in tiled.report), tiled
+    jpeg = processing.process(Task(tmp_path / "in.tif", tmp_path / "q.jpg"), Options(INVERT, backend="cpu",
+                                                                                     quality=20))
+    assert jpeg.status == "done", jpeg
+    ok, encoded = cv2.imencode(".jpg", np.ascontiguousarray((255 - data)[..., ::-1]), [cv2.IMWRITE_JPEG_QUALITY, 20])
+    with Image.open(tmp_path / "q.jpg") as written:  # as OpenCV encodes at quality 20, within one level
+        assert ok and np.abs(np.asarray(written, np.int16) - cv2.imdecode(encoded, 1)[..., ::-1]).max() <= 1
+    clustered = processing.process(Task(tmp_path / "in.tif", tmp_path / "c.tif"),
+                                   Options(INVERT, backend="cpu", scheduler="tcp://127.0.0.1:9"))
+    assert (clustered.status, clustered.message) == (  # refused before any connection
+        "failed", f"{tmp_path / 'in.tif'}: -o {tmp_path / 'c.tif'}: with --scheduler the output is a Zarr array "
+                  "(name it .zarr): the workers write its chunks where they are")
+    monkeypatch.chdir(tmp_path)
+    capfdbinary.readouterr()
+    piped = processing.process(Task(tmp_path / "in.tif", Path("-"), True, ".png"), Options(INVERT, backend="cpu"))
+    assert piped.status == "done", piped
+    written = cv2.imdecode(np.frombuffer(capfdbinary.readouterr().out, np.uint8), cv2.IMREAD_UNCHANGED)
+    np.testing.assert_array_equal(written, (255 - data)[..., ::-1])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.tif", "q.jpg", "t.tif"]
+
+
+def test_a_streamed_tiff_over_the_pixel_limit_fails_naming_it_even_where_its_output_exists(tmp_path: Path) -> None:
+    """The claimed size of a streamed input is checked against --max-pixels (not the default) with its name
+    and type, before the skip decision: a decompression bomb is an error, never a skip or a crash."""
+    tifffile = pytest.importorskip("tifffile")
+    pytest.importorskip("imagecodecs")  # zstd
+    source = tmp_path / "bomb.tif"
+    tifffile.imwrite(source, np.zeros((1024, 1024), np.uint8), tile=(512, 512), compression="zstd")
+    assert source.stat().st_size * 1100 < 1024 * 1024  # more than 1100:1, the bomb ratio
+    (tmp_path / "o.tif").write_bytes(b"old")
+    message = (f"{source}: 1024x1024 = 1048576 pixels exceeds the limit of 100, and 1048576 decoded bytes from "
+               f"{source.stat().st_size} on disk")
+    for run in (processing.process, processing.dry_run):
+        outcome = run(Task(source, tmp_path / "o.tif"), Options(INVERT, backend="cpu", max_pixels=100))
+        assert outcome.status == "failed" and outcome.message.startswith(message), outcome
+    assert (tmp_path / "o.tif").read_bytes() == b"old"
+
+
+def test_max_pixels_wins_over_the_environment_for_a_streamed_tiff_and_an_animation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--max-pixels raised over CVFILTERS_MAX_PIXELS accepts the file all the way (a later check of the
+    streamed run or of the frame reader fell back to the environment's limit)."""
+    tifffile = pytest.importorskip("tifffile")
+    pytest.importorskip("imagecodecs")  # zstd
+    tifffile.imwrite(tmp_path / "bomb.tif", np.zeros((1024, 1024), np.uint8), tile=(512, 512), compression="zstd")
+    gif(tmp_path / "g.gif")
+    monkeypatch.setenv("CVFILTERS_MAX_PIXELS", "4")
+    for name in ("bomb.tif", "g.gif"):
+        task = Task(tmp_path / name, tmp_path / f"o{name}")
+        refused = processing.process(task, Options(INVERT, backend="cpu"))
+        assert refused.status == "failed" and "exceeds the limit of 4" in refused.message, refused
+        assert processing.dry_run(task, Options(INVERT, backend="cpu", max_pixels=2**20)).status == "done"
+        outcome = processing.process(task, Options(INVERT, backend="cpu", max_pixels=2**20))
+        assert outcome.status == "done", outcome
+    np.testing.assert_array_equal(tifffile.imread(tmp_path / "obomb.tif"), np.full((1024, 1024), 255, np.uint8))
+    assert gif_values((tmp_path / "og.gif").read_bytes()) == [255, 155, 55]
+
+
+# ---------------------------------------------------------------- animations (_process_image, _process_frames)
+def gif(path: Path, values: tuple[int, ...] = (0, 100, 200)) -> bytes:
+    """An RGB GIF of grey 5x2 frames of ``values``; its bytes."""
+    frames = [Image.new("RGB", (5, 2), (v, v, v)) for v in values]
+    frames[0].save(path, save_all=True, append_images=frames[1:], duration=50)
+    return path.read_bytes()
+
+
+def gif_values(data: bytes) -> list[int]:
+    with Image.open(io.BytesIO(data)) as written:
+        values = []
+        for index in range(written.n_frames):
+            written.seek(index)
+            values.append(int(np.asarray(written.convert("L"))[0, 0]))
+    return values
+
+
+def test_an_animation_is_skipped_or_replaced_as_any_input(tmp_path: Path) -> None:
+    """An animation's existing output was written over without --overwrite, or skipped with it."""
+    gif(tmp_path / "g.gif")
+    (tmp_path / "o.gif").write_bytes(b"old")
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT))
+    assert (outcome.status, outcome.message) == ("skipped", f"{tmp_path / 'o.gif'}: exists, skipped "
+                                                            "(--overwrite replaces it)")
+    assert (tmp_path / "o.gif").read_bytes() == b"old"
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT, overwrite=True))
+    assert outcome.status == "done", outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
+
+
+def test_a_multi_frame_file_is_streamed_never_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bytes of an animation file are never held whole (its header is probed from the open file)."""
+    from cvfilters.io import reading
+
+    gif(tmp_path / "g.gif")
+    read_whole = reading.read_bytes
+
+    def refuse_the_gif(path: Any) -> bytes:
+        assert Path(path).suffix != ".gif", f"{path} read whole"
+        return read_whole(path)
+
+    monkeypatch.setattr(reading, "read_bytes", refuse_the_gif)
+    outcome = processing.process(Task(tmp_path / "g.gif", tmp_path / "o.gif"), Options(INVERT))
+    assert outcome.status == "done", outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
+
+
+def test_an_animation_from_standard_input_is_filtered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Standard input is read once: its animation was read again, empty ("standard input is empty")."""
+    from types import SimpleNamespace
+
+    data = gif(tmp_path / "g.gif")
+    monkeypatch.setattr("sys.stdin", SimpleNamespace(buffer=io.BytesIO(data)))
+    monkeypatch.chdir(tmp_path)
+    outcome = processing.process(Task(Path("-"), tmp_path / "o.gif"), Options(INVERT))
+    assert outcome.status == "done" and outcome.report[-1] == "frames: 3 of 3", outcome
+    assert gif_values((tmp_path / "o.gif").read_bytes()) == [255, 155, 55]
+
+
+def test_an_image_over_the_pixel_limit_fails_naming_it(tmp_path: Path) -> None:
+    """--max-pixels, not the default limit, refuses a still image and an animation."""
+    grey(tmp_path / "a.png")
+    gif(tmp_path / "g.gif")
+    for name in ("a.png", "g.gif"):
+        outcome = processing.process(Task(tmp_path / name, tmp_path / f"o{name}"), Options(INVERT, max_pixels=5))
+        assert (outcome.status, outcome.message.split(" = ")[0]) == ("failed", f"{tmp_path / name}: "
+                                                                               f"{'4x3' if name == 'a.png' else '5x2'}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "g.gif"]
 
 
 def test_allow_large_lets_a_batch_run_a_parameter_past_its_large_bound(tmp_path: Path) -> None:
