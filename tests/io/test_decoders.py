@@ -228,7 +228,8 @@ def test_a_file_pillow_fails_on_names_the_file_the_reason_and_the_cause(tmp_path
                                  "broken data stream when reading image file)")
 
 
-def test_a_program_using_pillow_keeps_its_own_limit_after_a_decode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_program_using_pillow_keeps_its_own_limit_after_a_decode(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """cvfilters lifts Pillow's decompression-bomb limit only while it decodes: a program using Pillow beside it
     keeps the limit it set (a lost limit would let its own ``Image.open`` decode any bomb)."""
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
