@@ -10,6 +10,7 @@ import sys
 from io import BytesIO
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -272,7 +273,7 @@ def test_a_file_the_os_refuses_says_why_in_one_line(tmp_path: Path, monkeypatch:
     assert str(caught.value) == f"{loop}: cannot be read: {os.strerror(errno.ELOOP)}"
 
 
-def _noise_jpeg(path: Path, **options: object) -> bytes:
+def _noise_jpeg(path: Path, **options: Any) -> bytes:
     from PIL import Image
 
     Image.fromarray(np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(path, **options)
@@ -346,9 +347,9 @@ def test_a_read_refusal_of_the_file_and_a_broken_text_header_name_the_file(tmp_p
     monkeypatch.undo()
     broken = tmp_path / "broken.hdr"
     broken.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\nnonsense\n")
-    with pytest.raises(TruncatedImageError) as caught:
+    with pytest.raises(TruncatedImageError) as cut:
         reading.read(broken)
-    assert str(caught.value) == f"{broken}: Radiance HDR header without a resolution line (such as -Y 480 +X 640)"
+    assert str(cut.value) == f"{broken}: Radiance HDR header without a resolution line (such as -Y 480 +X 640)"
 
 
 def test_a_one_byte_file_is_not_an_image_rather_than_empty(tmp_path: Path) -> None:

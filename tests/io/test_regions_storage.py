@@ -379,7 +379,8 @@ def test_a_sink_makes_its_folders_and_offers_again_a_band_the_full_queue_did_not
     data = _data(40, 8)
     target = tmp_path / "new" / "folders" / "o.tif"  # made by the sink
     sink = tiff_regions.TiffSink(target, data.shape, data.dtype, tiff_regions.TiffLayout(rowsperstrip=10))
-    put, refused = sink._queue.put, []
+    put = sink._queue.put
+    refused: list[Any] = []
 
     def full_once(item: Any, block: bool = True, timeout: float | None = None) -> None:
         if not refused:
