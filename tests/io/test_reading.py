@@ -6,14 +6,25 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 from io import BytesIO
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
 
-from cvfilters.core.errors import ImageTooLargeError, TruncatedImageError, UnreadableFileError, UnsupportedDepthError
-from cvfilters.io import reading, writing
+from cvfilters.core.errors import (
+    EmptyFileError,
+    ImageTooLargeError,
+    NotAnImageError,
+    TruncatedImageError,
+    UnreadableFileError,
+    UnsupportedDepthError,
+    UsageError,
+)
+from cvfilters.io import headers, reading, writing
 from tests import makefiles
 
 HDR_HEADER = b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 10 +X 20\n"
@@ -260,3 +271,115 @@ def test_a_file_the_os_refuses_says_why_in_one_line(tmp_path: Path, monkeypatch:
     with pytest.raises(UnreadableFileError) as caught:
         reading.read(loop)
     assert str(caught.value) == f"{loop}: cannot be read: {os.strerror(errno.ELOOP)}"
+
+
+def _noise_jpeg(path: Path, **options: Any) -> bytes:
+    from PIL import Image
+
+    Image.fromarray(np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(path, **options)
+    return path.read_bytes()
+
+
+def test_max_pixels_is_a_positive_integer_named_by_where_it_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """1 is the least limit; 0 and text are refused naming the argument or the variable, with the value given."""
+    monkeypatch.delenv("CVFILTERS_MAX_PIXELS", raising=False)
+    assert reading.max_pixels_limit(1) == 1
+    with pytest.raises(UsageError) as caught:
+        reading.max_pixels_limit(0)
+    assert str(caught.value) == "max_pixels must be a positive integer, got 0"
+    monkeypatch.setenv("CVFILTERS_MAX_PIXELS", " many ")
+    with pytest.raises(UsageError) as caught:
+        reading.max_pixels_limit()
+    assert str(caught.value) == "CVFILTERS_MAX_PIXELS must be a positive integer, got 'many'"
+
+
+def test_a_jpeg_of_more_scans_than_the_limit_is_refused_with_its_count(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scans are counted from the file's start-of-scan markers (FF DA: an FF inside a scan is stuffed)."""
+    path = tmp_path / "p.jpg"
+    scans = _noise_jpeg(path, quality=90, progressive=True).count(b"\xff\xda")
+    monkeypatch.setattr(headers, "MAX_JPEG_SCANS", scans)  # the limit itself is allowed
+    assert reading.read(path).shape == (32, 32, 3)
+    monkeypatch.setattr(headers, "MAX_JPEG_SCANS", scans - 1)
+    with pytest.raises(ImageTooLargeError) as caught:
+        reading.read(path)
+    assert str(caught.value) == (f"{path}: JPEG has {scans} scans, more than the limit of {scans - 1} "
+                                 "(a progressive file has about 10)")
+
+
+def test_standard_input_is_read_whole_and_an_empty_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"\x89PNG\r\n\x1a\n and the rest"
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=BytesIO(data)))
+    assert reading.read_bytes("-") == data
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=BytesIO(b"")))
+    with pytest.raises(EmptyFileError) as caught:
+        reading.read_bytes("-")
+    assert str(caught.value) == "-: standard input is empty"
+
+
+def test_a_jpeg_cut_before_its_end_marker_is_named_truncated(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jpg"
+    path.write_bytes(_noise_jpeg(tmp_path / "whole.jpg")[:-2])  # without its FF D9
+    with pytest.raises(TruncatedImageError) as caught:
+        reading.read(path)
+    assert str(caught.value) == f"{path}: JPEG data ends before its end-of-image marker (file cut short)"
+
+
+def test_jpeg_quality_and_tiff_compression_reach_the_metadata(tmp_path: Path) -> None:
+    """The quality a JPEG was saved with (Pillow's standard tables) and a TIFF's Compression tag (8: Deflate)."""
+    import tifffile
+
+    _noise_jpeg(tmp_path / "q.jpg", quality=90)
+    assert reading.read_with_metadata(tmp_path / "q.jpg")[1].quality == 90
+    tifffile.imwrite(tmp_path / "d.tif", np.zeros((8, 8, 3), np.uint8), photometric="rgb", compression="zlib")
+    assert reading.read_with_metadata(tmp_path / "d.tif")[1].compression == 8
+
+
+def test_a_read_refusal_of_the_file_and_a_broken_text_header_name_the_file(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the input size limit, or a Radiance header without its resolution line: the reason, after the name."""
+    monkeypatch.setattr(reading, "MAX_IMAGE_FILE", 10)
+    big = tmp_path / "big.png"
+    big.write_bytes(bytes(20))
+    with pytest.raises(UnreadableFileError) as caught:
+        reading.read(big)
+    assert str(caught.value) == f"{big}: is 20 bytes, larger than the limit of 10 bytes"
+    monkeypatch.undo()
+    broken = tmp_path / "broken.hdr"
+    broken.write_bytes(b"#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\nnonsense\n")
+    with pytest.raises(TruncatedImageError) as cut:
+        reading.read(broken)
+    assert str(cut.value) == f"{broken}: Radiance HDR header without a resolution line (such as -Y 480 +X 640)"
+
+
+def test_a_one_byte_file_is_not_an_image_rather_than_empty(tmp_path: Path) -> None:
+    path = tmp_path / "one.png"
+    path.write_bytes(b"\x89")
+    reading.check_file(path)  # not refused: one byte is not empty
+    with pytest.raises(NotAnImageError):
+        reading.read(path)
+
+
+def test_a_gif_without_a_transparent_colour_reads_as_three_channels(tmp_path: Path) -> None:
+    """OpenCV may give a GIF four channels; an opaque one is BGR, Pillow's palette lookup reversed."""
+    from PIL import Image
+
+    path = tmp_path / "opaque.gif"
+    Image.fromarray(np.random.default_rng(0).integers(0, 256, (8, 8, 3), dtype=np.uint8)).save(path)
+    with Image.open(path) as image:
+        expected = np.asarray(image.convert("RGB"))[..., ::-1]
+    np.testing.assert_array_equal(reading.read(path), expected)
+
+
+def test_an_exr_over_the_pixel_limit_is_refused_from_its_header(tmp_path: Path) -> None:
+    """Before its pixels are decoded: a file cut short after its header is too large, not truncated."""
+    whole = tmp_path / "whole.exr"
+    writing.write(whole, np.ones((10, 20, 3), np.float32))
+    path = tmp_path / "cut.exr"
+    path.write_bytes(whole.read_bytes()[:-8])
+    with pytest.raises(TruncatedImageError):
+        reading.read(path)
+    with pytest.raises(ImageTooLargeError) as caught:
+        reading.read(path, max_pixels=199)
+    assert str(caught.value) == (f"{path}: 20x10 = 200 pixels exceeds the limit of 199 "
+                                 "(set --max-pixels or CVFILTERS_MAX_PIXELS)")

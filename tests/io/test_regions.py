@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import struct
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ LAYOUTS = {  # name -> tifffile.imwrite options
     "deflate tiles": {"compression": "zlib", "tile": (64, 48)},
     "zstd tiles": {"compression": "zstd", "tile": (32, 32)},
     "packbits strips": {"compression": "packbits", "rowsperstrip": 5},
+    "strips of one row": {"rowsperstrip": 1},
     "bigtiff strips": {"bigtiff": True, "rowsperstrip": 50},
 }
 
@@ -463,6 +465,53 @@ def test_a_writer_failing_after_the_last_band_is_reported_by_commit(tmp_path: Pa
     with pytest.raises(ImageWriteError) as caught, tiff_regions.TiffSink(target, data.shape, data.dtype) as sink:
         _copy_by_tiles(tiles.ArraySource(data), sink, 64)
     assert str(caught.value) == f"{target}: cannot be written: [Errno 28] No space left on device"
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failing_writer_prints_no_traceback_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer thread hands its error to commit and empties the queue quietly: no "Exception in thread"."""
+    uncaught: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
+    def fail(self: Any, data: Any, **kwargs: Any) -> None:
+        next(iter(data))  # one band taken, others waiting in the queue
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tifffile.TiffWriter, "write", fail)
+    data = _rgb()
+    with pytest.raises(ImageWriteError, match="No space left on device"), \
+            tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype) as sink:
+        _copy_by_tiles(tiles.ArraySource(data), sink, 64)
+    assert uncaught == []
+
+
+def test_a_writer_failing_with_bands_waiting_is_reported_by_commit(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bands still queued when the writer fails are dropped: else commit's end mark waits on a full queue."""
+    release = threading.Event()
+
+    def fail_later(self: Any, data: Any, **kwargs: Any) -> None:
+        release.wait(10)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tifffile.TiffWriter, "write", fail_later)
+    data = _rgb()[:20]
+    sink = tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, tiff_regions.TiffLayout(rowsperstrip=10))
+    for y in (0, 10):  # both bands queued: the queue (of two) is full
+        sink.write(y, 0, data[y : y + 10])
+    release.set()
+    errors: list[str] = []
+
+    def commit() -> None:
+        try:
+            sink.commit()
+        except ImageWriteError as exc:
+            errors.append(str(exc))
+
+    committing = threading.Thread(target=commit, daemon=True)  # a hung commit must not hold the process
+    committing.start()
+    committing.join(20)
+    assert not committing.is_alive()
+    assert errors == [f"{tmp_path / 'o.tif'}: cannot be written: [Errno 28] No space left on device"]
     assert os.listdir(tmp_path) == []
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import queue
 import struct
 import threading
 from pathlib import Path
@@ -82,6 +83,11 @@ def test_names_are_matched_in_any_case() -> None:
      "a volume (ImageDepth > 1)"),
     (lambda p: tifffile.imwrite(p, np.zeros((8, 8), np.int8)), "sample type int8"),
     (lambda p: tifffile.imwrite(p, np.zeros((8, 8), np.uint16), bitspersample=12), "12 bits per sample"),
+    (lambda p: _patch_short(p, 339, 5, np.zeros((8, 8), np.int8)), "sample type None"),  # complex int: no dtype
+    (lambda p: tifffile.imwrite(p, np.zeros((2, 8, 8), np.uint8), photometric="minisblack", planarconfig="separate",
+                                extrasamples=["unassalpha"]), "planar (separate) samples"),
+    (lambda p: tifffile.imwrite(p, np.zeros((8, 8, 4), np.uint8), photometric="rgb", extrasamples=["assocalpha"]),
+     "associated (premultiplied) alpha"),
     (lambda p: _patch_short(p, 259, 65000, np.zeros((8, 8), np.uint8)),
      "compression 65000 needs imagecodecs (pip install \"cvfilters[streaming]\")"),
 ])
@@ -126,6 +132,20 @@ def test_uncompressed_strips_are_read_in_pieces_across_strips(tmp_path: Path, mo
     with tiff_regions.TiffSource(tmp_path / "in.tif") as source:
         for y0, y1 in ((0, 31), (8, 12), (9, 10), (10, 11), (29, 31), (2, 25)):
             np.testing.assert_array_equal(source.read(y0, y1, 1, 22), data[y0:y1, 1:22, ::-1])
+
+
+def test_plain_strips_are_read_in_pieces_of_the_bound_and_compressed_strips_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An uncompressed strip is read PIECE_BYTES at a time (here one row: pieces of two rows, or whole
+    strips, would hold more in memory); a compressed one can only be decoded whole."""
+    monkeypatch.setattr(tiff_regions, "PIECE_BYTES", 23 * 3)  # one row of 23 RGB pixels
+    data = _data(30, 23)
+    for compression, pieces in ((None, 30), ("zlib", 3)):
+        tifffile.imwrite(tmp_path / "in.tif", data, photometric="rgb", rowsperstrip=10, compression=compression)
+        with tiff_regions.TiffSource(tmp_path / "in.tif") as source:
+            loads = _count_loads(source)
+            np.testing.assert_array_equal(source.read(0, 30, 0, 23), data[..., ::-1])
+            assert len(loads) == pieces
 
 
 def test_each_segment_is_decoded_once_in_a_row_major_pass(tmp_path: Path) -> None:
@@ -288,8 +308,8 @@ def test_the_writers_shape_note_is_not_carried(tmp_path: Path) -> None:
 
 
 def test_bigtiff_only_past_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    data = _data(10, 10)
-    for bound, big in ((300, False), (299, True)):  # 300 bytes of samples
+    data = _data(10, 10, dtype=np.uint16)
+    for bound, big in ((600, False), (599, True)):  # 600 bytes of samples, 300 samples
         monkeypatch.setattr(tiff_regions, "BIGTIFF_ABOVE", bound)
         with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype) as sink:
             _copy(tiles.ArraySource(data), sink, 10)
@@ -353,10 +373,37 @@ def test_a_failed_folder_sync_is_the_error_reported(tmp_path: Path, monkeypatch:
     assert caught.value.errno == errno.EIO  # not a second error from the clean-up
 
 
+def test_a_sink_makes_its_folders_and_offers_again_a_band_the_full_queue_did_not_take(tmp_path: Path) -> None:
+    """A writer slower than the half second a band waits for the queue: the band is offered again, not lost;
+    the target's missing folders are made."""
+    data = _data(40, 8)
+    target = tmp_path / "new" / "folders" / "o.tif"  # made by the sink
+    sink = tiff_regions.TiffSink(target, data.shape, data.dtype, tiff_regions.TiffLayout(rowsperstrip=10))
+    put = sink._queue.put
+    refused: list[Any] = []
+
+    def full_once(item: Any, block: bool = True, timeout: float | None = None) -> None:
+        if not refused:
+            refused.append(item)
+            raise queue.Full
+        put(item, block, timeout)
+
+    sink._queue.put = full_once  # type: ignore[method-assign]
+    with sink:
+        _copy(tiles.ArraySource(data), sink, 10)
+    assert refused and np.array_equal(tifffile.imread(target), data[..., ::-1])
+
+
 def test_large_outputs_reach_the_disk_while_they_are_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tiff_regions, "SYNC_BYTES", 7 * 10 * 3 * 2)  # every two bands of 10 rows
     synced: list[int] = []
-    monkeypatch.setattr(os, "fdatasync", synced.append)
+    sync = os.fdatasync
+
+    def counted(fd: int) -> None:  # the file's own descriptor, synced for real
+        synced.append(fd)
+        sync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", counted)
     data = _data(60, 7)
     layout = tiff_regions.TiffLayout(rowsperstrip=10)
     with tiff_regions.TiffSink(tmp_path / "o.tif", data.shape, data.dtype, layout) as sink:
