@@ -276,7 +276,8 @@ def undo_associated_alpha(image: np.ndarray, header: Header | None) -> np.ndarra
 
 
 def drop_opaque_gif_alpha(image: np.ndarray, header: Header | None) -> np.ndarray:
-    """BGR from the BGRA OpenCV always gives for GIF, where the file has no transparent colour."""
+    """BGR from the BGRA some OpenCV builds give for every GIF, where the file has no transparent colour
+    (OpenCV 5.1's wheel already gives such a GIF three channels)."""
     if header is None or header.format != "GIF" or "transparency" in header.info or image.ndim != 3 \
             or image.shape[2] != 4:
         return image
