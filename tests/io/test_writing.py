@@ -299,10 +299,12 @@ def test_float64_and_int16_into_png_scale_onto_uint16(tmp_path: Path) -> None:
             np.testing.assert_array_equal(np.asarray(back).astype(np.int64), expected)
 
 
-def test_a_name_without_extension_is_refused_in_words(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "said"), [("noext", "a name without extension"), ("sun.sr", ".sr"), ("sun.ras", ".ras")])
+def test_a_name_without_an_image_extension_is_refused_in_words(tmp_path: Path, name: str, said: str) -> None:
+    """No extension, or one OpenCV writes (Sun raster) that cvfilters does not list as an image format."""
     with pytest.raises(ImageWriteError) as caught:
-        writing.write(tmp_path / "noext", _noise((4, 4, 3)))
-    assert str(caught.value) == f"{tmp_path / 'noext'}: cannot be written: no encoder for a name without extension"
+        writing.write(tmp_path / name, _noise((4, 4, 3)))
+    assert str(caught.value) == f"{tmp_path / name}: cannot be written: no encoder for {said}"
 
 
 def _exif_make(make: str) -> bytes:
