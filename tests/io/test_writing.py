@@ -299,7 +299,8 @@ def test_float64_and_int16_into_png_scale_onto_uint16(tmp_path: Path) -> None:
             np.testing.assert_array_equal(np.asarray(back).astype(np.int64), expected)
 
 
-@pytest.mark.parametrize(("name", "said"), [("noext", "a name without extension"), ("sun.sr", ".sr"), ("sun.ras", ".ras")])
+@pytest.mark.parametrize(("name", "said"),
+                         [("noext", "a name without extension"), ("sun.sr", ".sr"), ("sun.ras", ".ras")])
 def test_a_name_without_an_image_extension_is_refused_in_words(tmp_path: Path, name: str, said: str) -> None:
     """No extension, or one OpenCV writes (Sun raster) that cvfilters does not list as an image format."""
     with pytest.raises(ImageWriteError) as caught:
