@@ -362,3 +362,17 @@ def test_an_image_the_encoder_refuses_is_named_with_the_reason(ext: str) -> None
     with pytest.raises(ImageWriteError) as caught:
         writing.encode(np.zeros((1, 70000, 3), np.uint8), ext, name=f"wide.{ext}")
     assert str(caught.value) == f"wide.{ext}: cannot be encoded as .{ext}: OpenCV refused the image"
+
+
+def test_tiff_keeps_the_sources_compression_where_libtiff_writes_it(tmp_path: Path) -> None:
+    """LZW, Deflate and PackBits from the source's metadata are kept; JPEG-in-TIFF (7) and no metadata
+    give an uncompressed file (the Compression tag read by tifffile)."""
+    import tifffile
+
+    image = _noise((8, 8, 3))
+    for given, expected in ((None, 1), (5, 5), (8, 8), (32773, 32773), (7, 1)):
+        path = writing.write(tmp_path / f"c{given}.tif", image,
+                             metadata=None if given is None else Metadata(compression=given))
+        with tifffile.TiffFile(path) as tif:
+            assert tif.pages[0].compression == expected
+            np.testing.assert_array_equal(tif.pages[0].asarray(), image[..., ::-1])
