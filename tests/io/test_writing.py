@@ -256,6 +256,7 @@ def test_hdr_stores_negative_values_as_zero_and_warns_only_for_them(tmp_path: Pa
     with pytest.warns(writing.DepthConversionWarning) as caught:
         writing.write(path, image)
     assert [str(w.message) for w in caught] == [f"{path}: .hdr (RGBE) holds no negative values; they are stored as 0"]
+    assert {w.filename for w in caught} == {__file__}
     np.testing.assert_allclose(_hdr_pixels(path.read_bytes()), np.maximum(image, 0).astype(np.float64), rtol=1 / 128)
     plain = np.dstack([np.vstack([np.array([0.0, 0.25, 0.5, 0.75, 1.5], np.float32)] * 2)] * 3)
     with warnings.catch_warnings():
@@ -277,6 +278,7 @@ def test_pbm_thresholds_grey_at_128_and_leaves_black_and_white_alone(tmp_path: P
         writing.write(tmp_path / "grey.pbm", grey)
     assert [str(w.message) for w in caught] == [
         f"{tmp_path / 'grey.pbm'}: .pbm holds 1 bit per pixel; stored as black (below 128) and white"]
+    assert {w.filename for w in caught} == {__file__}
     for name, expected in (("two", [[0, 255, 255, 0]]), ("grey", [[0, 0, 0, 255, 255, 255]])):
         with Image.open(tmp_path / f"{name}.pbm") as back:
             np.testing.assert_array_equal(np.asarray(back.convert("L")), expected)
@@ -294,6 +296,7 @@ def test_float64_and_int16_into_png_scale_onto_uint16(tmp_path: Path) -> None:
         writing.write(tmp_path / "i.png", signed)
     assert str(caught[-1].message) == (
         f"{tmp_path / 'i.png'}: .png cannot hold int16; stored as uint16 (-32768..32767 scaled to 0..65535)")
+    assert {w.filename for w in caught} == {__file__}
     for name, expected in (("f", [[0, 16384, 32768, 65535]]), ("i", [[0, 32767, 32768, 65535]])):
         with Image.open(tmp_path / f"{name}.png") as back:
             np.testing.assert_array_equal(np.asarray(back).astype(np.int64), expected)
@@ -376,3 +379,12 @@ def test_tiff_keeps_the_sources_compression_where_libtiff_writes_it(tmp_path: Pa
         with tifffile.TiffFile(path) as tif:
             assert tif.pages[0].compression == expected
             np.testing.assert_array_equal(tif.pages[0].asarray(), image[..., ::-1])
+
+
+def test_conversion_warnings_point_at_the_line_that_wrote_or_encoded(tmp_path: Path) -> None:
+    """A dropped alpha channel is warned at the caller's line, from write() and from encode() alike (they
+    were reported inside cvfilters/io/writing.py)."""
+    with pytest.warns(writing.DepthConversionWarning, match="alpha channel is dropped") as caught:
+        writing.write(tmp_path / "a.jpg", _noise((4, 4, 4)))
+        writing.encode(_noise((4, 4, 4)), "jpg")
+    assert [w.filename for w in caught] == [__file__, __file__]
