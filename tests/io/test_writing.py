@@ -388,11 +388,3 @@ def test_conversion_warnings_point_at_the_line_that_wrote_or_encoded(tmp_path: P
         writing.write(tmp_path / "a.jpg", _noise((4, 4, 4)))
         writing.encode(_noise((4, 4, 4)), "jpg")
     assert [w.filename for w in caught] == [__file__, __file__]
-
-
-def test_encode_returns_flat_bytes_a_caller_can_index_and_compare() -> None:
-    """The encoder's buffer is (N, 1); handed on unflattened, a memoryview of it cannot be indexed and
-    compares unequal to the same bytes (the PNG signature, from the PNG specification)."""
-    data = writing.encode(_noise((4, 4, 3)), "png")
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert data[0] == 0x89
