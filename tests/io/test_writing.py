@@ -346,7 +346,7 @@ def test_jpeg_with_metadata_is_coded_at_the_quality_asked(tmp_path: Path) -> Non
     Image.fromarray(image[..., ::-1]).save(tmp_path / "pillow.jpg", quality=20)
     with Image.open(tmp_path / "q.jpg") as ours, Image.open(tmp_path / "pillow.jpg") as theirs:
         assert "xmp" in ours.info
-        assert ours.quantization == theirs.quantization  # type: ignore[attr-defined]
+        assert ours.quantization == theirs.quantization
 
 
 def test_write_stores_exr_through_openexr(tmp_path: Path) -> None:
