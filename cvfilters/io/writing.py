@@ -200,7 +200,7 @@ def _params(ext: str, quality: int | None, compression: int | None, lossless: bo
 
 def _encode(path: StrPath, ext: str, image: np.ndarray, metadata: Metadata | None, params: list[int],
             compression: int | None, dither: bool = False) -> bytes | memoryview:
-    image = storable(path, ext, image)
+    image = storable(path, ext, image, stacklevel=4)  # at the line that called write() or encode()
     if ext == ".exr":
         return exr.encode(image, path)
     metadata, late_icc = _fit_jpeg_segments(path, ext, metadata)
@@ -284,12 +284,13 @@ def _stored_dtype(path: StrPath, ext: str, dtype: np.dtype) -> np.dtype:
     return U16 if dtype in (F32, I16) and U16 in allowed else allowed[0]
 
 
-def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
+def storable(path: StrPath, ext: str, image: np.ndarray, *, stacklevel: int = 3) -> np.ndarray:
     """Convert the channels and depth the format of extension ``ext`` cannot hold, warning about each.
 
     Raises :class:`ImageWriteError` for an array that is not an image and
     :class:`UnsupportedDepthError` for a dtype that cannot be written; warns
-    :class:`DepthConversionWarning` naming ``path`` for every conversion.
+    :class:`DepthConversionWarning` naming ``path`` for every conversion, ``stacklevel`` frames up
+    (the default: the caller's caller).
     """
     channels = 1 if image.ndim == 2 else image.shape[-1]
     if image.ndim not in (2, 3) or channels not in (1, 3, 4) or 0 in image.shape:
@@ -299,14 +300,14 @@ def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
     if channels not in allowed:
         code, change = _CHANNEL_CHANGES[channels, min(allowed, key=lambda n: abs(n - channels))]
         warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {channels} channels; {change}",
-                      DepthConversionWarning, stacklevel=3)
+                      DepthConversionWarning, stacklevel=stacklevel)
         image = cv2.cvtColor(image, code)
     if image.dtype == np.float64:
         image = image.astype(np.float32)
     if image.dtype != dtype:
         (src_low, src), (dst_low, dst) = SAMPLE_RANGES[image.dtype], SAMPLE_RANGES[dtype]
         warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} ({src_low:g}..{src:g} "
-                      f"scaled to {dst_low:g}..{dst:g})", DepthConversionWarning, stacklevel=3)
+                      f"scaled to {dst_low:g}..{dst:g})", DepthConversionWarning, stacklevel=stacklevel)
         scaled = (image.astype(np.float32) - np.float32(src_low)) * np.float32((dst - dst_low) / (src - src_low))
         scaled += np.float32(dst_low)
         if dtype != F32:
@@ -315,11 +316,11 @@ def storable(path: StrPath, ext: str, image: np.ndarray) -> np.ndarray:
         image = scaled.astype(dtype)
     if ext == ".hdr" and np.any(image < 0):  # RGBE shares one exponent among positive mantissas
         warnings.warn(f"{os.fspath(path)}: .hdr (RGBE) holds no negative values; they are stored as 0",
-                      DepthConversionWarning, stacklevel=3)
+                      DepthConversionWarning, stacklevel=stacklevel)
         image = np.maximum(image, np.float32(0))
     if ext == ".pbm" and np.any((image != 0) & (image != 255)):  # OpenCV writes every non-zero pixel white
         warnings.warn(f"{os.fspath(path)}: .pbm holds 1 bit per pixel; stored as black (below 128) and white",
-                      DepthConversionWarning, stacklevel=3)
+                      DepthConversionWarning, stacklevel=stacklevel)
         image = np.where(image >= 128, np.uint8(255), np.uint8(0))
     return image
 

@@ -4,6 +4,7 @@ reference (the file's own header bytes, Pillow, a numpy formula)."""
 
 from __future__ import annotations
 
+import warnings
 from io import BytesIO
 from pathlib import Path
 
@@ -234,3 +235,156 @@ def test_jpeg_exif_that_carries_its_header_fits_up_to_the_last_byte(tmp_path: Pa
     assert not [w for w in caught if issubclass(w.category, writing.DepthConversionWarning)]
     with Image.open(path) as image:
         assert image.info.get("exif") == exif
+
+
+# ---------------------------------------------------------------- io/writing's full run (seventh session)
+def _hdr_pixels(data: bytes) -> np.ndarray:
+    """The RGB values of a flat (not run-length coded) Radiance file, decoded by hand: m * 2**(e - 136)."""
+    header, _, rest = data.partition(b"\n\n")
+    size, _, body = rest.partition(b"\n")
+    _, height, _, width = size.split()
+    rgbe = np.frombuffer(body, np.uint8).reshape(int(height), int(width), 4).astype(np.float64)
+    return rgbe[..., :3] * np.where(rgbe[..., 3:] > 0, np.exp2(rgbe[..., 3:] - 136), 0)
+
+
+def test_hdr_stores_negative_values_as_zero_and_warns_only_for_them(tmp_path: Path) -> None:
+    """RGBE holds no sign: negatives are clamped to 0 with a warning naming the file; zeros and values
+    below 1 are not negative (a wrong bound would warn or clamp them)."""
+    row = np.array([-0.5, 0.0, 0.25, 1.0, 2.0], np.float32)  # 5 wide: below 8, so written flat
+    image = np.dstack([np.vstack([row, row])] * 3)
+    path = tmp_path / "n.hdr"
+    with pytest.warns(writing.DepthConversionWarning) as caught:
+        writing.write(path, image)
+    assert [str(w.message) for w in caught] == [f"{path}: .hdr (RGBE) holds no negative values; they are stored as 0"]
+    assert {w.filename for w in caught} == {__file__}
+    np.testing.assert_allclose(_hdr_pixels(path.read_bytes()), np.maximum(image, 0).astype(np.float64), rtol=1 / 128)
+    plain = np.dstack([np.vstack([np.array([0.0, 0.25, 0.5, 0.75, 1.5], np.float32)] * 2)] * 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        writing.write(tmp_path / "p.hdr", plain)
+    np.testing.assert_allclose(_hdr_pixels((tmp_path / "p.hdr").read_bytes()), plain, rtol=1 / 128)
+
+
+def test_pbm_thresholds_grey_at_128_and_leaves_black_and_white_alone(tmp_path: Path) -> None:
+    """Only values other than 0 and 255 warn; they become black below 128 and white from it (read by Pillow)."""
+    from PIL import Image
+
+    two = np.array([[0, 255, 255, 0]], np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        writing.write(tmp_path / "two.pbm", two)
+    grey = np.array([[0, 1, 127, 128, 200, 255]], np.uint8)
+    with pytest.warns(writing.DepthConversionWarning) as caught:
+        writing.write(tmp_path / "grey.pbm", grey)
+    assert [str(w.message) for w in caught] == [
+        f"{tmp_path / 'grey.pbm'}: .pbm holds 1 bit per pixel; stored as black (below 128) and white"]
+    assert {w.filename for w in caught} == {__file__}
+    for name, expected in (("two", [[0, 255, 255, 0]]), ("grey", [[0, 0, 0, 255, 255, 255]])):
+        with Image.open(tmp_path / f"{name}.pbm") as back:
+            np.testing.assert_array_equal(np.asarray(back.convert("L")), expected)
+
+
+def test_float64_and_int16_into_png_scale_onto_uint16(tmp_path: Path) -> None:
+    """float64 is taken as float32 (0..1 onto 0..65535); int16 is shifted (-32768..32767 onto 0..65535),
+    read back by Pillow."""
+    from PIL import Image
+
+    unit = np.array([[0.0, 0.25, 0.5, 1.0]], np.float64)
+    signed = np.array([[-32768, -1, 0, 32767]], np.int16)
+    with pytest.warns(writing.DepthConversionWarning) as caught:
+        writing.write(tmp_path / "f.png", unit)
+        writing.write(tmp_path / "i.png", signed)
+    assert str(caught[-1].message) == (
+        f"{tmp_path / 'i.png'}: .png cannot hold int16; stored as uint16 (-32768..32767 scaled to 0..65535)")
+    assert {w.filename for w in caught} == {__file__}
+    for name, expected in (("f", [[0, 16384, 32768, 65535]]), ("i", [[0, 32767, 32768, 65535]])):
+        with Image.open(tmp_path / f"{name}.png") as back:
+            np.testing.assert_array_equal(np.asarray(back).astype(np.int64), expected)
+
+
+@pytest.mark.parametrize(("name", "said"),
+                         [("noext", "a name without extension"), ("sun.sr", ".sr"), ("sun.ras", ".ras")])
+def test_a_name_without_an_image_extension_is_refused_in_words(tmp_path: Path, name: str, said: str) -> None:
+    """No extension, or one OpenCV writes (Sun raster) that cvfilters does not list as an image format."""
+    with pytest.raises(ImageWriteError) as caught:
+        writing.write(tmp_path / name, _noise((4, 4, 3)))
+    assert str(caught.value) == f"{tmp_path / name}: cannot be written: no encoder for {said}"
+
+
+def _exif_make(make: str) -> bytes:
+    from PIL import Image
+
+    exif = Image.Exif()
+    exif[0x010F] = make  # Make
+    return exif.tobytes()
+
+
+def test_tiff_keeps_exif_without_an_icc_profile_or_warns_at_the_callers_line(tmp_path: Path) -> None:
+    """EXIF alone goes into an 8-bit TIFF (read back by Pillow); where the TIFF writer cannot keep it
+    (int16), the warning names the dtype and the channels and points at the caller."""
+    from PIL import Image
+
+    writing.write(tmp_path / "e.tif", _noise((4, 5, 3)), metadata=Metadata(exif=_exif_make("OnlyExif")))
+    with Image.open(tmp_path / "e.tif") as back:
+        assert back.getexif()[0x010F] == "OnlyExif"
+    for shape, channels in (((4, 5), 1), ((4, 5, 3), 3)):
+        path = tmp_path / f"s{channels}.tif"
+        with pytest.warns(writing.DepthConversionWarning) as caught:
+            writing.write(path, np.ones(shape, np.int16), metadata=Metadata(exif=_exif_make("Signed")))
+        assert [str(w.message) for w in caught] == [
+            f"{path}: EXIF and ICC are not kept in a int16 TIFF with {channels} channels"]
+        assert {w.filename for w in caught} == {__file__}
+
+
+def test_jpeg_with_metadata_is_coded_at_the_quality_asked(tmp_path: Path) -> None:
+    """Metadata goes through another OpenCV call; the quality must still reach it (quantization tables
+    compared with Pillow's own at the same quality)."""
+    from PIL import Image
+
+    image = _smooth()
+    writing.write(tmp_path / "q.jpg", image, quality=20, metadata=Metadata(xmp=b"<x:xmpmeta/>"))
+    Image.fromarray(image[..., ::-1]).save(tmp_path / "pillow.jpg", quality=20)
+    with Image.open(tmp_path / "q.jpg") as ours, Image.open(tmp_path / "pillow.jpg") as theirs:
+        assert "xmp" in ours.info
+        assert ours.quantization == theirs.quantization
+
+
+def test_write_stores_exr_through_openexr(tmp_path: Path) -> None:
+    """OpenCV here has no EXR encoder: an .exr goes through the OpenEXR bindings (float B, G, R channels,
+    read back by OpenEXR itself, which groups them as RGB)."""
+    openexr = pytest.importorskip("OpenEXR")
+    image = np.random.default_rng(3).random((6, 7, 3)).astype(np.float32)
+    path = writing.write(tmp_path / "w.exr", image)
+    np.testing.assert_array_equal(openexr.File(str(path)).channels()["RGB"].pixels, image[..., ::-1])
+
+
+@pytest.mark.parametrize("ext", ["jpg", "webp"])
+def test_an_image_the_encoder_refuses_is_named_with_the_reason(ext: str) -> None:
+    """JPEG and WebP cannot be 70000 pixels wide; OpenCV returns no bytes and prints nothing, so the error
+    says it refused."""
+    with pytest.raises(ImageWriteError) as caught:
+        writing.encode(np.zeros((1, 70000, 3), np.uint8), ext, name=f"wide.{ext}")
+    assert str(caught.value) == f"wide.{ext}: cannot be encoded as .{ext}: OpenCV refused the image"
+
+
+def test_tiff_keeps_the_sources_compression_where_libtiff_writes_it(tmp_path: Path) -> None:
+    """LZW, Deflate and PackBits from the source's metadata are kept; JPEG-in-TIFF (7) and no metadata
+    give an uncompressed file (the Compression tag read by tifffile)."""
+    import tifffile
+
+    image = _noise((8, 8, 3))
+    for given, expected in ((None, 1), (5, 5), (8, 8), (32773, 32773), (7, 1)):
+        path = writing.write(tmp_path / f"c{given}.tif", image,
+                             metadata=None if given is None else Metadata(compression=given))
+        with tifffile.TiffFile(path) as tif:
+            assert tif.pages[0].compression == expected
+            np.testing.assert_array_equal(tif.pages[0].asarray(), image[..., ::-1])
+
+
+def test_conversion_warnings_point_at_the_line_that_wrote_or_encoded(tmp_path: Path) -> None:
+    """A dropped alpha channel is warned at the caller's line, from write() and from encode() alike (they
+    were reported inside cvfilters/io/writing.py)."""
+    with pytest.warns(writing.DepthConversionWarning, match="alpha channel is dropped") as caught:
+        writing.write(tmp_path / "a.jpg", _noise((4, 4, 4)))
+        writing.encode(_noise((4, 4, 4)), "jpg")
+    assert [w.filename for w in caught] == [__file__, __file__]
