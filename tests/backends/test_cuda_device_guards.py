@@ -219,3 +219,28 @@ def test_arithmetic_the_device_cannot_take_runs_on_the_cpu(device: CudaBackend) 
     plane = b[..., 0]  # two channel counts: the cpu's (this cv2 takes a one-channel operand)
     _check(device.download(device.divide(up(a), up(plane), 1.0, np.float32)), cv2.divide(a, plane, dtype=cv2.CV_32F))
     assert device.counters.fallbacks == {"multiply": 3, "divide": 3, "add_weighted": 2}
+
+
+# ---------------------------------------------------------------- split and merge
+def test_split_and_merge_of_one_to_four_planes_on_the_device(device: CudaBackend) -> None:
+    image = _image((5, 4, 4), np.uint16)
+    planes = device.split(device.upload(image))
+    assert all(device.is_native(p) for p in planes)
+    for p, c in zip(planes, range(4), strict=True):
+        np.testing.assert_array_equal(device.download(p), image[..., c])
+    for n in (1, 2, 4):
+        np.testing.assert_array_equal(device.download(device.merge(planes[:n])).reshape(5, 4, n), image[..., :n])
+    assert not device.counters.fallbacks
+
+
+def test_merge_cuda_cannot_take_runs_on_the_cpu(device: CudaBackend) -> None:
+    """Five planes, a host plane, planes of two depths: cv2.merge on the cpu; a host image's split too."""
+    image = _image((5, 4, 5), np.uint8)
+    planes = [device.upload(np.ascontiguousarray(image[..., c])) for c in range(5)]
+    np.testing.assert_array_equal(device.download(device.merge(planes)), image)
+    np.testing.assert_array_equal(device.download(device.merge([image[..., 0], planes[1]])), image[..., :2])
+    with pytest.raises(cv2.error):  # two depths: cv2.merge refuses them
+        device.merge([planes[0], device.upload(image[..., 1].astype(np.uint16))])
+    assert [device.download(p).tolist() for p in device.split(image[..., :3])] == [
+        image[..., c].tolist() for c in range(3)]
+    assert device.counters.fallbacks == {"merge": 2, "split": 1}
