@@ -17,7 +17,7 @@ import pytest
 
 from cvfilters.backends import cuda as cuda_module
 from cvfilters.backends.cuda import CudaBackend
-from tests.backends.test_cuda_device_paths import FUNCTIONS, DeviceMat, _Applier, _image, _mat
+from tests.backends.test_cuda_device_paths import DEPTHS, FUNCTIONS, DeviceMat, _Applier, _image, _mat
 
 
 def _one_of(mat: DeviceMat, channels: tuple[int, ...]) -> np.ndarray:
@@ -191,10 +191,8 @@ def test_arithmetic_on_the_device_in_each_output_depth(device: CudaBackend, adty
                                                         dtype: type | None) -> None:
     """Same or mixed operand types, widening and narrowing outputs: cv2's result, all on the device."""
     a, b = _image((6, 5, 3), adtype), _image((6, 5, 3), bdtype, 2)
-    b = b + 1 if np.issubdtype(bdtype, np.integer) and b.max() < np.iinfo(bdtype).max else b + 0.5  # no zeros
-    b = b.astype(bdtype)
-    kw = {} if dtype is None else {"dtype": {np.float32: cv2.CV_32F, np.uint8: cv2.CV_8U, np.uint16: cv2.CV_16U,
-                                             np.int16: cv2.CV_16S}[dtype]}
+    b = (np.maximum(b, 1) if np.issubdtype(bdtype, np.integer) else b + 0.5).astype(bdtype)  # no zero divisors
+    kw = {} if dtype is None else {"dtype": DEPTHS[np.dtype(dtype)]}
     for _, run, reference in _arithmetic_cases(device):
         out = device.download(run(device.upload(a), device.upload(b), **({} if dtype is None else {"dtype": dtype})))
         _check(out, reference(a, b, **kw))
@@ -244,3 +242,38 @@ def test_merge_cuda_cannot_take_runs_on_the_cpu(device: CudaBackend) -> None:
     assert [device.download(p).tolist() for p in device.split(image[..., :3])] == [
         image[..., c].tolist() for c in range(3)]
     assert device.counters.fallbacks == {"merge": 2, "split": 1}
+
+
+# ---------------------------------------------------------------- gaussian's own guard and sizes
+GAUSSIAN_CASES: list[tuple[type, tuple[int, int], float, int, bool]] = [
+    (np.uint8, (0, 0), 1.3, cv2.BORDER_REFLECT_101, True),  # sized from sigma by the 8-bit rule
+    (np.float32, (0, 0), 1.3, cv2.BORDER_REFLECT_101, True),  # by the float rule
+    (np.float32, (0, 0), 0.8, cv2.BORDER_REPLICATE, True),
+    (np.float32, (5, 5), 0.0, cv2.BORDER_REPLICATE, True),  # sigma from the size
+    (np.float32, (1, 5), 1.0, cv2.BORDER_REFLECT, True),
+    (np.float32, (1, 1), 0.0, cv2.BORDER_REFLECT, True),
+    (np.uint8, (3, 5), 1.0, cv2.BORDER_REFLECT_101, True),
+    (np.float32, (0, 0), 10.0, cv2.BORDER_REFLECT_101, False),  # 61 taps: more than cuda's 32
+    (np.float32, (3, 3), 1.0, cv2.BORDER_REFLECT_101 | cv2.BORDER_ISOLATED, False),  # a border cuda lacks
+]
+
+
+@pytest.mark.parametrize(("dtype", "ksize", "sigma", "border", "on_device"), GAUSSIAN_CASES)
+def test_gaussian_sizes_and_falls_back_as_cv2_sizes_it(device: CudaBackend, dtype: type, ksize: tuple[int, int],
+                                                         sigma: float, border: int, on_device: bool) -> None:
+    """cv2.GaussianBlur's result, exact (the stand-in is cv2's filter of the size the backend chose), on the
+    device where cuda takes it."""
+    image = _image((40, 36), dtype)
+    expected = cv2.GaussianBlur(image, ksize, sigma, borderType=border)
+    np.testing.assert_array_equal(device.download(device.gaussian(device.upload(image), ksize, sigma, border)),
+                                  expected)
+    np.testing.assert_array_equal(device.download(device.gaussian(image, ksize, sigma, border)), expected)  # cpu
+    assert device.counters.fallbacks == {"gaussian": 1 if on_device else 2}
+
+
+def test_gaussian_without_size_or_sigma_is_refused_as_cv2_refuses_it(device: CudaBackend) -> None:
+    image = _image((9, 8), np.float32)
+    with pytest.raises(cv2.error):
+        cv2.GaussianBlur(image, (0, 0), 0.0)
+    with pytest.raises(cv2.error):
+        device.gaussian(device.upload(image), (0, 0), 0.0, cv2.BORDER_REFLECT_101)
