@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 
@@ -13,7 +14,16 @@ import cvfilters as cvf
 from cvfilters.core.context import ImageInfo
 from cvfilters.core.errors import ResourceLimitError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.engine.tiles import ArraySink, ArraySource, plan, run_tiled, stages_of, statistics_of
+from cvfilters.engine.tiles import (
+    ArraySink,
+    ArraySource,
+    need,
+    plan,
+    run_block,
+    run_tiled,
+    stages_of,
+    statistics_of,
+)
 from cvfilters.registry.footprints import Global, Halo, Window
 
 
@@ -161,3 +171,70 @@ def test_statistics_of_hands_the_step_its_window() -> None:
     assert seen == [Window((8, 17, 0, 16), ImageInfo(37, 29, 3, np.dtype(np.uint8)), (8, 15, 0, 7))]
     with pytest.raises(TypeError, match=r"^gaussian_blur.* is not a global step$"):
         statistics_of(blur, block, (8, 17, 0, 16))
+
+
+def test_an_empty_pipeline_copies_the_source_tile_by_tile() -> None:
+    """An empty pipeline must write every tile of the source at its own place (no step to run)."""
+    image = np.random.default_rng(5).integers(0, 256, (37, 29, 3), dtype=np.uint8)
+    order: list[tuple[int, int]] = []
+
+    class Recording(ArraySink):
+        def write(self, y0: int, x0: int, block: np.ndarray) -> None:
+            order.append((y0, x0))
+            super().write(y0, x0, block)
+
+    sink = Recording(image.shape, image.dtype)
+    run_tiled(Pipeline(), ArraySource(image), sink, tile_size=10)
+    np.testing.assert_array_equal(sink.array, image)
+    assert order == [(y, x) for y in (0, 10, 20, 30) for x in (0, 10, 20)]
+
+
+def test_process_tiled_keeps_a_one_channel_hwc_image_hwc() -> None:
+    """An H x W x 1 image comes back H x W x 1 with the filter applied to its one plane (numpy reference)."""
+    image = np.random.default_rng(6).integers(0, 256, (33, 21, 1), dtype=np.uint8)
+    out = cvf.process_tiled(image, "invert", tile_size=8)
+    assert out.shape == (33, 21, 1)
+    np.testing.assert_array_equal(out, 255 - image)
+    # a global step measures the plane itself (CLAHE's tiles over an H x W x 1 block broke the tiled run)
+    clahe = cvf.process_tiled(image, "clahe", tile_size=8)
+    np.testing.assert_array_equal(clahe[:, :, 0], cv2.createCLAHE(2.0, (8, 8)).apply(image[:, :, 0]))
+
+
+def test_run_tiled_plans_with_the_callers_workers_and_budget() -> None:
+    """The plan run_tiled returns (and follows) takes ``workers`` and ``budget`` as given."""
+    image = np.zeros((4000, 4000, 3), np.uint8)
+    sink = ArraySink((4000, 4000, 3), np.dtype(np.uint8))
+    tiles = run_tiled(Pipeline.parse("invert"), ArraySource(image), sink, workers=3, budget=32 << 20)
+    assert tiles.workers == 3 and tiles.tile_size < 512 and tiles.peak_bytes <= 32 << 20
+    np.testing.assert_array_equal(sink.array, 255)
+
+
+def test_run_block_without_statistics_runs_local_steps() -> None:
+    """Dask's entry: ``run_block`` without statistics (no global step) gives the crop of a whole-image cv2 run."""
+    image = np.random.default_rng(7).integers(0, 256, (40, 30), dtype=np.uint8)
+    stages = stages_of(Pipeline.parse("box_blur:size=3"), ImageInfo(40, 30, 1, np.dtype(np.uint8)))
+    out = run_block(stages, lambda r: image[r[0] : r[1], r[2] : r[3]], (5, 20, 3, 17))
+    np.testing.assert_array_equal(out, cv2.blur(image, (3, 3))[5:20, 3:17])
+
+
+def test_a_whole_image_step_needs_its_whole_input() -> None:
+    """``need`` of a whole-image step is the whole of its input, whatever the output rectangle."""
+    stage = stages_of(Pipeline.parse("white_balance"), ImageInfo(40, 30, 3, np.dtype(np.uint8)))[0]
+    assert need(stage, (10, 20, 5, 15)) == (0, 40, 0, 30)
+
+
+def test_a_one_channel_image_through_a_whole_step_between_tiled_ones() -> None:
+    """A gray image through tiled, whole-image, tiled segments: the intermediates stay 2-D (numpy reference)."""
+    image = np.random.default_rng(8).integers(0, 256, (26, 19), dtype=np.uint8)
+    pipe = Pipeline.parse("invert | box_blur:size=3,border=wrap | invert")
+    assert plan(pipe, image.shape, image.dtype).whole_image_steps == ("box_blur:size=3,border=wrap",)
+    padded = np.pad(255 - image, 1, mode="wrap").astype(np.float64)
+    mean = sum(padded[dy : dy + 26, dx : dx + 19] for dy in range(3) for dx in range(3)) / 9
+    out = cvf.process_tiled(image, pipe, tile_size=8)
+    np.testing.assert_allclose(out, 255 - np.round(mean), atol=1)
+
+
+def test_process_tiled_refuses_a_device_image_by_name() -> None:
+    """A UMat (a device image) is refused with a message naming process_tiled."""
+    with pytest.raises(UsageError, match="^process_tiled takes numpy arrays and array-likes, not device images$"):
+        cvf.process_tiled(cv2.UMat(np.zeros((8, 8, 3), np.uint8)), "invert")
