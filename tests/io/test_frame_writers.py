@@ -270,3 +270,13 @@ def test_an_unknown_extension_is_a_write_error_naming_the_target_and_extension(t
         frames_io.write_frames(tmp_path / "out.xyz", [noise((4, 4, 3))])
     assert str(tmp_path / "out.xyz") in str(caught.value) and "no encoder for .xyz" in str(caught.value)
     assert not (tmp_path / "out.xyz").exists()
+
+
+def test_apng_keeps_the_icc_profile_and_plays_once_for_no_loop(tmp_path: Path) -> None:
+    """An APNG written like a source with an ICC profile carries it (Pillow's icc_profile), and
+    ``loop=None`` is stored as one play (Pillow reads loop 1), not as 2 or forever."""
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    like = FramesInfo("PNG", 2, (4, 4), loop=None, icc=icc)
+    frames_io.write_frames(tmp_path / "out.png", [noise((4, 4, 3))] * 2, like=like)
+    with Image.open(tmp_path / "out.png") as png:
+        assert png.n_frames == 2 and png.info.get("icc_profile") == icc and png.info.get("loop") == 1
