@@ -20,7 +20,7 @@ import pytest
 import tifffile
 from PIL import Image, ImageCms, ImageSequence, features
 
-from cvfilters.core.errors import ImageWriteError
+from cvfilters.core.errors import ImageWriteError, OutputExistsError
 from cvfilters.io import frames as frames_io
 from cvfilters.io.frames import Frame, FramesInfo
 
@@ -229,3 +229,54 @@ def test_an_avif_is_written_to_standard_output_whole(capfdbinary: pytest.Capture
     assert ok and [int(d) for d in animation.durations] == [30, 30]
     with Image.open(BytesIO(data)) as image:
         assert image.n_frames == 2  # type: ignore[attr-defined]
+
+
+def test_write_frames_defaults_replace_loop_forever_and_are_lossy(tmp_path: Path) -> None:
+    """Plain arrays (100 ms frames) replace an existing file by default; a GIF loops forever (Pillow
+    reads loop 0) and a WebP is lossy (a VP8 chunk, no VP8L): catches the defaults changed."""
+    frames = [noise((6, 8, 3)), noise((6, 8, 3))]
+    for ext in (".gif", ".webp"):
+        (tmp_path / f"out{ext}").write_bytes(b"old")
+        assert frames_io.write_frames(tmp_path / f"out{ext}", frames) == 2
+    with Image.open(tmp_path / "out.gif") as gif:
+        assert gif.n_frames == 2 and gif.info.get("loop") == 0 and gif.info.get("duration") == 100
+    data = (tmp_path / "out.webp").read_bytes()
+    assert b"VP8 " in data and b"VP8L" not in data
+
+
+def test_write_frames_refuses_an_existing_target_when_told_not_to_overwrite(tmp_path: Path) -> None:
+    """``overwrite=False`` on an existing file raises OutputExistsError naming it and leaves it as it was."""
+    (tmp_path / "out.png").write_bytes(b"old")
+    with pytest.raises(OutputExistsError, match="out.png"):
+        frames_io.write_frames(tmp_path / "out.png", [noise((4, 4, 3))] * 2, overwrite=False)
+    assert (tmp_path / "out.png").read_bytes() == b"old"
+
+
+def test_rgb_channel_order_frames_are_written_in_their_colours(tmp_path: Path) -> None:
+    """``channel_order="rgb"`` arrays: pure red written to APNG is red to Pillow (not blue)."""
+    red = np.zeros((4, 6, 3), np.uint8)
+    red[..., 0] = 255
+    frames_io.write_frames(tmp_path / "out.png", [red, red], channel_order="rgb")
+    with Image.open(tmp_path / "out.png") as png:
+        got = [np.asarray(frame.convert("RGB")) for frame in ImageSequence.Iterator(png)]
+    assert len(got) == 2
+    for frame in got:
+        np.testing.assert_array_equal(frame, red)
+
+
+def test_an_unknown_extension_is_a_write_error_naming_the_target_and_extension(tmp_path: Path) -> None:
+    """The message names the target and the extension that has no encoder."""
+    with pytest.raises(ImageWriteError) as caught:
+        frames_io.write_frames(tmp_path / "out.xyz", [noise((4, 4, 3))])
+    assert str(tmp_path / "out.xyz") in str(caught.value) and "no encoder for .xyz" in str(caught.value)
+    assert not (tmp_path / "out.xyz").exists()
+
+
+def test_apng_keeps_the_icc_profile_and_plays_once_for_no_loop(tmp_path: Path) -> None:
+    """An APNG written like a source with an ICC profile carries it (Pillow's icc_profile), and
+    ``loop=None`` is stored as one play (Pillow reads loop 1), not as 2 or forever."""
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    like = FramesInfo("PNG", 2, (4, 4), loop=None, icc=icc)
+    frames_io.write_frames(tmp_path / "out.png", [noise((4, 4, 3))] * 2, like=like)
+    with Image.open(tmp_path / "out.png") as png:
+        assert png.n_frames == 2 and png.info.get("icc_profile") == icc and png.info.get("loop") == 1

@@ -13,6 +13,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+import tifffile
 from PIL import Image, ImageSequence
 
 from cvfilters.core.errors import ImageTooLargeError
@@ -358,3 +359,95 @@ def test_a_still_image_is_one_frame_read_by_the_still_rules(tmp_path: Path) -> N
         got = list(reader)
     assert len(got) == 1 and got[0].duration is None
     np.testing.assert_array_equal(got[0].image, deep)
+
+
+# ---------------------------------------------------------------- TIFF page layouts, read in-process
+PAGE = np.random.default_rng(7).integers(0, 256, (5, 7, 4)).astype(np.uint8)  # not square: no axis swap goes unseen
+GREY_PAGE = PAGE[..., 0]
+FLOAT_PAGE = GREY_PAGE.astype(np.float32) / 255
+EIGHT_BIT_MAP = np.array([np.arange(256), 255 - np.arange(256), np.full(256, 255)], np.uint16)  # max 255, not 65535
+TIFF_KINDS = {  # name: (two pages of this, tifffile's write options, the BGR(A) frame expected, built by hand)
+    "planar-rgb": (np.moveaxis(PAGE[..., :3], -1, 0), {"photometric": "rgb", "planarconfig": "separate"},
+                   PAGE[..., 2::-1]),
+    "rgba": (PAGE, {"photometric": "rgb", "extrasamples": ("unassalpha",)}, PAGE[..., [2, 1, 0, 3]]),
+    "grey-alpha": (PAGE[..., :2], {"photometric": "minisblack", "extrasamples": ("unassalpha",)},
+                   np.dstack([PAGE[..., 0]] * 3 + [PAGE[..., 1]])),
+    "miniswhite-8-bit": (GREY_PAGE, {"photometric": "miniswhite"}, 255 - GREY_PAGE),
+    "miniswhite-float": (FLOAT_PAGE, {"photometric": "miniswhite"}, -FLOAT_PAGE),
+    "bilevel": (GREY_PAGE > 127, {"photometric": "minisblack"}, np.where(GREY_PAGE > 127, 255, 0).astype(np.uint8)),
+    "float64": (FLOAT_PAGE.astype(np.float64), {"photometric": "minisblack"}, FLOAT_PAGE),
+    "palette-8-bit-map": (GREY_PAGE, {"photometric": "palette", "colormap": EIGHT_BIT_MAP},
+                          np.dstack([np.full_like(GREY_PAGE, 255), 255 - GREY_PAGE, GREY_PAGE])),
+}
+
+
+@pytest.mark.parametrize("kind", list(TIFF_KINDS))
+def test_tiff_pages_of_every_layout_read_as_opencv_frames(tmp_path: Path, kind: str) -> None:
+    """Planar samples, RGBA order, grey + alpha, min-is-white (8-bit and float), 1-bit pages, float64
+    (after a first 8-bit page) and an 8-bit colour map each come out as the BGR(A), grey or float32
+    frame built by hand, exact:
+    catches samples left first, RGBA left in RGB order or its alpha dropped, min-is-white inverted by
+    the wrong formula, bilevel or float64 pages left at a depth OpenCV filters do not take, and an
+    8-bit colour map shifted as if 16-bit."""
+    pages, options, want = TIFF_KINDS[kind]
+    with tifffile.TiffWriter(tmp_path / "in.tif") as tiff:
+        tiff.write(GREY_PAGE)  # a first page Pillow parses (it refuses a float64 one)
+        for _ in range(2):
+            tiff.write(pages, **options)
+    with frames_io.read_frames(tmp_path / "in.tif") as reader:
+        got = [frame.image for frame in reader]
+    assert len(got) == 3
+    for frame in got[1:]:
+        assert frame.dtype == want.dtype and frame.shape == want.shape
+        np.testing.assert_array_equal(frame, want)
+
+
+def test_a_tiff_range_never_decodes_the_page_after_it(tmp_path: Path) -> None:
+    """``frames=(0, 1)`` of a small page then a huge one gives the small page: a reader that went on to
+    the next page would refuse the file for a page it was not asked for."""
+    with tifffile.TiffWriter(tmp_path / "in.tif") as tiff:
+        tiff.write(np.zeros((4, 4), np.uint8))
+        tiff.write(np.zeros((100, 100), np.uint8))
+    with frames_io.read_frames(tmp_path / "in.tif", frames=(0, 1), max_pixels=50) as reader:
+        got = [frame.image.shape for frame in reader]
+    assert got == [(4, 4)]
+
+
+def test_a_gif_range_starts_at_its_first_frame(tmp_path: Path) -> None:
+    """``frames=(2, 4)`` of a GIF gives frames 2 and 3 as Pillow reads them, not frames 0 and 1."""
+    makefiles.animation(tmp_path / "in.gif", count=5)
+    want, _, _ = pillow_frames(tmp_path / "in.gif")
+    with frames_io.read_frames(tmp_path / "in.gif", frames=(2, 4)) as reader:
+        got = [frame.image for frame in reader]
+    assert len(got) == 2
+    for have, expected in zip(got, want[2:4], strict=True):
+        np.testing.assert_array_equal(have, expected)
+
+
+def test_a_transparent_gif_reads_as_bgra_with_its_holes(tmp_path: Path) -> None:
+    """A GIF with a transparent index gives BGRA frames whose alpha and colour are Pillow's RGBA
+    reordered: catches the transparency test lost (alpha dropped, or RGBA converted as RGB)."""
+    rgba = np.zeros((12, 16, 4), np.uint8)
+    rgba[..., 0], rgba[..., 3] = 200, 255
+    rgba[:6, :, 3] = 0
+    images = [Image.fromarray(rgba), Image.fromarray(rgba[::-1].copy())]
+    images[0].save(tmp_path / "holes.gif", save_all=True, append_images=images[1:], duration=50, disposal=2)
+    with Image.open(tmp_path / "holes.gif") as gif:
+        want = [np.asarray(frame.convert("RGBA"))[..., [2, 1, 0, 3]] for frame in ImageSequence.Iterator(gif)]
+    with frames_io.read_frames(tmp_path / "holes.gif") as reader:
+        got = [frame.image for frame in reader]
+    assert len(got) == 2 and want[0][0, 0, 3] == 0 and want[0][8, 0, 3] == 255
+    for have, expected in zip(got, want, strict=True):
+        np.testing.assert_array_equal(have, expected)
+
+
+def test_an_rgba_webp_animation_reads_as_bgra(tmp_path: Path) -> None:
+    """An animated WebP with alpha (Pillow mode RGBA) gives BGRA frames equal to Pillow's, exact (lossless)."""
+    rgba = np.random.default_rng(3).integers(0, 256, (2, 6, 8, 4)).astype(np.uint8)
+    images = [Image.fromarray(frame) for frame in rgba]
+    images[0].save(tmp_path / "a.webp", save_all=True, append_images=images[1:], duration=50, lossless=True)
+    with frames_io.read_frames(tmp_path / "a.webp") as reader:
+        got = [frame.image for frame in reader]
+    assert len(got) == 2
+    for have, expected in zip(got, rgba, strict=True):
+        np.testing.assert_array_equal(have, expected[..., [2, 1, 0, 3]])
