@@ -17,7 +17,7 @@ import pytest
 
 from cvfilters.backends import cuda as cuda_module
 from cvfilters.backends.cuda import CudaBackend
-from tests.backends.test_cuda_device_paths import DEPTHS, FUNCTIONS, DeviceMat, _Applier, _image, _mat
+from tests.backends.test_cuda_device_paths import DEPTHS, FUNCTIONS, DeviceMat, _Applier, _image, _mat, on_stand_ins
 
 
 def _one_of(mat: DeviceMat, channels: tuple[int, ...]) -> np.ndarray:
@@ -52,11 +52,7 @@ MORE: dict[str, Any] = {
 @pytest.fixture
 def device(monkeypatch: pytest.MonkeyPatch) -> CudaBackend:
     """The real CudaBackend on DeviceMat images, with the stand-ins above."""
-    monkeypatch.setattr(cv2.cuda, "GpuMat", DeviceMat)
-    for name, fn in MORE.items():
-        monkeypatch.setattr(cv2.cuda, name, fn, raising=False)
-    monkeypatch.setattr(cuda_module, "_cuda", MORE.get)
-    return CudaBackend()
+    return on_stand_ins(monkeypatch, MORE)
 
 
 # ---------------------------------------------------------------- supports: channel counts and planes

@@ -138,14 +138,19 @@ FUNCTIONS: dict[str, Any] = {
 }
 
 
+def on_stand_ins(monkeypatch: pytest.MonkeyPatch, functions: dict[str, Any]) -> CudaBackend:
+    """The real CudaBackend on DeviceMat images, its cv2.cuda functions ``functions``."""
+    monkeypatch.setattr(cv2.cuda, "GpuMat", DeviceMat)
+    for name, fn in functions.items():
+        monkeypatch.setattr(cv2.cuda, name, fn, raising=False)
+    monkeypatch.setattr(cuda_module, "_cuda", functions.get)
+    return CudaBackend()
+
+
 @pytest.fixture
 def device(monkeypatch: pytest.MonkeyPatch) -> CudaBackend:
     """The real CudaBackend on DeviceMat images, its cv2.cuda functions the stand-ins above."""
-    monkeypatch.setattr(cv2.cuda, "GpuMat", DeviceMat)
-    for name, fn in FUNCTIONS.items():
-        monkeypatch.setattr(cv2.cuda, name, fn, raising=False)
-    monkeypatch.setattr(cuda_module, "_cuda", FUNCTIONS.get)
-    return CudaBackend()
+    return on_stand_ins(monkeypatch, FUNCTIONS)
 
 
 def _image(shape: tuple[int, ...], dtype: type, seed: int = 1) -> np.ndarray:

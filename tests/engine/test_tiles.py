@@ -80,16 +80,10 @@ def test_run_tiled_writes_row_major_blocks_that_make_the_whole_result() -> None:
     rng = np.random.default_rng(3)
     image = rng.integers(0, 256, (45, 38, 3), dtype=np.uint8)
     pipe = Pipeline.parse("gaussian_blur:sigma=1.5 | clahe:tiles=3 | rotate:angle=7")
-    order: list[tuple[int, int]] = []
-
-    class Recording(ArraySink):
-        def write(self, y0: int, x0: int, block: np.ndarray) -> None:
-            order.append((y0, x0))
-            super().write(y0, x0, block)
-
-    sink = Recording(image.shape, image.dtype)
+    sink = _Recording(image.shape, image.dtype)
     run_tiled(pipe, ArraySource(image), sink, tile_size=11, workers=2)
     np.testing.assert_array_equal(sink.array, cvf.apply(image, pipe, backend="cpu"))
+    order = [(y, x) for y, x, _ in sink.writes]
     assert order == sorted(order) and len(order) == 5 * 4
 
 
@@ -176,17 +170,10 @@ def test_statistics_of_hands_the_step_its_window() -> None:
 def test_an_empty_pipeline_copies_the_source_tile_by_tile() -> None:
     """An empty pipeline must write every tile of the source at its own place (no step to run)."""
     image = np.random.default_rng(5).integers(0, 256, (37, 29, 3), dtype=np.uint8)
-    order: list[tuple[int, int]] = []
-
-    class Recording(ArraySink):
-        def write(self, y0: int, x0: int, block: np.ndarray) -> None:
-            order.append((y0, x0))
-            super().write(y0, x0, block)
-
-    sink = Recording(image.shape, image.dtype)
+    sink = _Recording(image.shape, image.dtype)
     run_tiled(Pipeline(), ArraySource(image), sink, tile_size=10)
     np.testing.assert_array_equal(sink.array, image)
-    assert order == [(y, x) for y in (0, 10, 20, 30) for x in (0, 10, 20)]
+    assert [(y, x) for y, x, _ in sink.writes] == [(y, x) for y in (0, 10, 20, 30) for x in (0, 10, 20)]
 
 
 def test_process_tiled_keeps_a_one_channel_hwc_image_hwc() -> None:
