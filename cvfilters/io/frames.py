@@ -272,6 +272,11 @@ def _page_array(page: Any) -> np.ndarray:
         colormap = np.asarray(page.colormap)
         colormap = (colormap >> 8 if colormap.max() > 255 else colormap).astype(np.uint8)
         return np.ascontiguousarray(colormap[::-1].T[array])
+    if page.photometric == 5 and array.ndim == 3 and array.shape[2] == 4 and array.dtype.kind == "u":  # CMYK
+        full = float(np.iinfo(array.dtype).max)
+        inks = array.astype(np.float32)
+        bgr = (full - inks[..., 2::-1]) * ((full - inks[..., 3:]) / full)  # as Pillow and OpenCV convert it
+        return np.ascontiguousarray(np.rint(bgr).astype(array.dtype))
     if array.dtype == np.bool_:
         array = array.astype(np.uint8) * np.uint8(255)
     if page.photometric == 0:  # min-is-white

@@ -424,6 +424,25 @@ def test_a_gif_range_starts_at_its_first_frame(tmp_path: Path) -> None:
         np.testing.assert_array_equal(have, expected)
 
 
+def test_cmyk_tiff_pages_read_as_bgr_as_pillow_converts_them(tmp_path: Path) -> None:
+    """CMYK pages were passed on as four raw channels, which everything downstream reads as BGRA."""
+    import tifffile
+
+    inks = np.random.default_rng(8).integers(0, 256, (6, 7, 4), dtype=np.uint8)
+    with tifffile.TiffWriter(tmp_path / "cmyk.tif") as tif:
+        tif.write(inks, photometric="separated")
+        tif.write(inks[::-1], photometric="separated")
+    with Image.open(tmp_path / "cmyk.tif") as image:
+        expected = []
+        for page in ImageSequence.Iterator(image):
+            expected.append(np.asarray(page.convert("RGB"))[..., ::-1].astype(int))
+    with frames_io.read_frames(tmp_path / "cmyk.tif") as reader:
+        got = [frame.image for frame in reader]
+    assert [frame.shape for frame in got] == [(6, 7, 3)] * 2
+    for frame, reference in zip(got, expected, strict=True):
+        assert np.abs(frame.astype(int) - reference).max() <= 1  # Pillow rounds (255 - c)(255 - k) / 255 its way
+
+
 def test_a_transparent_gif_reads_as_bgra_with_its_holes(tmp_path: Path) -> None:
     """A GIF with a transparent index gives BGRA frames whose alpha and colour are Pillow's RGBA
     reordered: catches the transparency test lost (alpha dropped, or RGBA converted as RGB)."""
