@@ -262,8 +262,6 @@ def _apng_frames(file: BinaryIO, header: decoders.Header, start: int, stop: int)
             yield Frame(orientation.upright(image, turn), duration)
 
 
-
-
 def _page_array(page: Any) -> np.ndarray:
     array = page.asarray()
     if page.axes.startswith("S"):  # planar configuration: samples first

@@ -441,6 +441,15 @@ def test_cmyk_tiff_pages_read_as_bgr_as_pillow_converts_them(tmp_path: Path) -> 
     assert [frame.shape for frame in got] == [(6, 7, 3)] * 2
     for frame, reference in zip(got, expected, strict=True):
         assert np.abs(frame.astype(int) - reference).max() <= 1  # Pillow rounds (255 - c)(255 - k) / 255 its way
+    deep = np.array([[[65535, 0, 0, 0], [0, 0, 65535, 0], [0, 0, 0, 0], [0, 0, 0, 65535], [1, 1, 1, 32768]]],
+                    np.uint16)
+    tifffile.imwrite(tmp_path / "deep.tif", np.stack([deep, deep]), photometric="separated")
+    with frames_io.read_frames(tmp_path / "deep.tif") as reader:
+        first = next(iter(reader)).image
+    # cyan, yellow, white, black, then 65534 * 32767 / 65535 = 32766.500008 rounded, in B, G, R: 16-bit inks stay
+    # 16-bit (no reader here decodes 16-bit CMYK)
+    assert first.dtype == np.uint16
+    np.testing.assert_array_equal(first, [[[65535, 65535, 0], [0, 65535, 65535], [65535] * 3, [0, 0, 0], [32767] * 3]])
 
 
 def test_a_transparent_gif_reads_as_bgra_with_its_holes(tmp_path: Path) -> None:
