@@ -271,10 +271,10 @@ def _page_array(page: Any) -> np.ndarray:
         colormap = (colormap >> 8 if colormap.max() > 255 else colormap).astype(np.uint8)
         return np.ascontiguousarray(colormap[::-1].T[array])
     if page.photometric == 5 and array.ndim == 3 and array.shape[2] == 4 and array.dtype.kind == "u":  # CMYK
-        full = float(np.iinfo(array.dtype).max)
-        inks = array.astype(np.float32)
-        bgr = (full - inks[..., 2::-1]) * ((full - inks[..., 3:]) / full)  # as Pillow and OpenCV convert it
-        return np.ascontiguousarray(np.rint(bgr).astype(array.dtype))
+        full = np.uint32(np.iinfo(array.dtype).max)  # (2**16 - 1)**2 + 2**15 fits in 32 bits
+        inks = array.astype(np.uint32)
+        bgr = ((full - inks[..., 2::-1]) * (full - inks[..., 3:]) + full // 2) // full  # rounded, as Pillow and OpenCV
+        return np.ascontiguousarray(bgr.astype(array.dtype))
     if array.dtype == np.bool_:
         array = array.astype(np.uint8) * np.uint8(255)
     if page.photometric == 0:  # min-is-white
