@@ -209,9 +209,12 @@ class ApngWriter:
                     self.file.write(_chunk(kind, payload))
         elif header != self.header:
             raise ApngError("frames differ in size, depth or channels")
-        delay = min(duration_ms if duration_ms is not None else 100, 65535)
+        delay, scale = (duration_ms if duration_ms is not None else 100), 1000
+        if delay > 65535:  # fcTL: seconds as 16-bit numerator / 16-bit denominator; past 65,535 ms, a coarser one
+            scale = max(65_535_000 // delay, 1)
+            delay = min(round(delay * scale / 1000), 65535)
         width, height = struct.unpack(">II", header[:8])
-        self.file.write(_chunk(b"fcTL", struct.pack(">IIIIIHHBB", self.sequence, width, height, 0, 0, delay, 1000,
+        self.file.write(_chunk(b"fcTL", struct.pack(">IIIIIHHBB", self.sequence, width, height, 0, 0, delay, scale,
                                                      0, 0)))
         self.sequence += 1
         for kind, payload in chunks:
@@ -225,7 +228,9 @@ class ApngWriter:
         self.count += 1
 
     def close(self) -> None:
-        """Write ``IEND`` and patch the frame count into ``acTL``."""
+        """Write ``IEND`` and patch the frame count into ``acTL`` (:class:`ApngError` if no frame was added)."""
+        if self.header is None:  # nothing written yet: an APNG has at least one frame
+            raise ApngError("no frame was added; an APNG needs at least one")
         self.file.write(_chunk(b"IEND", b""))
         end = self.file.tell()
         self.file.seek(self.actl_at)
