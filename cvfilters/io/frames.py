@@ -262,6 +262,9 @@ def _apng_frames(file: BinaryIO, header: decoders.Header, start: int, stop: int)
             yield Frame(orientation.upright(image, turn), duration)
 
 
+_JPEG_COMPRESSIONS = frozenset({6, 7, 33007, 34892})  # tifffile decodes these YCbCr (photometric 6) pages to RGB
+
+
 def _page_array(page: Any) -> np.ndarray:
     array = page.asarray()
     if page.axes.startswith("S"):  # planar configuration: samples first
@@ -281,7 +284,8 @@ def _page_array(page: Any) -> np.ndarray:
         array = np.iinfo(array.dtype).max - array if array.dtype.kind == "u" else -array
     if array.dtype == np.float64:
         array = array.astype(np.float32)
-    if array.ndim == 3 and array.shape[2] in (3, 4) and page.photometric == 2:
+    rgb = page.photometric == 2 or (page.photometric == 6 and page.compression in _JPEG_COMPRESSIONS)
+    if array.ndim == 3 and array.shape[2] in (3, 4) and rgb:
         return cv2.cvtColor(array, cv2.COLOR_RGB2BGR if array.shape[2] == 3 else cv2.COLOR_RGBA2BGRA)
     if array.ndim == 3 and array.shape[2] == 2:  # grey + alpha
         return np.ascontiguousarray(np.dstack([array[..., 0]] * 3 + [array[..., 1]]))

@@ -1,7 +1,8 @@
 """What :func:`cvfilters.io.frames.write_frames` puts in each multi-frame format, read by a second reader.
 
 tifffile reads the TIFF tags and pages (photometric, extra samples, compression, ICC profile, one
-series per page), Pillow the WebP frames, alpha and loop count. For AVIF, Pillow's AVIF plugin and
+series per page), Pillow the WebP frames, alpha, loop count and durations (its chunks walked with
+struct; the whole file compared with Pillow's own ``save_all``). For AVIF, Pillow's AVIF plugin and
 OpenCV's ``cv2.imdecodeanimation`` both read the file; both use libavif (1.4.2 here, separate builds),
 so the AVIF checks are not independent of the codec library, only of cvfilters. References are
 hand-built numpy arrays (RGB order by slicing, inversion by subtraction) and PSNR by its formula.
@@ -10,6 +11,8 @@ The writers are called in-process (mutation testing counts only those calls).
 
 from __future__ import annotations
 
+import struct
+import sys
 import warnings
 from io import BytesIO
 from pathlib import Path
@@ -20,7 +23,7 @@ import pytest
 import tifffile
 from PIL import Image, ImageCms, ImageSequence, features
 
-from cvfilters.core.errors import ImageWriteError, OutputExistsError
+from cvfilters.core.errors import ImageWriteError, OutputExistsError, ParameterError
 from cvfilters.io import frames as frames_io
 from cvfilters.io.frames import Frame, FramesInfo
 
@@ -168,6 +171,78 @@ def test_webp_loop_count(tmp_path: Path, loop: int | None, stored: int) -> None:
     assert pillow_rgba(tmp_path / "out.webp")[2] == stored
 
 
+def webp_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """A WebP file's top-level RIFF chunks (tag, payload), walked with struct (no image library)."""
+    assert data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+    chunks, offset = [], 12
+    while offset < len(data):
+        tag, size = struct.unpack_from("<4sI", data, offset)
+        chunks.append((tag, data[offset + 8:offset + 8 + size]))
+        offset += 8 + size + (size & 1)
+    return chunks
+
+
+def scene_cut(count: int = 20, cut: int = 10) -> list[np.ndarray]:
+    """A red block moving over noise, the noise changed at frame ``cut``: the encoder's choice of key frames
+    (full frames that need no earlier one) depends on its key-frame distances."""
+    scenes = noise((48, 64, 3)), noise((48, 64, 3))
+    frames = []
+    for index in range(count):
+        frame = scenes[index >= cut].copy()
+        frame[10:20, 2 * index:2 * index + 8] = (0, 0, 255)
+        frames.append(frame)
+    return frames
+
+
+@pytest.mark.parametrize("lossless", [False, True], ids=["lossy", "lossless"])
+def test_webp_animation_is_the_file_pillow_writes(tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                                                   lossless: bool) -> None:
+    """Frames added one by one give the file Pillow's own ``save_all`` writes for them, byte for byte
+    (quality 90, method 4, loop 0; Pillow's key-frame distances 3 to 5 lossy, 9 to 17 lossless, its
+    transparent black background, no size search, no metadata), and libwebp prints nothing.
+    Catches a key-frame distance, the method, the background or the size search changed, a profile or
+    XMP chunk invented, and libwebp's verbose mode (a line on standard error per frame)."""
+    frames = scene_cut()
+    write_quietly(tmp_path / "out.webp", [Frame(frame, 40) for frame in frames], lossless=lossless)
+    assert capfd.readouterr().err == ""
+    images = [Image.fromarray(frame[..., ::-1]) for frame in frames]
+    images[0].save(tmp_path / "pillow.webp", save_all=True, append_images=images[1:], duration=40, loop=0,
+                   quality=90, method=4, lossless=lossless)
+    data = (tmp_path / "out.webp").read_bytes()
+    assert data == (tmp_path / "pillow.webp").read_bytes()
+    keys = [index for index, (tag, body) in enumerate(c for c in webp_chunks(data) if c[0] == b"ANMF")
+            if body[6:12] == bytes.fromhex("3f00002f0000") and body[15] & 2]  # 64x48, no blending: key frames
+    assert keys[0] == 0 and len(keys) >= 2  # not all frames key frames, nor none but the first
+    with Image.open(tmp_path / "out.webp") as webp:
+        assert webp.info["background"] == (0, 0, 0, 0) and webp.n_frames == 20
+
+
+def test_webp_frames_without_a_duration_show_100_ms(tmp_path: Path) -> None:
+    """Frames without a duration get the documented 100 ms (Pillow reads each frame's)."""
+    frames = [Frame(noise((4, 6, 3))), Frame(noise((4, 6, 3)), 70), Frame(noise((4, 6, 3)))]
+    write_quietly(tmp_path / "out.webp", frames)
+    durations = []
+    with Image.open(tmp_path / "out.webp") as webp:
+        for frame in ImageSequence.Iterator(webp):
+            frame.load()  # Pillow sets a WebP frame's duration as it decodes it
+            durations.append(frame.info["duration"])
+    assert durations == [100, 70, 100]
+
+
+def test_a_webp_carries_the_source_profile_and_no_other_metadata(tmp_path: Path) -> None:
+    """Written like a source with an ICC profile, the WebP has it (an ICCP chunk, Pillow's icc_profile);
+    without one it has no ICCP, EXIF or XMP chunk: catches a made-up profile or XMP packet."""
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    frames = [Frame(noise((4, 6, 3)), 40), Frame(noise((4, 6, 3)), 40)]
+    write_quietly(tmp_path / "icc.webp", frames, like=FramesInfo("WEBP", 2, (6, 4), icc=icc))
+    write_quietly(tmp_path / "plain.webp", frames)
+    with Image.open(tmp_path / "icc.webp") as webp:
+        assert webp.info.get("icc_profile") == icc
+    tags = [tag for tag, _ in webp_chunks((tmp_path / "plain.webp").read_bytes())]
+    assert tags == [b"VP8X", b"ANIM", b"ANMF", b"ANMF"]
+    assert [tag for tag, _ in webp_chunks((tmp_path / "icc.webp").read_bytes())] == [b"VP8X", b"ICCP", *tags[1:]]
+
+
 # ---------------------------------------------------------------- AVIF (Pillow's plugin and OpenCV read it)
 needs_avif = pytest.mark.skipif(not features.check("avif"), reason="Pillow without AVIF")
 
@@ -280,3 +355,74 @@ def test_apng_keeps_the_icc_profile_and_plays_once_for_no_loop(tmp_path: Path) -
     frames_io.write_frames(tmp_path / "out.png", [noise((4, 4, 3))] * 2, like=like)
     with Image.open(tmp_path / "out.png") as png:
         assert png.n_frames == 2 and png.info.get("icc_profile") == icc and png.info.get("loop") == 1
+
+
+def test_gif_frames_are_not_dithered_unless_asked(tmp_path: Path) -> None:
+    """By default a frame of more than 256 colours is quantised colour by colour: pixels of one colour
+    stay one colour (Floyd-Steinberg spreads each pixel's error to its neighbours, so they would not)."""
+    y, x = np.mgrid[0:64, 0:64]
+    gradient = np.kron(np.dstack([x * 4, y * 4, np.full_like(x, 128)]).astype(np.uint8), np.ones((2, 2, 1), np.uint8))
+    for dither in (None, True):  # 4096 colours, each on four pixels
+        options = {} if dither is None else {"dither": dither}
+        frames_io.write_frames(tmp_path / f"{dither}.gif", [gradient, gradient[::-1]], **options)  # type: ignore[arg-type]
+    split = {}
+    for dither in (None, True):
+        with Image.open(tmp_path / f"{dither}.gif") as gif:
+            written = np.asarray(gif.convert("RGB")).reshape(-1, 3)
+        source = gradient.reshape(-1, 3) @ np.array([65536, 256, 1])
+        pairs = np.unique(np.column_stack([source, written @ np.array([65536, 256, 1])]), axis=0)
+        split[dither] = len(pairs) - len(np.unique(source))  # extra outputs of a source colour
+    assert split[None] == 0 and split[True] > 1000  # measured 3245 of 4096 colours split when dithered
+
+
+def test_a_bad_quality_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    """Quality 101 is refused (ParameterError) even for GIF, which takes none, and an existing target
+    is left as it was: catches the check made on no quality."""
+    (tmp_path / "out.gif").write_bytes(b"old")
+    with pytest.raises(ParameterError, match="quality must be an integer from 1 to 100, got 101"):
+        frames_io.write_frames(tmp_path / "out.gif", [noise((4, 4, 3))] * 2, quality=101)
+    assert (tmp_path / "out.gif").read_bytes() == b"old"
+
+
+def test_an_error_writing_frames_to_standard_output_names_it(capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    """Frames of two sizes sent to ``-`` are an error naming ``-`` (not None), and nothing is written."""
+    with pytest.raises(ImageWriteError) as caught:
+        frames_io.write_frames("-", [noise((4, 4, 3)), noise((5, 4, 3))], fmt="gif")
+    assert str(caught.value) == "-: cannot be written: frame 1 is 4x5, the first 4x4"
+    assert capfdbinary.readouterr().out == b""
+
+
+class TrickleStdout:
+    """A standard output taking at most ``per_call`` bytes a call, and ``capacity`` in all (then 0 a call)."""
+
+    def __init__(self, per_call: int, capacity: int, fd: int) -> None:
+        self.buffer, self.per_call, self.capacity, self.fd = self, per_call, capacity, fd
+        self.got = bytearray()
+
+    def write(self, data: memoryview) -> int:
+        taken = bytes(data[:min(self.per_call, self.capacity - len(self.got))])
+        self.got += taken
+        return len(taken)
+
+    def flush(self) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return self.fd  # a scratch file's: an error redirects it to /dev/null, never the real output
+
+
+@pytest.mark.parametrize(("capacity", "error"), [(10, None), (6, "short write: 6 of 10 bytes")])
+def test_standard_output_taking_a_few_bytes_a_call_gets_all_or_an_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capacity: int, error: str | None) -> None:
+    """Written 4 bytes a call, the 10 bytes arrive whole and once; where the output stops taking any after
+    6, the error says how many went: catches the count of bytes written reset to the last call's."""
+    with open(tmp_path / "scratch", "wb") as scratch:
+        out = TrickleStdout(4, capacity, scratch.fileno())
+        monkeypatch.setattr(sys, "stdout", out)
+        if error is None:
+            frames_io.write_stdout(b"0123456789")
+        else:
+            with pytest.raises(ImageWriteError) as caught:
+                frames_io.write_stdout(b"0123456789")
+            assert str(caught.value) == f"standard output: cannot be written: {error}"
+    assert bytes(out.got) == b"0123456789"[:capacity]

@@ -8,6 +8,7 @@ dropped, repeated, reordered or left unfiltered shows, and so does a lost durati
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -16,8 +17,8 @@ import pytest
 import tifffile
 from PIL import Image, ImageSequence
 
-from cvfilters.core.errors import ImageTooLargeError
-from cvfilters.io import decoders
+from cvfilters.core.errors import ImageTooLargeError, TruncatedImageError
+from cvfilters.io import apng, decoders
 from cvfilters.io import frames as frames_io
 from tests import cli_runner, makefiles
 
@@ -479,3 +480,91 @@ def test_an_rgba_webp_animation_reads_as_bgra(tmp_path: Path) -> None:
     assert len(got) == 2
     for have, expected in zip(got, rgba, strict=True):
         np.testing.assert_array_equal(have, expected[..., [2, 1, 0, 3]])
+
+
+def test_jpeg_tiff_pages_read_in_their_colours(tmp_path: Path) -> None:
+    """JPEG-compressed pages are stored as YCbCr (photometric 6), which tifffile decodes to RGB: they
+    came out with red and blue swapped (only photometric RGB pages were reordered). Pillow's pages,
+    reordered, are the reference (another JPEG decoder: within 2 levels)."""
+    y, x = np.mgrid[0:16, 0:24]
+    rgb = np.dstack([np.full_like(x, 200), x * 8, y * 4 + 20]).astype(np.uint8)  # red, smooth: little JPEG loss
+    with tifffile.TiffWriter(tmp_path / "jpeg.tif") as tiff:
+        for page in (rgb, rgb[::-1]):
+            tiff.write(page, photometric="rgb", compression="jpeg")
+    with tifffile.TiffFile(tmp_path / "jpeg.tif") as tiff:
+        assert [page.photometric for page in tiff.pages] == [6, 6]  # YCbCr
+    want, _, _ = pillow_frames(tmp_path / "jpeg.tif")
+    with frames_io.read_frames(tmp_path / "jpeg.tif") as reader:
+        got = [frame.image for frame in reader]
+    assert len(got) == 2 and abs(int(want[0][0, 0, 2]) - 200) <= 4  # Pillow's red is red
+    for have, expected in zip(got, want, strict=True):
+        assert np.abs(have.astype(int) - expected).max() <= 2
+
+
+def test_a_16_bit_colour_map_whose_largest_entry_is_256_is_scaled_to_8_bits(tmp_path: Path) -> None:
+    """TIFF colour maps are 16-bit: an entry of 256 is 8-bit 1 (Pillow's ``entry // 256``). A map whose
+    largest entry is exactly 256 was taken for an 8-bit one and 256 wrapped to 0."""
+    colormap = np.zeros((3, 256), np.uint16)
+    colormap[0, 1], colormap[1, 2], colormap[2, 3] = 256, 256, 128  # index 1 red 1, 2 green 1, 3 blue 0.5
+    indices = np.array([[0, 1, 2, 3]], np.uint8)
+    with tifffile.TiffWriter(tmp_path / "dark.tif") as tiff:
+        for _ in range(2):
+            tiff.write(indices, photometric="palette", colormap=colormap)
+    with frames_io.read_frames(tmp_path / "dark.tif") as reader:
+        got = [frame.image for frame in reader]
+    assert len(got) == 2
+    for frame in got:  # B, G, R
+        np.testing.assert_array_equal(frame, [[[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 0, 0]]])
+
+
+def test_a_grey_gif_animation_reads_as_bgra_grey_with_its_holes(tmp_path: Path) -> None:
+    """Pillow opens a GIF whose palette is the 256 greys in order as mode L: its frames must still be
+    converted to RGBA before reordering (OpenCV's RGBA to BGRA of a one-channel array makes an opaque
+    alpha: the transparent grey 0 was lost). GIF keeps 256 greys exactly."""
+    greys = [np.tile(np.arange(0, 256, 8, dtype=np.uint8), (4, 1)), np.full((4, 32), 77, np.uint8)]
+    images = [Image.fromarray(grey) for grey in greys]
+    images[0].save(tmp_path / "grey.gif", save_all=True, append_images=images[1:], duration=50, optimize=False,
+                   transparency=0, disposal=2)
+    with Image.open(tmp_path / "grey.gif") as gif:
+        assert gif.mode == "L"
+    with frames_io.read_frames(tmp_path / "grey.gif") as reader:
+        got = [frame.image for frame in reader]
+    assert len(got) == 2
+    for have, grey in zip(got, greys, strict=True):
+        np.testing.assert_array_equal(have, np.dstack([grey] * 3 + [np.where(grey == 0, 0, 255).astype(np.uint8)]))
+
+
+# ---------------------------------------------------------------- damaged frames: the decoder's reason, one line
+def test_a_cut_apng_names_the_chunk_cut_short(tmp_path: Path) -> None:
+    """An APNG cut inside its last frame's data is a TruncatedImageError ending with the decoder's
+    one-line reason: catches the reason replaced by its type name or by "None", or a line index past
+    the only line (an IndexError escaping instead)."""
+    makefiles.animation(tmp_path / "in.png", count=3)
+    data = (tmp_path / "in.png").read_bytes()
+    (tmp_path / "cut.png").write_bytes(data[:data.rindex(b"fdAT") + 20])
+    with pytest.raises(TruncatedImageError) as caught, frames_io.read_frames(tmp_path / "cut.png") as reader:
+        list(reader)
+    cause = "image data is truncated or corrupt (a fdAT chunk is cut short)"
+    assert str(caught.value) == f"{tmp_path / 'cut.png'}: {cause}"
+
+
+@pytest.mark.parametrize(("error", "reason"), [
+    (EOFError(), "EOFError"),  # no message: the type's name
+    (cv2.error("OpenCV(5.1.0) color.cpp:199: error: (-2:Unspecified error)\n> Invalid number of channels:\n"
+               ">     'scn' is 1\n\n"), ">     'scn' is 1"),  # several lines: the last that is not blank
+])
+def test_a_decoder_error_is_told_by_its_last_line_or_its_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               error: Exception, reason: str) -> None:
+    """A decoder failing with no message, or with OpenCV's several lines, ends the one-line error
+    with its type's name or its last non-blank line (the decoder made to fail: no file found here does
+    either). Catches "NoneType" for the name, and an IndexError on an empty message."""
+    makefiles.animation(tmp_path / "in.png", count=2)
+
+    def failing(file: object) -> Iterator[tuple[np.ndarray, int]]:
+        raise error
+        yield  # a generator, as apng.frames is
+
+    monkeypatch.setattr(apng, "frames", failing)
+    with pytest.raises(TruncatedImageError) as caught, frames_io.read_frames(tmp_path / "in.png") as reader:
+        list(reader)
+    assert str(caught.value).endswith(f"image data is truncated or corrupt ({reason})")
