@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
 
@@ -215,3 +216,80 @@ def test_frames_blended_over_partial_alpha_follow_the_apng_spec(dtype: type) -> 
     expected_bgra = cv2.cvtColor(expected.astype(np.float32), cv2.COLOR_RGBA2BGRA)
     assert np.abs(ours[1][0].astype(np.float64) - expected_bgra).max() <= 1
     assert np.array_equal(ours[1][0][2, 1], [0, 0, 0, 0])
+
+
+# ---------------------------------------------------------------- chunk fields, damaged files
+def _two_frames(**options: object) -> bytes:
+    return _pillow_apng(_dotted("RGB", 2), duration=100, **options)
+
+
+def _edited(data: bytes, kind: bytes, edit: Callable[[bytes], bytes]) -> bytes:
+    """``data`` with every ``kind`` chunk's payload passed through ``edit`` (CRCs recomputed)."""
+    return _png([(name, edit(payload) if name == kind else payload) for name, payload in _chunks(data)])
+
+
+def test_a_zero_delay_denominator_means_hundredths_of_a_second() -> None:
+    """The spec (and Pillow): a delay_den of 0 is read as 100, so 7 / 0 is 70 ms (7 / 101 would be 69)."""
+    data = _edited(_two_frames(), b"fcTL", lambda payload: payload[:20] + struct.pack(">HH", 7, 0) + payload[24:])
+    assert [duration for _, duration in _ours(data)] == [70, 70]
+    with Image.open(BytesIO(data)) as image:
+        assert image.info["duration"] == 70.0
+
+
+def test_control_chunks_longer_than_their_fields_are_read_as_pillow_reads_them() -> None:
+    """Bytes after an fcTL's 26 and an acTL's 8 are ignored (by Pillow too), not refused."""
+    data = _edited(_edited(_two_frames(loop=3), b"fcTL", lambda payload: payload + b"\0\1"),
+                   b"acTL", lambda payload: payload + b"\0\1")
+    ours = _ours(data)
+    _assert_frames(ours, _pillows(data, "RGB"))
+    assert [duration for _, duration in ours] == [100, 100]
+    with Image.open(BytesIO(data)) as image:
+        assert apng.loop_count(BytesIO(data)) == (image.n_frames, image.info["loop"]) == (2, 3)
+
+
+def test_a_play_count_over_two_to_the_31_reads_unsigned() -> None:
+    """num_plays is an unsigned 32-bit field: 3,000,000,000 plays, as Pillow writes and reads them."""
+    data = _two_frames(loop=3_000_000_000)
+    file = BytesIO(b"leading bytes" + data)
+    file.seek(13)
+    with Image.open(BytesIO(data)) as image:
+        assert apng.loop_count(file) == (image.n_frames, image.info["loop"]) == (2, 3_000_000_000)
+    assert file.tell() == 13  # left where it started
+
+
+def test_a_still_png_is_one_frame_played_forever() -> None:
+    """No acTL: one frame, plays 0; an acTL after IDAT comes too late to make an animation (the spec:
+    it must precede the first IDAT; Pillow too counts one frame and no loop)."""
+    out = BytesIO()
+    Image.new("RGB", (3, 2), (1, 2, 3)).save(out, "PNG")
+    still = _chunks(out.getvalue())
+    late = _png(still[:-1] + [(b"acTL", struct.pack(">II", 4, 5)), still[-1]])
+    for data in (out.getvalue(), late):
+        assert apng.loop_count(BytesIO(data)) == (1, 0)
+        with Image.open(BytesIO(data)) as image:
+            assert image.n_frames == 1 and "loop" not in image.info
+
+
+def test_frames_without_ihdr_are_refused() -> None:
+    """No IHDR: the frame has no depth or colour type, refused as such (not a TypeError)."""
+    pixels = np.full((2, 3, 4), 255, np.uint8)
+    chunks = [(kind, payload) for kind, payload in _chunks(_animation([(pixels, 0, 0, 0, 0)])) if kind != b"IHDR"]
+    with pytest.raises(apng.ApngError) as error:
+        _ours(_png(chunks))
+    assert str(error.value) == "no IHDR before the first frame"
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    (lambda data: b"GIF89a" + data[6:], "no PNG signature"),
+    (lambda data: data[:-12], "ends before IEND"),  # IEND gone
+    (lambda data: data[:-12 - 2], "a fdAT chunk is cut short"),  # the last fdAT's CRC half there
+    (lambda data: data[:-12 - 4 - 3], "a fdAT chunk is cut short"),  # its data cut
+    (lambda data: data[:-12 - 4 - 3].replace(b"fdAT", b"\xffdAT"), "a \ufffddAT chunk is cut short"),
+])
+def test_damaged_files_are_refused_with_the_whole_message(damage: Callable[[bytes], bytes], message: str) -> None:
+    """Each refusal says what is wrong; a chunk type that is no text is shown with U+FFFD for the bad
+    byte (a chunk type is 4 bytes of anything in a damaged file)."""
+    data = damage(_two_frames())
+    with pytest.raises(apng.ApngError) as error:
+        _ours(data)
+    assert str(error.value) == message
