@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from cvfilters.core.errors import TruncatedImageError
 from cvfilters.io import apng
+from cvfilters.io.frames import read_frames
 
 Chunks = list[tuple[bytes, bytes]]
 
@@ -293,3 +295,19 @@ def test_damaged_files_are_refused_with_the_whole_message(damage: Callable[[byte
     with pytest.raises(apng.ApngError) as error:
         _ours(data)
     assert str(error.value) == message
+
+
+def test_a_frame_control_cut_short_is_refused_as_damage() -> None:
+    """A second fcTL of 20 bytes (CRC right): Pillow's header parse sees only the first, so the file reaches
+    this reader, which must refuse it with ApngError (read_frames: TruncatedImageError), not let
+    struct.error escape (it did: read_frames catches ValueError and the like, not struct.error)."""
+    chunks = _chunks(_two_frames())
+    second = [index for index, (kind, _) in enumerate(chunks) if kind == b"fcTL"][1]
+    chunks[second] = (b"fcTL", chunks[second][1][:20])
+    data = _png(chunks)
+    with pytest.raises(apng.ApngError) as error:
+        _ours(data)
+    assert str(error.value) == "a fcTL chunk is shorter than 26 bytes"
+    with pytest.raises(TruncatedImageError) as refused:
+        list(read_frames(data))
+    assert str(refused.value) == "-: image data is truncated or corrupt (a fcTL chunk is shorter than 26 bytes)"
