@@ -63,6 +63,8 @@ def _chunk(kind: bytes, payload: bytes) -> bytes:
 
 
 def _control(payload: bytes) -> Control:
+    if len(payload) < 26:
+        raise ApngError("a fcTL chunk is shorter than 26 bytes")
     _, width, height, x, y, num, den, dispose, blend = struct.unpack(">IIIIIHHBB", payload[:26])
     return Control(width, height, x, y, round(1000 * num / (den or 100)), dispose, blend)
 
