@@ -293,11 +293,16 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
             progress(done, total)
         return result
 
+    def read() -> Iterator[frames_io.Frame]:  # a video that gives no frame (a range past its end) is a read error
+        yield from map(filtered, reader)
+        if done == 0:
+            raise ImageReadError(source, "no frames could be read from the video")
+
     try:
         if formats.video_format(target.suffix) is None:
-            written = frames_io.write_frames(target, map(filtered, reader), quality=quality, overwrite=True)
+            written = frames_io.write_frames(target, read(), quality=quality, overwrite=True)
             return VideoResult(written, fps, False)
-        stream: Iterator[frames_io.Frame] = map(filtered, reader)
+        stream: Iterator[frames_io.Frame] = read()
         if isinstance(reader, frames_io.FrameReader):  # an animation's first frame sets the frame rate
             head = next(stream, None)
             fps = 1000 / head.duration if head is not None and head.duration else DEFAULT_FPS
@@ -305,8 +310,6 @@ def process_video(source: str | os.PathLike[str], target: str | os.PathLike[str]
         written = write_video(target, stream, fps, quality=quality)
     finally:
         closing()
-    if written == 0:
-        raise ImageReadError(source, "no frames could be read from the video")
     audio = isinstance(reader, VideoReader) and _copy_audio(source, target, reader.start / fps)
     return VideoResult(written, fps, audio)
 
