@@ -198,8 +198,13 @@ def run(pipeline: Pipeline, source: StrPath, target: StrPath, stream: Any, plan:
     frozen = json.dumps(pipeline.to_dict(), sort_keys=True)
     stages = _stages(frozen, shape, stream.dtype.str)
     side = plan.tile_size
-    bands = _bands(height, max(side, 256))
-    up, down = _depth(stages, height, width, bands)
+    rows = max(side, 256)
+    while True:
+        bands = _bands(height, rows)
+        up, down = _depth(stages, height, width, bands)
+        if max(up, down) <= rows // 2 or len(bands) == 1:  # dask's overlap needs no band shorter than it
+            break
+        rows = 2 * max(up, down)  # every band then (the last at least half a band) holds the overlap
     path = os.fspath(source)
     pieces = [da.from_delayed(dask.delayed(_read_band)(path, y0, y1), shape=(y1 - y0, width, channels),
                               dtype=stream.dtype) for y0, y1 in bands]

@@ -18,7 +18,10 @@ import pytest
 import tifffile
 
 import cvfilters
-from cvfilters.core.errors import UsageError
+from cvfilters.core.errors import OutputExistsError, UsageError
+from cvfilters.engine import tiles
+from cvfilters.engine.pipeline import Pipeline
+from cvfilters.io import regions
 from cvfilters.run import cluster
 
 zarr = pytest.importorskip("zarr")
@@ -59,6 +62,7 @@ def test_bands_span_the_image_without_a_sliver() -> None:
     assert cluster._bands(600, 256) == [(0, 256), (256, 600)]
     assert cluster._bands(700, 256) == [(0, 256), (256, 512), (512, 700)]  # 188 rows: a band of its own
     assert cluster._bands(640, 256) == [(0, 256), (256, 512), (512, 640)]  # exactly half a band stays
+    assert cluster._bands(451, 301) == [(0, 301), (301, 451)]  # an odd band (tile_size=301): 150 rows stay
 
 
 def test_describe_names_the_scheduler_address(local_cluster: Any, client: Any) -> None:
@@ -109,13 +113,88 @@ def test_bands_overlap_by_what_the_filters_need(tmp_path: Path, client: Any) -> 
 
 
 @pytest.mark.parametrize("spec", ["gaussian_blur:sigma=2 | unsharp_mask", "rotate:angle=10", "normalize"])
-def test_a_tall_colour_image_gives_the_local_result(tmp_path: Path, local_cluster: Any, spec: str) -> None:
-    """Three bands and a scheduler given by its address (a client made, used and closed here)."""
+def test_a_tall_colour_image_gives_the_local_result(tmp_path: Path, local_cluster: Any, client: Any,
+                                                    spec: str) -> None:
+    """Three bands and a scheduler given by its address (a client made, used and closed here), whose workers
+    (not a cluster of their own) run the bands."""
     image = _texture(700, 48, 3)
     source = tmp_path / "in.tif"
     tifffile.imwrite(source, image[..., ::-1], photometric="rgb", rowsperstrip=64)
     cvfilters.stream_file(source, tmp_path / "local.zarr", spec, tile_size=64)
-    cvfilters.stream_file(source, tmp_path / "cluster.zarr", spec, tile_size=64,
-                          scheduler=local_cluster.scheduler_address)
+    with distributed.get_task_stream(client) as ran:
+        cvfilters.stream_file(source, tmp_path / "cluster.zarr", spec, tile_size=64,
+                              scheduler=local_cluster.scheduler_address)
+    assert any("read_band" in str(task["key"]) for task in ran.data), [task["key"] for task in ran.data]
     np.testing.assert_array_equal(_zarr(tmp_path / "cluster.zarr"), _zarr(tmp_path / "local.zarr"))
     assert np.abs(_zarr(tmp_path / "cluster.zarr").astype(int) - image[..., ::-1]).max() > 10  # it ran
+
+
+def _tall_gray(tmp_path: Path, height: int) -> tuple[np.ndarray, Path]:
+    image = _texture(height, 64)
+    source = tmp_path / "in.tif"
+    tifffile.imwrite(source, image, rowsperstrip=50)
+    return image, source
+
+
+def _blur(image: np.ndarray, size: int) -> np.ndarray:
+    return cv2.blur(image, (size, size), borderType=cv2.BORDER_REFLECT_101)
+
+
+@pytest.mark.parametrize(("spec", "height", "opencv"), [
+    # a global step first: its statistics read each tile's rows once (not the rows below a tile as well)
+    ("equalize | box_blur:size=7", 600, lambda image: _blur(cv2.equalizeHist(image), 7)),
+    # an overlap of 256 rows, taller than the 176-row last band of 1200 rows: the bands grow to hold it
+    ("box_blur:size=255 | box_blur:size=255", 1200, lambda image: _blur(_blur(image, 255), 255)),
+])
+def test_a_tall_gray_image_gives_opencvs_whole_image_result(tmp_path: Path, client: Any, spec: str, height: int,
+                                                           opencv: Any) -> None:
+    """Each band's overlap and statistics: a bug there changes the rows near a band's edge, or fails the run."""
+    image, source = _tall_gray(tmp_path, height)
+    cvfilters.stream_file(source, tmp_path / "out.zarr", spec, tile_size=64, scheduler=client)
+    np.testing.assert_array_equal(_zarr(tmp_path / "out.zarr"), opencv(image))
+
+
+@pytest.mark.parametrize("spec", ["normalize | equalize", "unsharp_mask:radius=10"])
+def test_a_tall_gray_image_gives_the_local_result(tmp_path: Path, client: Any, spec: str) -> None:
+    """Two global steps (the second measured on the first's output, with its merged statistics), and a halo
+    that depends on the image's dtype (a Gaussian's 6 sigma for uint8, 8 sigma otherwise)."""
+    image, source = _tall_gray(tmp_path, 600)
+    cvfilters.stream_file(source, tmp_path / "local.zarr", spec, tile_size=64)
+    cvfilters.stream_file(source, tmp_path / "cluster.zarr", spec, tile_size=64, scheduler=client)
+    np.testing.assert_array_equal(_zarr(tmp_path / "cluster.zarr"), _zarr(tmp_path / "local.zarr"))
+    assert np.abs(_zarr(tmp_path / "cluster.zarr").astype(int) - image).max() > 10  # it ran
+
+
+@pytest.mark.parametrize(("target", "spec", "message"), [
+    ("out.tif", "invert", "-o {target}: with --scheduler the output is a Zarr array (name it .zarr): the workers "
+                          "write its chunks where they are"),
+    ("out.zarr", "resize:scale=0.5", "--scheduler runs chains that keep the image size; this one changes it (crop, "
+                                     "resize, rotate ...): run it without --scheduler"),
+    ("out.zarr", "zoom_blur", "--scheduler: zoom_blur run(s) on the whole image; run this chain without --scheduler"),
+    ("out.zarr", "white_balance | invert | zoom_blur", "--scheduler: white_balance, zoom_blur run(s) on the whole "
+                                                       "image; run this chain without --scheduler"),
+])
+def test_a_chain_the_cluster_cannot_run_is_refused_with_the_reason(tmp_path: Path, client: Any, target: str,
+                                                                  spec: str, message: str) -> None:
+    """The whole message (an output that is not Zarr, a size change, whole-image steps), nothing written."""
+    _, source = _tall_gray(tmp_path, 300)
+    with pytest.raises(UsageError) as caught:
+        cvfilters.stream_file(source, tmp_path / target, spec, tile_size=64, scheduler=client)
+    assert str(caught.value) == message.format(target=tmp_path / target)
+    assert not (tmp_path / target).exists()
+
+
+def test_an_existing_target_is_replaced_unless_told_to_keep_it(tmp_path: Path, client: Any) -> None:
+    """``cluster.run`` itself: by default (``overwrite=True``) it replaces the target; ``overwrite=False`` keeps it."""
+    image, source = _tall_gray(tmp_path, 300)
+    target = tmp_path / "out.zarr"
+    cvfilters.stream_file(source, target, "box_blur:size=7", tile_size=64)  # an older result
+    pipeline = Pipeline.parse("invert")
+    stream = regions.open_source(source)
+    plan = tiles.plan(pipeline, stream.shape, stream.dtype, tile_size=64)
+    cluster.run(pipeline, source, target, stream, plan, scheduler=client)
+    np.testing.assert_array_equal(_zarr(target), 255 - image)
+    with pytest.raises(OutputExistsError) as caught:
+        cluster.run(pipeline, source, target, stream, plan, scheduler=client, overwrite=False)
+    assert caught.value.path == str(target)
+    np.testing.assert_array_equal(_zarr(target), 255 - image)
