@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from io import BytesIO
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from cvfilters.io import decoders
 from tests import makefiles
 
 
-def multipage_tiff(byteorder: str, bigtiff: bool) -> bytes:
+def multipage_tiff(byteorder: Literal["<", ">"], bigtiff: bool) -> bytes:
     """Three pages of different sizes and tag counts (the walk must step over each directory)."""
     out = BytesIO()
     with tifffile.TiffWriter(out, byteorder=byteorder, bigtiff=bigtiff) as tif:
@@ -32,7 +33,7 @@ def multipage_tiff(byteorder: str, bigtiff: bool) -> bytes:
 
 @pytest.mark.parametrize("bigtiff", [False, True], ids=["classic", "bigtiff"])
 @pytest.mark.parametrize("byteorder", ["<", ">"], ids=["II", "MM"])
-def test_tiff_pages_are_counted_from_the_chain_of_directories(byteorder: str, bigtiff: bool) -> None:
+def test_tiff_pages_are_counted_from_the_chain_of_directories(byteorder: Literal["<", ">"], bigtiff: bool) -> None:
     """The page count read without Pillow (which parses every page) is tifffile's, in both byte orders
     and for BigTIFF; a wrong field size, offset or byte order would count too few or give up (None)."""
     data = multipage_tiff(byteorder, bigtiff)
@@ -132,7 +133,10 @@ def gif_header(tmp_path: Path, transparent: bool) -> decoders.Header:
     index = np.arange(12, dtype=np.uint8).reshape(3, 4) % 4
     image = Image.fromarray(index, "P")
     image.putpalette([0, 0, 255, 0, 255, 0, 255, 0, 0, 9, 9, 9])
-    image.save(tmp_path / "g.gif", **({"transparency": 3} if transparent else {}))
+    if transparent:
+        image.save(tmp_path / "g.gif", transparency=3)
+    else:
+        image.save(tmp_path / "g.gif")
     header = decoders.parse_header((tmp_path / "g.gif").read_bytes())
     assert header is not None
     return header
