@@ -316,7 +316,7 @@ def test_fused_point_groups_tile_as_points() -> None:
 @pytest.fixture
 def plugins() -> Iterator[None]:
     """Plugin filters: a warp with maps but no footprint, clamping float input to 0..1; a table filter
-    whose table is missing."""
+    whose table is missing; a table filter inverting all four channels (alpha "all")."""
     from cvfilters.registry.catalog import register, unregister
 
     def mirror_maps(_: Mapping[str, Any], spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
@@ -328,8 +328,11 @@ def plugins() -> Iterator[None]:
         lambda ctx, img: ctx.backend.flip(img, 1))
     register("plugin_no_table", category="tone", summary="No table.", table=lambda params, spec: None)(
         lambda ctx, img: img)
+    inverted = (255 - np.arange(256)).astype(np.uint8)
+    register("plugin_invert_all", category="tone", summary="Invert, alpha too.", alpha="all",
+             table=lambda params, spec: inverted)(lambda ctx, img: ctx.backend.lut(img, inverted))
     yield
-    for name in ("plugin_mirror", "plugin_no_table"):
+    for name in ("plugin_mirror", "plugin_no_table", "plugin_invert_all"):
         unregister(name)
 
 
@@ -358,6 +361,19 @@ def test_a_fused_warp_clamps_float_input_when_one_of_its_steps_does() -> None:
     image = photo(30, 36, 3, np.float32) * 2.0
     fused, plain = both("rotate:angle=5 | plugin_mirror", image)
     assert image.max() > 1.5 and fused.max() <= 1.0 and plain.max() <= 1.0
+
+
+@pytest.mark.usefixtures("plugins")
+@pytest.mark.parametrize("spec", ["plugin_invert_all | gamma:gamma=2", "gamma:gamma=2 | plugin_invert_all"])
+def test_table_steps_with_other_alpha_policies_give_what_the_steps_give(spec: str) -> None:
+    """A table step that inverts alpha next to one that passes it through: the alpha of the steps.
+
+    Fused as one group under the first step's policy, the alpha was inverted by both tables or by neither.
+    """
+    image = np.dstack([photo(6, 7, 3, np.uint8), np.full((6, 7), 200, np.uint8)])
+    fused, plain = both(spec, image)
+    assert (plain[..., 3] == 55).all()
+    np.testing.assert_array_equal(fused, plain)
 
 
 def test_a_flip_before_a_rotation_still_resamples_premultiplied() -> None:
