@@ -58,7 +58,7 @@ def kind_of(flt: Filter) -> str | None:
 
 
 def compile_steps(steps: Sequence[Step]) -> list[Step]:
-    """Group runs of two or more consecutive fusable steps of one kind into fused steps."""
+    """Group runs of two or more consecutive fusable steps of one kind (and alpha policy) into fused steps."""
     plan: list[Step] = []
     run: list[Step] = []
 
@@ -71,7 +71,7 @@ def compile_steps(steps: Sequence[Step]) -> list[Step]:
 
     for step in steps:
         kind = kind_of(step.filter)
-        if run and (kind is None or kind != kind_of(run[0].filter)):
+        if run and (kind is None or kind != kind_of(run[0].filter) or not _alpha_shared(run[0].filter, step.filter)):
             flush()
         if kind is None:
             plan.append(step)
@@ -79,6 +79,13 @@ def compile_steps(steps: Sequence[Step]) -> list[Step]:
             run.append(step)
     flush()
     return plan
+
+
+def _alpha_shared(first: Filter, other: Filter) -> bool:
+    """Whether two steps of one kind can run under one alpha policy: the same one, or warps' "all" and
+    "premultiply" (a fused warp then resamples premultiplied colour, as the "premultiply" steps do)."""
+    return first.alpha == other.alpha or (kind_of(first) == "warp"
+                                          and {first.alpha, other.alpha} <= {"all", "premultiply"})
 
 
 def fused_filter(kind: str | None, steps: tuple[Step, ...]) -> Filter:

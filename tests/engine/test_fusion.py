@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import cv2
 import numpy as np
@@ -25,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cvfilters.backends import get_backend
+from cvfilters.core.context import ImageInfo
 from cvfilters.engine.fusion import compose_matrices, compose_tables
 from cvfilters.engine.pipeline import Pipeline
 from tests.conftest import photo
@@ -226,6 +229,8 @@ def _grid(rect: tuple[int, int, int, int]) -> tuple[np.ndarray, np.ndarray]:
     ((0, 4, 10, 160), [(0, 1), (1, 2), (2, 3), (3, 4)]),  # a row over the bound: one row at a time
     ((0, 2, 0, 40), [(0, 2)]),  # 80 pixels: at once
     ((6, 8, 0, 50), [(6, 8)]),  # exactly 100
+    ((0, 150, 7, 8), [(0, 100), (100, 150)]),  # one column: 100 rows a strip
+    ((0, 4, 60, 100), [(0, 2), (2, 4)]),  # strips sized by the width, not by where the area starts
 ])
 def test_maps_over_a_large_area_are_evaluated_in_bounded_strips(monkeypatch: pytest.MonkeyPatch,
                                                               area: tuple[int, int, int, int],
@@ -259,3 +264,155 @@ def test_tiled_fused_warps_composed_in_strips_equal_the_whole_image(monkeypatch:
     pipe = Pipeline.parse("rotate:angle=10 | swirl:strength=1")
     assert [step.filter.name for step in pipe.compile()] == ["fused[rotate:angle=10 | swirl:strength=1]"]
     np.testing.assert_array_equal(process(image, pipe, tile_size=32), pipe(image, backend="cpu"))
+
+
+TILED_CHAINS = [
+    "rotate:angle=20 | rotate:angle=-35",  # a constant border after the first warp: OUTSIDE carried through tiles
+    "rotate:angle=10 | flip",  # a step without a border parameter after the first
+    "rotate:angle=10 | rotate:angle=30,expand=true",  # the second step's output is larger than its input
+    "rotate:angle=20,border=wrap | rotate:angle=-35,border=wrap",  # a wrap reaches across the whole first output
+]
+
+
+@pytest.mark.parametrize("spec", TILED_CHAINS)
+def test_tiled_fused_warps_equal_the_whole_image_and_tile(spec: str) -> None:
+    """A fused warp tiles (no whole-image step) and its tiles give the whole-image fused run bit for bit.
+
+    Catches composed tile maps that lose the constant border's far-outside coordinates (filled with
+    the image's corner instead), fail on a step without a border, read the wrong step's output size or
+    take a wrapped area as reflected.
+    """
+    from cvfilters.engine.tiles import plan, process
+
+    image = photo(70, 90, 3, np.uint8)
+    pipe = Pipeline.parse(spec)
+    assert len(pipe.compile()) == 1
+    assert plan(pipe, image.shape, image.dtype, tile_size=32).whole_image_steps == ()
+    np.testing.assert_array_equal(process(image, pipe, tile_size=32), pipe(image, backend="cpu"))
+
+
+def test_tiled_fused_warps_keep_a_translucent_fill_premultiplied() -> None:
+    """BGRA with a translucent fill: tiles fill like the whole-image fused run (within float rounding)."""
+    from cvfilters.engine.tiles import process
+
+    image = np.dstack([photo(60, 72, 3, np.float32) * 0.8 + 0.2, np.ones((60, 72), np.float32)])
+    fill = "[0.2,0.4,0.6,0.5]"
+    pipe = Pipeline.parse(f"rotate:angle=20,fill={fill} | rotate:angle=-35,fill={fill}")
+    whole_run = pipe(image, backend="cpu")
+    assert (np.abs(whole_run[..., 3] - 0.5) < 1e-6).sum() > 100
+    np.testing.assert_allclose(process(image, pipe, tile_size=32), whole_run, atol=1e-5)
+
+
+def test_fused_point_groups_tile_as_points() -> None:
+    """Fused tables and matrices stay point operations: the tile plan runs them per tile, no halo."""
+    from cvfilters.engine.tiles import plan
+
+    for spec in ("gamma:gamma=1.4 | invert", "saturation:amount=0.5 | grayscale"):
+        tile_plan = plan(Pipeline.parse(spec), (70, 90, 3), np.dtype(np.uint8), tile_size=32)
+        assert tile_plan.whole_image_steps == () and tile_plan.halo == (0, 0, 0, 0)
+        assert tile_plan.explain()[1].startswith(f"  fused[{spec}]: point: ")
+
+
+@pytest.fixture
+def plugins() -> Iterator[None]:
+    """Plugin filters: a warp with maps but no footprint, clamping float input to 0..1; a table filter
+    whose table is missing; a table filter inverting all four channels (alpha "all")."""
+    from cvfilters.registry.catalog import register, unregister
+
+    def mirror_maps(_: Mapping[str, Any], spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
+        xs, ys = np.meshgrid(np.arange(spec.width, dtype=np.float32)[::-1], np.arange(spec.height, dtype=np.float32))
+        return xs, ys
+
+    register("plugin_mirror", category="warp", summary="Mirror.", alpha="all", maps=mirror_maps, linear=True,
+             unbounded=False)(
+        lambda ctx, img: ctx.backend.flip(img, 1))
+    register("plugin_no_table", category="tone", summary="No table.", table=lambda params, spec: None)(
+        lambda ctx, img: img)
+    inverted = (255 - np.arange(256)).astype(np.uint8)
+    register("plugin_invert_all", category="tone", summary="Invert, alpha too.", alpha="all",
+             table=lambda params, spec: inverted)(lambda ctx, img: ctx.backend.lut(img, inverted))
+    yield
+    for name in ("plugin_mirror", "plugin_no_table", "plugin_invert_all"):
+        unregister(name)
+
+
+@pytest.mark.usefixtures("plugins")
+def test_a_fused_warp_with_a_step_giving_no_tile_maps_runs_whole_and_says_which() -> None:
+    """A plugin warp without a footprint: the fused group runs whole-image, naming that step."""
+    from cvfilters.engine.tiles import plan
+
+    pipe = Pipeline.parse("rotate:angle=10 | plugin_mirror")
+    tile_plan = plan(pipe, (40, 50, 3), np.dtype(np.uint8), tile_size=32)
+    assert tile_plan.whole_image_steps == ("fused[rotate:angle=10 | plugin_mirror]",)
+    assert tile_plan.explain()[1] == ("  fused[rotate:angle=10 | plugin_mirror]: whole image: "
+                                      "plugin_mirror gives no tile maps to compose")
+
+
+@pytest.mark.usefixtures("plugins")
+def test_a_fused_table_step_without_a_table_is_a_clear_error() -> None:
+    """A table filter whose table is None for uint8 fails in the fused group with the documented message."""
+    with pytest.raises(TypeError, match="^a fused step lacks what its fusion kind needs$"):
+        Pipeline.parse("gamma:gamma=2 | plugin_no_table")(photo(8, 8), backend="cpu")
+
+
+@pytest.mark.usefixtures("plugins")
+def test_a_fused_warp_clamps_float_input_when_one_of_its_steps_does() -> None:
+    """``rotate | plugin_mirror`` (the plugin declared bounded): float values over 1 are clamped, as by the steps."""
+    image = photo(30, 36, 3, np.float32) * 2.0
+    fused, plain = both("rotate:angle=5 | plugin_mirror", image)
+    assert image.max() > 1.5 and fused.max() <= 1.0 and plain.max() <= 1.0
+
+
+@pytest.mark.usefixtures("plugins")
+@pytest.mark.parametrize("spec", ["plugin_invert_all | gamma:gamma=2", "gamma:gamma=2 | plugin_invert_all"])
+def test_table_steps_with_other_alpha_policies_give_what_the_steps_give(spec: str) -> None:
+    """A table step that inverts alpha next to one that passes it through: the alpha of the steps.
+
+    Fused as one group under the first step's policy, the alpha was inverted by both tables or by neither.
+    """
+    image = np.dstack([photo(6, 7, 3, np.uint8), np.full((6, 7), 200, np.uint8)])
+    fused, plain = both(spec, image)
+    assert (plain[..., 3] == 55).all()
+    np.testing.assert_array_equal(fused, plain)
+
+
+def test_a_flip_before_a_rotation_still_resamples_premultiplied() -> None:
+    """``flip | rotate`` on BGRA: fused, the rotation's premultiplied resampling holds (the flip's "all" would not).
+
+    Left half transparent red, right half opaque blue: straight resampling bleeds red into the blue
+    at the seam; premultiplied keeps the colour blue wherever there is alpha. The flip is exact, so
+    the fused run equals the steps within 1e-4 away from the image's edge (where the rotation's
+    border fill partly covers pixels).
+    """
+    image = np.zeros((40, 48, 4), np.float32)
+    image[:, :24] = (0.0, 0.0, 1.0, 0.0)  # BGRA: transparent red
+    image[:, 24:] = (1.0, 0.0, 0.0, 1.0)  # opaque blue
+    fused, plain = both("flip | rotate:angle=7", image)
+    seen = plain[..., 3] > 0.05
+    np.testing.assert_allclose(plain[seen][:, :3], np.tile([1.0, 0.0, 0.0], (seen.sum(), 1)), atol=1e-4)
+    np.testing.assert_allclose(fused[8:-8, 8:-8], plain[8:-8, 8:-8], atol=1e-4)
+
+
+def test_fused_warps_run_in_linear_light_like_the_steps() -> None:
+    """With linear light, a fused warp group mixes linear values like its steps (within 2 levels).
+
+    ``flip | rotate:angle=45``: the flip is exact, so both runs resample once; on noise, mixing
+    encoded values instead gives a visibly darker result.
+    """
+    image = np.random.default_rng(3).integers(0, 256, (40, 48, 3), dtype=np.uint8)
+    spec = "flip | rotate:angle=45"
+    fused = Pipeline.parse(spec).run(image, backend="cpu", linear=True)[0]
+    plain = Pipeline.parse(spec, fuse=False).run(image, backend="cpu", linear=True)[0]
+    encoded = Pipeline.parse(spec, fuse=False).run(image, backend="cpu")[0]
+    middle = (slice(12, -12), slice(12, -12))
+    assert np.abs(fused[middle].astype(int) - plain[middle]).max() <= 2
+    assert plain[middle].mean() - encoded[middle].mean() > 10  # linear mixing is brighter on noise
+
+
+def test_a_fused_group_is_described_by_its_steps() -> None:
+    """A fused group's declaration: its name as description, the first step's category, linear for warps."""
+    for spec, category, linear in (("invert | gamma:gamma=2", "color", False),
+                                   ("gamma:gamma=2 | invert", "tone", False), ("rotate:angle=5 | flip", "warp", True)):
+        (step,) = Pipeline.parse(spec).compile()
+        info = step.filter.info()
+        assert (info["description"], info["category"], info["linear"]) == (f"fused[{spec}]", category, linear)
