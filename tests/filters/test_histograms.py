@@ -7,6 +7,7 @@ Expected values are worked out by hand in the comments, or come from numpy
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 from skimage.exposure import match_histograms
@@ -16,6 +17,7 @@ from cvfilters.filters._shared.histograms import (
     equalize_table,
     histogram,
     histogram_panel,
+    level_counts,
     match_table,
     otsu_level,
     percentile_level,
@@ -69,6 +71,9 @@ def test_equalize_table_multiplies_in_float32_for_256_levels() -> None:
     # three groups: {0: 10, 5: 10, 6: 10}: t = 0 gives 10 * 20 * 5.5^2 = 6050, t = 5 gives 20 * 10 * 3.5^2 = 2450
     ({0: 10, 5: 10, 6: 10}, 8, 0),
     ({3: 9}, 8, 3),  # one level: that level
+    # the top level present (its sum counts in mu1): t = 0 or 1 gives 3 * 10 * (0 - 26 / 10)^2 = 202.8,
+    # t = 2 gives 7 * 6 * (8 / 7 - 3)^2 = 144.9
+    ({0: 3, 2: 4, 3: 6}, 4, 0),
 ])
 def test_otsu_level_by_hand(pairs: dict[int, int], levels: int, expected: int) -> None:
     assert otsu_level(counts_of(pairs, levels)) == expected
@@ -90,15 +95,21 @@ def test_percentile_level_between_two_levels() -> None:
 
 
 # ---------------------------------------------------------------- match_table
+def assert_matches_skimage(source: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """match_table of two 256-level counts against match_histograms on their pixels (the table rounds)."""
+    table = match_table(source, reference)
+    src = pixels(source).astype(np.uint8).reshape(1, -1)
+    matched = match_histograms(src, pixels(reference).astype(np.uint8).reshape(1, -1))
+    np.testing.assert_allclose(table[src[0]], matched[0], atol=0.5 + 1e-9)
+    return table
+
+
 def test_match_table_is_skimage_on_the_levels_present() -> None:
     rng = np.random.default_rng(4)
     source, reference = np.zeros(256, np.int64), np.zeros(256, np.int64)
     source[rng.choice(256, 30, replace=False)] = rng.integers(1, 40, 30)
     reference[rng.choice(256, 12, replace=False)] = rng.integers(1, 90, 12)
-    table = match_table(source, reference)
-    src = pixels(source).astype(np.uint8).reshape(1, -1)
-    matched = match_histograms(src, pixels(reference).astype(np.uint8).reshape(1, -1))
-    np.testing.assert_allclose(table[src[0]], matched[0], atol=0.5 + 1e-9)  # the table rounds
+    assert_matches_skimage(source, reference)
 
 
 def test_match_table_across_level_counts_and_empty_inputs() -> None:
@@ -220,3 +231,75 @@ def test_otsu_and_an_empty_panel_warn_of_nothing() -> None:
         assert otsu_level(counts_of({10: 5, 200: 5})) == 10
         panel = histogram_panel(np.zeros((1, 8)), 4, 3)
     np.testing.assert_array_equal(panel, np.zeros((3, 4, 1), np.float32))
+
+
+# ---------------------------------------------------------------- eighth session
+def test_equalize_table_rounds_a_half_like_cv2_equalize_hist() -> None:
+    """21 * 255 / 90 is 59.5: equalizeHist's float32 product rounds it to 60, a float64 product to 59."""
+    counts = counts_of({71: 2, 82: 21, 154: 39, 214: 18, 237: 12})
+    image = pixels(counts).astype(np.uint8).reshape(4, 23)
+    expected = cv2.equalizeHist(image)
+    np.testing.assert_array_equal(equalize_table(counts)[image], expected)  # bit for bit
+    assert expected[image == 82][0] == 60
+
+
+def test_level_counts_of_gray_and_colour_are_bincounts() -> None:
+    """level_counts (the histogram files' counts) must count every channel over levels 0 .. levels - 1."""
+    rng = np.random.default_rng(8)
+    colour = rng.integers(0, 16, (5, 7, 3)).astype(np.uint8)
+    counts = level_counts(colour, 16)
+    assert counts.shape == (3, 16) and counts.dtype == np.int64
+    for c in range(3):
+        np.testing.assert_array_equal(counts[c], np.bincount(colour[..., c].ravel(), minlength=16))
+    gray = rng.integers(0, 65536, (6, 5)).astype(np.uint16)
+    np.testing.assert_array_equal(level_counts(gray, 65536), np.bincount(gray.ravel(), minlength=65536)[None])
+
+
+def test_histogram_of_a_colour_uint8_image_under_a_mask_is_numpys() -> None:
+    """A uint8 colour image's mask (H x W, any non-zero value) must select pixels, not be refused or ignored."""
+    rng = np.random.default_rng(9)
+    image = rng.integers(0, 256, (6, 8, 3)).astype(np.uint8)
+    mask = rng.integers(0, 3, (6, 8)) * 100  # 0, 100 or 200
+    counts = histogram(image, mask=mask)
+    assert counts.dtype == np.int64
+    for c in range(3):
+        np.testing.assert_array_equal(counts[c], np.bincount(image[..., c][mask != 0], minlength=256))
+
+
+def test_histogram_of_a_pil_image_reads_it_as_rgb() -> None:
+    """A PIL image is RGB: "r" is its first plane and luminance weighs it 0.299."""
+    from PIL import Image
+
+    rgb = np.zeros((2, 3, 3), np.uint8)
+    rgb[..., 0], rgb[..., 1], rgb[..., 2] = 200, 100, 10
+    image = Image.fromarray(rgb)
+    assert histogram(image, channels="r")[200] == 6 and histogram(image, channels="b")[10] == 6
+    luma = round(0.299 * 200 + 0.587 * 100 + 0.114 * 10)  # 119
+    assert histogram(image, channels="luminance")[luma] == 6
+    np.testing.assert_array_equal(histogram(image), [np.bincount(rgb[..., c].ravel(), minlength=256)
+                                                     for c in range(3)])
+
+
+def test_histogram_of_a_numpy_image_in_rgb_order() -> None:
+    """channel_order="rgb" names the first plane "r" and weighs it 0.299 in the luminance."""
+    rgb = np.zeros((2, 2, 4), np.uint8)
+    rgb[..., 0], rgb[..., 1], rgb[..., 2], rgb[..., 3] = 200, 100, 10, 255
+    assert histogram(rgb, channels="r", channel_order="rgb")[200] == 4
+    assert histogram(rgb, channels="b", channel_order="rgb")[10] == 4
+    luma = round(0.299 * 200 + 0.587 * 100 + 0.114 * 10)  # 119; in BGR order it would be 88
+    assert histogram(rgb, channels="luminance", channel_order="rgb")[luma] == 4
+    assert cv2.cvtColor(rgb, cv2.COLOR_RGBA2GRAY)[0, 0] == luma
+
+
+def test_histogram_of_float32_counts_in_int64() -> None:
+    """Counts are int64 for every depth, as documented (float32 images are counted by numpy)."""
+    counts = histogram(np.full((2, 2, 3), 0.5, np.float32), 4)
+    assert counts.dtype == np.int64 and counts.tolist() == [[0, 0, 4, 0]] * 3
+
+
+def test_match_table_reaches_level_0_like_skimage() -> None:
+    """A reference whose lowest level is 0 maps the source's lowest levels to 0, not to 1."""
+    source, reference = counts_of({10: 5, 100: 3, 180: 2}), counts_of({0: 5, 60: 3, 255: 2})
+    table = assert_matches_skimage(source, reference)
+    assert table.dtype == np.int64 and table[10] == 0 and table[180] == 255
+
