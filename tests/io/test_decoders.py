@@ -315,18 +315,27 @@ def test_a_cmyk_tiff_pillow_decodes_comes_back_bgr(tmp_path: Path) -> None:
     np.testing.assert_array_equal(cvf.read(path), want)
 
 
+def _png_chunk(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+
 def test_a_16_bit_rgb_png_with_a_trns_key_keeps_its_depth_and_its_alpha(tmp_path: Path) -> None:
     """Only grey PNGs with a tRNS key go to Pillow: a colour one stays with OpenCV, which keys it at 16 bits
-    (Pillow would give 8-bit RGB without alpha)."""
+    (Pillow would give 8-bit RGB without alpha). Its ICC profile makes Pillow parse the header, so the
+    header holds the key."""
+    from PIL import ImageCms
+
     rgb = np.random.default_rng(17).integers(0, 65535, (4, 6, 3), dtype=np.uint16, endpoint=True)
     rgb[1, 2] = rgb[0, 0]
     path = tmp_path / "k.png"
     cv2.imwrite(str(path), rgb[..., ::-1])
     data = path.read_bytes()
-    key = struct.pack(">HHH", *map(int, rgb[0, 0]))
-    trns = struct.pack(">I", len(key)) + b"tRNS" + key + struct.pack(">I", zlib.crc32(b"tRNS" + key))
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
     at = data.index(b"IDAT") - 4
-    path.write_bytes(data[:at] + trns + data[at:])
+    path.write_bytes(data[:at] + _png_chunk(b"iCCP", b"sRGB\0\0" + zlib.compress(icc))
+                     + _png_chunk(b"tRNS", struct.pack(">HHH", *map(int, rgb[0, 0]))) + data[at:])
+    header = decoders.parse_header(path.read_bytes())
+    assert header is not None and header.info["transparency"] == tuple(map(int, rgb[0, 0]))
     assert reason(path) is None
     alpha = np.where((rgb == rgb[0, 0]).all(axis=2), 0, 65535).astype(np.uint16)
     np.testing.assert_array_equal(cvf.read(path), np.dstack([rgb[..., ::-1], alpha]))
@@ -339,3 +348,17 @@ def test_probe_refuses_a_format_cvfilters_cannot_read_as_read_does(tmp_path: Pat
         with pytest.raises(NotAnImageError) as caught:
             call(tmp_path / "a.tga")
         assert str(caught.value) == f"{tmp_path / 'a.tga'}: not an image in a format OpenCV can read"
+
+
+def test_a_cut_file_pillow_fails_on_names_what_libtiff_and_pillow_said(tmp_path: Path) -> None:
+    """libtiff's message (printed on descriptor 2) and Pillow's error are joined by "; " in the error."""
+    makefiles.lzma_tiff(tmp_path / "full.tif")
+    with tifffile.TiffFile(tmp_path / "full.tif") as tiff:
+        offset, count = tiff.pages[0].dataoffsets[0], tiff.pages[0].databytecounts[0]
+    data = (tmp_path / "full.tif").read_bytes()
+    (tmp_path / "cut.tif").write_bytes(data[: len(data) - 120])
+    with pytest.raises(TruncatedImageError) as caught:
+        reading.read(tmp_path / "cut.tif")
+    assert str(caught.value) == (
+        f"{tmp_path / 'cut.tif'}: image data is truncated or corrupt (TIFF compression 34925: TIFFFillStrip: "
+        f"Read error on strip 0; got {len(data) - 120 - offset} bytes, expected {count}.; decoder error -2)")
