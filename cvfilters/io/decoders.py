@@ -238,6 +238,8 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
             image = image.convert("RGBA")
         elif image.mode == "I" and not signed:  # 16-bit grey PNG (Pillow widens it to I)
             image = image.convert("I;16") if header.format == "PNG" else image
+        elif image.mode == "La":  # grey with associated alpha: Pillow converts it to LA only (un-premultiplied)
+            image = image.convert("LA")
         elif image.mode not in _PILLOW_MODES and image.mode != "I":
             image = image.convert("RGBA" if "A" in image.mode else "RGB")
         array = np.asarray(image)

@@ -362,3 +362,20 @@ def test_a_cut_file_pillow_fails_on_names_what_libtiff_and_pillow_said(tmp_path:
     assert str(caught.value) == (
         f"{tmp_path / 'cut.tif'}: image data is truncated or corrupt (TIFF compression 34925: TIFFFillStrip: "
         f"Read error on strip 0; got {len(data) - 120 - offset} bytes, expected {count}.; decoder error -2)")
+
+
+def test_a_grey_tiff_with_associated_alpha_comes_back_bgra_with_straight_alpha(tmp_path: Path) -> None:
+    """8-bit grey + associated (premultiplied) alpha, Pillow's La: grey divided by alpha, the alpha kept
+    (OpenCV gives one premultiplied grey channel and no alpha)."""
+    rng = np.random.default_rng(18)
+    straight = rng.integers(0, 128, (5, 7), dtype=np.uint8) * 2  # even: halved and doubled back exactly
+    alpha = np.full((5, 7), 255, np.uint8)
+    alpha[0] = 127  # a half-transparent row checks the division (to 1)
+    premultiplied = np.rint(straight * (alpha / 255.0)).astype(np.uint8)
+    tifffile.imwrite(tmp_path / "la.tif", np.dstack([premultiplied, alpha]), photometric="minisblack",
+                     extrasamples=["assocalpha"], planarconfig="contig")
+    assert reason(tmp_path / "la.tif") == "8-bit TIFF with alpha"
+    assert opencv_reads(tmp_path / "la.tif").ndim == 2
+    got = cvf.read(tmp_path / "la.tif")
+    assert got.shape == (5, 7, 4)
+    np.testing.assert_allclose(got.astype(np.float64), np.dstack([straight] * 3 + [alpha]).astype(np.float64), atol=1)
