@@ -379,3 +379,13 @@ def test_a_grey_tiff_with_associated_alpha_comes_back_bgra_with_straight_alpha(t
     got = cvf.read(tmp_path / "la.tif")
     assert got.shape == (5, 7, 4)
     np.testing.assert_allclose(got.astype(np.float64), np.dstack([straight] * 3 + [alpha]).astype(np.float64), atol=1)
+
+
+def test_a_cielab_tiff_pillow_decodes_comes_back_in_colour(tmp_path: Path) -> None:
+    """CIELab (Pillow's LAB) is converted to colour as Pillow converts it, not refused (its extra opaque
+    channel, from the A of LAB, is not checked: docs/mutation.md)."""
+    lab = np.random.default_rng(19).integers(0, 256, (6, 8, 3), dtype=np.uint8)
+    path = _lzma_tiff(tmp_path / "lab.tif", lab, photometric="cielab")
+    with Image.open(path) as direct:
+        want = np.asarray(direct.convert("RGB"))[..., ::-1]
+    np.testing.assert_array_equal(cvf.read(path)[..., :3], want)
