@@ -227,6 +227,8 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
         opened.load()
         image: Image.Image = opened
         ImageOps.exif_transpose(image, in_place=True)  # a no-op where Pillow's loader applied it
+        sample_format = header.tags.get(339, 1)  # Pillow gives a tuple, a value a sample
+        signed = (sample_format if isinstance(sample_format, tuple) else (sample_format,))[:1] == (2,)
         key = image.info.get("transparency") if image.mode in _GREY_KEYED else None
         if key is not None and image.mode == "L" and header.format == "PNG" and 0 < data[24] < 8:
             key *= 255 // (2 ** data[24] - 1)  # Pillow scales 1-, 2- and 4-bit grey to 0..255, not the key
@@ -234,13 +236,15 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
             image = image.convert("RGBA" if "transparency" in image.info else "RGB")
         elif image.mode == "PA":
             image = image.convert("RGBA")
-        elif image.mode == "I" and header.tags.get(339) != 2:  # 16-bit grey PNG (Pillow widens it to I)
+        elif image.mode == "I" and not signed:  # 16-bit grey PNG (Pillow widens it to I)
             image = image.convert("I;16") if header.format == "PNG" else image
+        elif image.mode == "La":  # grey with associated alpha: Pillow converts it to LA only (un-premultiplied)
+            image = image.convert("LA")
         elif image.mode not in _PILLOW_MODES and image.mode != "I":
             image = image.convert("RGBA" if "A" in image.mode else "RGB")
         array = np.asarray(image)
-    if image.mode == "I":  # 32-bit integers: signed 16-bit TIFF samples or 16-bit PNG grey
-        array = array.astype(np.int16 if header.tags.get(339) == 2 else np.uint16)
+    if image.mode == "I" and header.tags.get(258, (16,)) == (16,):  # signed 16-bit TIFF or 16-bit PNG grey
+        array = array.astype(np.int16 if signed else np.uint16)  # 32-bit samples stay int32: refused
     if array.dtype == np.bool_:
         array = array.astype(np.uint8) * np.uint8(255)
     if array.dtype.byteorder == ">":

@@ -8,15 +8,18 @@ reason the second decoder exists: if a future OpenCV gets it right, that check s
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+import tifffile
 from PIL import Image
 
 import cvfilters as cvf
-from cvfilters.core.errors import TruncatedImageError
+from cvfilters.core.errors import NotAnImageError, TruncatedImageError, UnsupportedDepthError
 from cvfilters.io import decoders, reading, writing
 from cvfilters.io.metadata import Metadata
 from tests import cli_runner, makefiles
@@ -238,3 +241,151 @@ def test_a_program_using_pillow_keeps_its_own_limit_after_a_decode(tmp_path: Pat
         assert inside.size == (60, 40)  # opened past Pillow's limit
     with pytest.raises(Image.DecompressionBombError):
         Image.open(tmp_path / "a.png")  # after the block: Pillow's own error, as the program asked
+
+
+# --- eighth session: the Pillow path's modes (docs/mutation.md, io/decoders) -------------------------
+
+
+def _lzma_tiff(path: Path, data: np.ndarray, **options: object) -> Path:
+    """A TIFF compressed with LZMA, which OpenCV's libtiff lacks: Pillow decodes it."""
+    tifffile.imwrite(path, data, compression="lzma", **options)  # type: ignore[arg-type]
+    assert reason(path) == "TIFF compression 34925"
+    return path
+
+
+def test_a_signed_16_bit_tiff_pillow_decodes_stays_signed(tmp_path: Path) -> None:
+    """Pillow widens signed 16-bit samples to 32-bit integers: they must come back int16 with their
+    signs, not as uint16 (-1 read as 65535; SampleFormat is a tuple in Pillow's tags). Little-endian:
+    Pillow 13 swaps the bytes of a big-endian one that libtiff decompresses (docs/mutation.md)."""
+    data = np.random.default_rng(11).integers(-32768, 32767, (5, 7), dtype=np.int16, endpoint=True)
+    got = cvf.read(_lzma_tiff(tmp_path / "s16.tif", data))
+    assert got.dtype == np.dtype(np.int16)
+    np.testing.assert_array_equal(got, tifffile.imread(tmp_path / "s16.tif"))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_a_32_bit_integer_tiff_pillow_decodes_is_refused_not_cut_to_16_bits(tmp_path: Path, dtype: type) -> None:
+    """Refused like the same file uncompressed, never read with its values wrapped to 16 bits (Pillow holds
+    both as int32, mode I, which the message names)."""
+    data = np.random.default_rng(12).integers(0, 2**31 - 1, (5, 7)).astype(dtype)
+    path = _lzma_tiff(tmp_path / "i32.tif", data)
+    with pytest.raises(UnsupportedDepthError) as caught:
+        cvf.read(path)
+    assert str(caught.value) == (f"{path}: pixel depth int32 is not supported (uint8, uint16, int16, float32)")
+
+
+def test_a_big_endian_16_bit_tiff_pillow_decodes_comes_back_in_native_order(tmp_path: Path) -> None:
+    """Pillow gives a big-endian TIFF's samples as big-endian uint16 (mode I;16B): the array must be
+    plain native uint16, which OpenCV's functions and cvfilters' depth table accept."""
+    data = np.random.default_rng(13).integers(0, 65535, (5, 7), dtype=np.uint16, endpoint=True)
+    got = cvf.read(_lzma_tiff(tmp_path / "be.tif", data, byteorder=">"))
+    assert got.dtype == np.dtype(np.uint16) and got.dtype.isnative
+    np.testing.assert_array_equal(got, data)
+
+
+def test_a_grey_alpha_tiff_comes_back_bgra_with_its_alpha(tmp_path: Path) -> None:
+    """8-bit grey + alpha (Pillow's LA): grey in B, G and R, the alpha kept as stored (OpenCV drops it)."""
+    la = np.random.default_rng(14).integers(0, 256, (5, 7, 2), dtype=np.uint8)
+    tifffile.imwrite(tmp_path / "la.tif", la, photometric="minisblack", extrasamples=["unassalpha"],
+                     planarconfig="contig")
+    assert reason(tmp_path / "la.tif") == "8-bit TIFF with alpha"
+    assert opencv_reads(tmp_path / "la.tif").ndim == 2
+    np.testing.assert_array_equal(cvf.read(tmp_path / "la.tif"), np.dstack([la[..., 0]] * 3 + [la[..., 1]]))
+
+
+def test_a_palette_tiff_with_alpha_comes_back_bgra(tmp_path: Path) -> None:
+    """Palette + alpha (Pillow's PA): the colour map looked up (16-bit entries to 8 bits), the alpha kept."""
+    index = makefiles.indices((5, 8), 4)
+    alpha = np.random.default_rng(15).integers(0, 256, (5, 8), dtype=np.uint8)
+    colormap = np.zeros((3, 256), np.uint16)
+    colormap[:, :4] = makefiles.PALETTE_BGR[:, ::-1].T.astype(np.uint16) * 257
+    makefiles.raw_tiff(tmp_path / "pa.tif", np.dstack([index, alpha]).tobytes(), 8, 5,
+                       {258: (3, [8, 8]), 259: (3, 1), 262: (3, 3), 277: (3, 2), 338: (3, 2),
+                        320: (3, colormap.ravel().tolist())})
+    assert reason(tmp_path / "pa.tif") == "palette TIFF"
+    np.testing.assert_array_equal(cvf.read(tmp_path / "pa.tif"), np.dstack([makefiles.PALETTE_BGR[index], alpha]))
+
+
+def test_a_cmyk_tiff_pillow_decodes_comes_back_bgr(tmp_path: Path) -> None:
+    """A mode outside the array table (CMYK) is converted to three channels as Pillow itself converts it."""
+    cmyk = np.random.default_rng(16).integers(0, 256, (5, 7, 4), dtype=np.uint8)
+    path = _lzma_tiff(tmp_path / "cmyk.tif", cmyk, photometric="separated")
+    with Image.open(path) as direct:
+        want = np.asarray(direct.convert("RGB"))[..., ::-1]
+    np.testing.assert_array_equal(cvf.read(path), want)
+
+
+def _png_chunk(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+
+def test_a_16_bit_rgb_png_with_a_trns_key_keeps_its_depth_and_its_alpha(tmp_path: Path) -> None:
+    """Only grey PNGs with a tRNS key go to Pillow: a colour one stays with OpenCV, which keys it at 16 bits
+    (Pillow would give 8-bit RGB without alpha). Its ICC profile makes Pillow parse the header, so the
+    header holds the key."""
+    from PIL import ImageCms
+
+    rgb = np.random.default_rng(17).integers(0, 65535, (4, 6, 3), dtype=np.uint16, endpoint=True)
+    rgb[1, 2] = rgb[0, 0]
+    path = tmp_path / "k.png"
+    cv2.imwrite(str(path), rgb[..., ::-1])
+    data = path.read_bytes()
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    at = data.index(b"IDAT") - 4
+    path.write_bytes(data[:at] + _png_chunk(b"iCCP", b"sRGB\0\0" + zlib.compress(icc))
+                     + _png_chunk(b"tRNS", struct.pack(">HHH", *map(int, rgb[0, 0]))) + data[at:])
+    header = decoders.parse_header(path.read_bytes())
+    assert header is not None and header.info["transparency"] == tuple(map(int, rgb[0, 0]))
+    assert reason(path) is None
+    alpha = np.where((rgb == rgb[0, 0]).all(axis=2), 0, 65535).astype(np.uint16)
+    np.testing.assert_array_equal(cvf.read(path), np.dstack([rgb[..., ::-1], alpha]))
+
+
+def test_probe_refuses_a_format_cvfilters_cannot_read_as_read_does(tmp_path: Path) -> None:
+    """Pillow parses more formats than OpenCV reads (TGA): probe must not size a file read refuses."""
+    Image.new("RGB", (5, 3), (1, 2, 3)).save(tmp_path / "a.tga")
+    for call in (reading.probe, reading.read):
+        with pytest.raises(NotAnImageError) as caught:
+            call(tmp_path / "a.tga")
+        assert str(caught.value) == f"{tmp_path / 'a.tga'}: not an image in a format OpenCV can read"
+
+
+def test_a_cut_file_pillow_fails_on_names_what_libtiff_and_pillow_said(tmp_path: Path) -> None:
+    """libtiff's message (printed on descriptor 2) and Pillow's error are joined by "; " in the error."""
+    makefiles.lzma_tiff(tmp_path / "full.tif")
+    with tifffile.TiffFile(tmp_path / "full.tif") as tiff:
+        offset, count = tiff.pages[0].dataoffsets[0], tiff.pages[0].databytecounts[0]
+    data = (tmp_path / "full.tif").read_bytes()
+    (tmp_path / "cut.tif").write_bytes(data[: len(data) - 120])
+    with pytest.raises(TruncatedImageError) as caught:
+        reading.read(tmp_path / "cut.tif")
+    assert str(caught.value) == (
+        f"{tmp_path / 'cut.tif'}: image data is truncated or corrupt (TIFF compression 34925: TIFFFillStrip: "
+        f"Read error on strip 0; got {len(data) - 120 - offset} bytes, expected {count}.; decoder error -2)")
+
+
+def test_a_grey_tiff_with_associated_alpha_comes_back_bgra_with_straight_alpha(tmp_path: Path) -> None:
+    """8-bit grey + associated (premultiplied) alpha, Pillow's La: grey divided by alpha, the alpha kept
+    (OpenCV gives one premultiplied grey channel and no alpha)."""
+    rng = np.random.default_rng(18)
+    straight = rng.integers(0, 128, (5, 7), dtype=np.uint8) * 2  # even: halved and doubled back exactly
+    alpha = np.full((5, 7), 255, np.uint8)
+    alpha[0] = 127  # a half-transparent row checks the division (to 1)
+    premultiplied = np.rint(straight * (alpha / 255.0)).astype(np.uint8)
+    tifffile.imwrite(tmp_path / "la.tif", np.dstack([premultiplied, alpha]), photometric="minisblack",
+                     extrasamples=["assocalpha"], planarconfig="contig")
+    assert reason(tmp_path / "la.tif") == "8-bit TIFF with alpha"
+    assert opencv_reads(tmp_path / "la.tif").ndim == 2
+    got = cvf.read(tmp_path / "la.tif")
+    assert got.shape == (5, 7, 4)
+    np.testing.assert_allclose(got.astype(np.float64), np.dstack([straight] * 3 + [alpha]).astype(np.float64), atol=1)
+
+
+def test_a_cielab_tiff_pillow_decodes_comes_back_in_colour(tmp_path: Path) -> None:
+    """CIELab (Pillow's LAB) is converted to colour as Pillow converts it, not refused (its extra opaque
+    channel, from the A of LAB, is not checked: docs/mutation.md)."""
+    lab = np.random.default_rng(19).integers(0, 256, (6, 8, 3), dtype=np.uint8)
+    path = _lzma_tiff(tmp_path / "lab.tif", lab, photometric="cielab")
+    with Image.open(path) as direct:
+        want = np.asarray(direct.convert("RGB"))[..., ::-1]
+    np.testing.assert_array_equal(cvf.read(path)[..., :3], want)
