@@ -332,6 +332,19 @@ def test_blend_mask_and_sizes(tmp_path: Path) -> None:
         cvf.get_filter("blend").resolve({"source": str(tmp_path / "none.png")})
 
 
+def test_blend_inverted_without_a_mask_leaves_the_image(backend: str) -> None:
+    """No mask is everywhere, so ``invert=true`` without one blends nowhere (W3C with ``as = 0``:
+    ``out = Cb``, alpha ``ab``); catches an invert that is ignored or gives a weight of 1 or 2."""
+    base = photo(12, 16, 3, np.uint8)
+    out = cvf.apply(base, "blend", color=[1.0, 0.5, 0.0], opacity=0.7, invert=True, backend=backend)
+    np.testing.assert_array_equal(out, base)
+    bgra = photo(12, 16, 4, np.float32)
+    bgra[..., 3] = np.linspace(0.2, 1.0, 16, dtype=np.float32)[None, :]
+    out = cvf.apply(bgra, "blend", color=[1.0, 0.5, 0.0], mode="multiply", opacity=0.7, invert=True,
+                    backend=backend)
+    np.testing.assert_allclose(out, bgra, atol=1e-6)
+
+
 def test_blend_twice_with_another_mask_or_source_gets_its_own_planes(backend: str, tmp_path: Path) -> None:
     """The source planes and ``as`` are kept on the device per size and parameters: blends of one
     size that differ only in the mask, its feather, feather method or invert, or in the source
