@@ -29,6 +29,10 @@ from tests.conftest import photo
 # in the second update of EMPTY_FIRST (k=3), the last one in EMPTY_LAST (k=6).
 EMPTY_FIRST = [20, 2, 20, 19, 4, 10, 9, 18, 20]
 EMPTY_LAST = [20, 2, 18, 18, 14, 2, 6, 2, 8, 13, 7, 19, 7, 16, 20, 3, 7, 16, 2, 3, 10, 14, 16, 13]
+# a singleton cluster whose centre is not yet on its pixel (k=3, seed 0, fourth update)
+SINGLETON = [0, 16, 13, 14, 7, 12]
+# the first Lloyd update (k=3, seed 0) moves a centre by exactly 2.625 = 0.1640625 x the range 16
+TOL_EDGE = [0, 16, 5, 0, 1, 0, 2, 13, 11, 15, 8, 10, 16, 12]
 # k-means++ draws on these three points, worked out by hand below
 TRIANGLE = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 3.0]])
 NAN_MESSAGE = ("the image holds NaN or infinite values, which k-means colour quantization cannot "
@@ -99,17 +103,17 @@ def test_nearest_matches_brute_force_float32_distances(chunk: int | None) -> Non
     want_labels, want_dist = _brute_nearest(points, centers)
     assert labels.dtype == np.int32 and dist.dtype == np.float32
     np.testing.assert_array_equal(labels, want_labels)
-    np.testing.assert_allclose(dist, want_dist, rtol=1e-6, atol=0)
+    np.testing.assert_array_equal(dist, want_dist)  # float32 sums, channel by channel: bit for bit
     assert labels[0] == 5
 
 
 def test_nearest_measures_in_float32() -> None:
-    """Float64 centres are rounded to float32 first: a float32 pixel on a centre is at distance 0."""
+    """Float64 centres and pixels are rounded to float32 first: equal after rounding is distance 0."""
     centers = np.array([[0.1, 0.7, 0.3], [0.9, 0.2, 0.6]])
-    points = centers[::-1].astype(np.float32)
-    labels, dist = _nearest(points, centers)
-    assert labels.tolist() == [1, 0]
-    assert dist.tolist() == [0.0, 0.0]
+    for points in (centers[::-1].astype(np.float32), centers[::-1] + 1e-9):
+        labels, dist = _nearest(points, centers)
+        assert labels.tolist() == [1, 0]
+        assert dist.tolist() == [0.0, 0.0]
 
 
 # --- _kmeans_pp -------------------------------------------------------------------------------
@@ -162,6 +166,7 @@ def _datasets() -> list[tuple[str, np.ndarray, int]]:
         ("8-bit", rng.integers(0, 256, (40, 3)).astype(np.float64), 4),
         ("small-range", rng.random((40, 2)) * 0.01, 4),
         ("blobs", blobs, 4),
+        ("singleton", np.array(SINGLETON, dtype=np.float64)[:, None], 3),
     ]
 
 
@@ -192,6 +197,16 @@ def test_kmeans_keeps_the_first_attempt_with_the_lowest_cost(name: str, samples:
     costs = [_cost(samples, run) for run in runs]
     want = runs[int(np.argmin(costs))]
     np.testing.assert_allclose(kmeans(samples, k, seed=seed, attempts=3), want, rtol=0, atol=1e-9)
+
+
+def test_kmeans_keeps_iterating_after_a_move_of_exactly_tol_times_the_range() -> None:
+    """Iterations stop only when no centre moved by tol x range *or more*: a move equal to it goes on."""
+    samples = np.array(TOL_EDGE, dtype=np.float64)[:, None]
+    tol = 2.625 / 16
+    start = _kmeans_pp(samples, 3, np.random.default_rng(0))
+    want = _lloyd(samples, start, 30, tol)
+    assert not np.allclose(want, _lloyd(samples, start, 1, 0.0))  # stopping after that move differs
+    np.testing.assert_allclose(kmeans(samples, 3, attempts=1, seed=0, tol=tol), want, rtol=0, atol=1e-9)
 
 
 def test_kmeans_defaults_are_three_attempts_and_seed_0() -> None:
