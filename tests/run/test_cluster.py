@@ -154,11 +154,16 @@ def test_a_tall_gray_image_gives_opencvs_whole_image_result(tmp_path: Path, clie
     np.testing.assert_array_equal(_zarr(tmp_path / "out.zarr"), opencv(image))
 
 
-@pytest.mark.parametrize("spec", ["normalize | equalize", "unsharp_mask:radius=10"])
-def test_a_tall_gray_image_gives_the_local_result(tmp_path: Path, client: Any, spec: str) -> None:
-    """Two global steps (the second measured on the first's output, with its merged statistics), and a halo
-    that depends on the image's dtype (a Gaussian's 6 sigma for uint8, 8 sigma otherwise)."""
-    image, source = _tall_gray(tmp_path, 600)
+@pytest.mark.parametrize(("spec", "height"), [
+    ("normalize | equalize", 600), ("unsharp_mask:radius=10", 600),
+    # a shift of 200 rows down, then up: an overlap on one side only, over half a band (the bands grow by it)
+    ("affine:matrix=[[1,0,0],[0,1,200]]", 1200), ("affine:matrix=[[1,0,0],[0,1,-200]]", 1200),
+])
+def test_a_tall_gray_image_gives_the_local_result(tmp_path: Path, client: Any, spec: str, height: int) -> None:
+    """Two global steps (the second measured on the first's output, with its merged statistics), a halo
+    that depends on the image's dtype (a Gaussian's 6 sigma for uint8, 8 sigma otherwise), and overlaps
+    above or below a band only."""
+    image, source = _tall_gray(tmp_path, height)
     cvfilters.stream_file(source, tmp_path / "local.zarr", spec, tile_size=64)
     cvfilters.stream_file(source, tmp_path / "cluster.zarr", spec, tile_size=64, scheduler=client)
     np.testing.assert_array_equal(_zarr(tmp_path / "cluster.zarr"), _zarr(tmp_path / "local.zarr"))
