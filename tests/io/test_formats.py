@@ -62,3 +62,33 @@ def test_without_lossless_webp_writes_its_default_quality() -> None:
     webp = formats.image_format(".webp")
     assert webp is not None and webp.params() == [cv2.IMWRITE_WEBP_QUALITY, 90]
     assert webp.params(lossless=True) == [cv2.IMWRITE_WEBP_QUALITY, 101]  # OpenCV: above 100 is lossless
+
+
+def test_compression_out_of_range_is_refused_with_the_whole_message() -> None:
+    """Catches the refusal naming another parameter or another action than the write asked for."""
+    from cvfilters.core.errors import ParameterError
+
+    png = formats.image_format(".png")
+    assert png is not None
+    for bad, quality in ((10, None), (-1, None), (None, 0)):
+        with pytest.raises(ParameterError) as info:
+            png.params(quality, bad)
+        name, low, high, value = ("compression", 0, 9, bad) if bad is not None else ("quality", 1, 100, quality)
+        assert str(info.value) == f"write: {name} must be an integer from {low} to {high}, got {value!r}"
+
+
+def test_compression_is_passed_only_where_the_format_takes_it() -> None:
+    """Catches a zlib level handed to JPEG's encoder as a flag of None, or a PNG given a level of None."""
+    jpeg, png = formats.image_format(".jpg"), formats.image_format(".png")
+    assert jpeg is not None and png is not None
+    assert jpeg.params(80, 5) == [cv2.IMWRITE_JPEG_QUALITY, 80]
+    assert png.params() == [] and png.params(80) == []
+    assert png.params(compression=5) == [cv2.IMWRITE_PNG_COMPRESSION, 5]
+
+
+def test_video_containers_are_found_in_any_case() -> None:
+    """Catches the extension looked up as given (``.MP4`` missed) or upper-cased (``.mp4`` missed)."""
+    for ext, codec in ((".mp4", "libx264"), (".MP4", "libx264"), (".WebM", "libvpx-vp9"), (".avi", "mjpeg")):
+        record = formats.video_format(ext)
+        assert record is not None and record.codecs == (codec,), ext
+    assert formats.video_format(".png") is None

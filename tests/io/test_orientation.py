@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import struct
 import subprocess
+import warnings
 from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
@@ -407,3 +408,52 @@ def test_requested_prefers_the_header_and_falls_back_to_the_decoder():
     assert requested(b"", six) == 6  # an empty one neither
     assert requested(three, six) == 3  # the header's (AVIF: irot/imir) wins
     assert requested(None, None) == 1
+
+
+def pillow_orientation(block: bytes) -> int | None:
+    """The Orientation Pillow reads from an EXIF block (None where it finds none): the independent reader."""
+    exif = Image.Exif()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Pillow warns of the cut-short blocks below
+        exif.load(b"Exif\0\0" + block)
+    return exif.get(TAG)
+
+
+def ifd_block(order: str, entries: list[bytes], tail: bytes = b"\0" * 4) -> bytes:
+    """A TIFF-structured EXIF block of ``entries`` (12 bytes each, or cut short) then ``tail``."""
+    return (b"II" if order == "<" else b"MM") + struct.pack(f"{order}HIH", 42, 8, len(entries)) + \
+        b"".join(entries) + tail
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_an_orientation_entry_ending_the_block_is_read(order: str) -> None:
+    """Catches a scan that stops one byte early and misses an entry with no next-IFD offset after it."""
+    from cvfilters.io.orientation import reset
+
+    block = ifd_block(order, [struct.pack(f"{order}HHIHH", TAG, 3, 1, 6, 0)], tail=b"")
+    assert pillow_orientation(block) == 6
+    assert reset(block)[0] == 6
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_entries_are_read_at_their_12_byte_steps(order: str) -> None:
+    """Catches a scan that looks at every byte and takes a value that merely looks like an Orientation
+    entry (a Make of 4 undefined bytes ``12 01 03 00``) for the real one after it."""
+    from cvfilters.io.orientation import reset
+
+    make = struct.pack(f"{order}HHI", 0x010F, 7, 4) + struct.pack(f"{order}HH", TAG, 3)
+    block = ifd_block(order, [make, struct.pack(f"{order}HHIHH", TAG, 3, 1, 6, 0)])
+    assert pillow_orientation(block) == 6
+    assert reset(block) == (6, ifd_block(order, [make, struct.pack(f"{order}HHIHH", TAG, 3, 1, 1, 0)]))
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_an_entry_cut_short_by_the_block_end_is_not_read(order: str) -> None:
+    """Catches a scan that reads past the block: an Orientation entry cut to 9 bytes is no tag (Pillow
+    skips it) and the block is handed back unchanged, not lengthened by a rewritten value."""
+    from cvfilters.io.orientation import reset
+
+    make = struct.pack(f"{order}HHI", 0x010F, 2, 4) + b"Cam\0"
+    block = ifd_block(order, [make, struct.pack(f"{order}HHIH", TAG, 3, 1, 6)[:9]], tail=b"")
+    assert pillow_orientation(block) is None
+    assert reset(block) == (1, block)

@@ -53,3 +53,25 @@ def test_straight_colour_is_clamped_where_sharpening_outruns_alpha() -> None:
     image[:, 4:, :3], image[:, 4:, 3] = 1.0, 0.6  # white at alpha 0.6
     out = cvf.apply(image, "convolve", kernel=SHARPEN.tolist(), backend="cpu")
     np.testing.assert_allclose(out[2, 4], [1.0, 1.0, 1.0, 0.2], atol=1e-5)
+
+
+def test_the_all_policy_keeps_every_channel_exact() -> None:
+    """A geometric filter (crop, policy ``all``) must give numpy's slice of all four channels, colour kept
+    under alpha 0 and no rounding through premultiplication: catches ``all`` treated as ``premultiply``."""
+    rng = np.random.default_rng(26)
+    image = rng.integers(0, 256, (9, 11, 4), dtype=np.uint8)
+    image[:, :3, 3] = 0  # transparent pixels that still carry colour
+    image[:, 3:6, 3] = 77
+    out = cvf.apply(image, "crop", x=1, y=2, width=7, height=5, backend="cpu")
+    np.testing.assert_array_equal(out, image[2:7, 1:8])
+
+
+def test_the_passthrough_policy_hands_the_filter_three_channels() -> None:
+    """A colour filter (quantize, policy ``passthrough``) on BGRA sees a 3-channel image described as one:
+    an image of exactly two colours comes back unchanged with k=2 and its alpha untouched. Catches the
+    colour given to the filter still described as four channels (or none)."""
+    image = np.zeros((6, 8, 4), np.uint8)
+    image[:, :4, :3], image[:, 4:, :3] = (10, 200, 30), (250, 40, 120)
+    image[..., 3] = np.arange(8, dtype=np.uint8) * 30
+    out = cvf.apply(image, "quantize", k=2, backend="cpu")
+    np.testing.assert_array_equal(out, image)
