@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import tifffile
@@ -223,3 +224,43 @@ def webp_chunks(data: bytes) -> list[bytes]:
         kinds.append(data[pos : pos + 4])
         pos += 8 + size + size % 2
     return kinds
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_chunk(kind: bytes, payload: bytes) -> bytes:
+    """A PNG chunk: length, kind, payload and CRC."""
+    return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+
+class ApngFrame(NamedTuple):
+    """One APNG frame: its zlib-compressed filtered rows and its fcTL fields (delay in ms)."""
+
+    data: bytes
+    width: int
+    height: int
+    x: int = 0
+    y: int = 0
+    delay: int = 50
+    dispose: int = 0
+    blend: int = 0
+
+
+def apng_bytes(ihdr: bytes | None, frames: list[ApngFrame], plays: int = 0, extra: tuple[bytes, ...] = ()) -> bytes:
+    """An APNG built chunk by chunk (no image library): IHDR (left out for None), acTL, ``extra``,
+    each frame's fcTL then its data in IDAT (the first) or fdAT, and IEND."""
+    out = [PNG_SIGNATURE, *([png_chunk(b"IHDR", ihdr)] if ihdr is not None else []),
+           png_chunk(b"acTL", struct.pack(">II", len(frames), plays)), *extra]
+    sequence = 0
+    for index, frame in enumerate(frames):
+        out.append(png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, frame.width, frame.height, frame.x,
+                                                  frame.y, frame.delay, 1000, frame.dispose, frame.blend)))
+        sequence += 1
+        if index == 0:
+            out.append(png_chunk(b"IDAT", frame.data))
+        else:
+            out.append(png_chunk(b"fdAT", struct.pack(">I", sequence) + frame.data))
+            sequence += 1
+    out.append(png_chunk(b"IEND", b""))
+    return b"".join(out)

@@ -18,8 +18,8 @@ import pytest
 from PIL import Image
 
 from cvfilters.io import apng
+from tests import makefiles
 
-SIGNATURE = b"\x89PNG\r\n\x1a\n"
 RED, BLUE, GREEN, WHITE = (255, 0, 0, 255), (0, 0, 255, 255), (0, 255, 0, 255), (255, 255, 255, 255)
 CLEAR = (9, 9, 9, 0)  # transparent; its colour should never show
 
@@ -35,32 +35,18 @@ class Part:
     blend: int = 0
 
 
-def chunk(kind: bytes, payload: bytes) -> bytes:
-    return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
-
-
 def apng_file(size: tuple[int, int], colour_type: int, parts: list[Part], extra: tuple[bytes, ...] = (),
               header: bool = True) -> bytes:
     """An 8-bit APNG of ``size`` (width, height), its frames' data in IDAT then fdAT chunks."""
     width, height = size
-    out = [SIGNATURE]
-    if header:
-        out.append(chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)))
-    out += [chunk(b"acTL", struct.pack(">II", len(parts), 0)), *extra]
-    sequence = 0
-    for index, part in enumerate(parts):
+    frames = []
+    for part in parts:
         rows = part.pixels.reshape(part.pixels.shape[0], -1).astype(np.uint8)
         data = zlib.compress(np.hstack([np.zeros((rows.shape[0], 1), np.uint8), rows]).tobytes())
-        out.append(chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, part.pixels.shape[1], part.pixels.shape[0],
-                                              part.x, part.y, 50, 1000, part.dispose, part.blend)))
-        sequence += 1
-        if index == 0:
-            out.append(chunk(b"IDAT", data))
-        else:
-            out.append(chunk(b"fdAT", struct.pack(">I", sequence) + data))
-            sequence += 1
-    out.append(chunk(b"IEND", b""))
-    return b"".join(out)
+        frames.append(makefiles.ApngFrame(data, part.pixels.shape[1], part.pixels.shape[0], part.x, part.y, 50,
+                                          part.dispose, part.blend))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0) if header else None
+    return makefiles.apng_bytes(ihdr, frames, extra=extra)
 
 
 def fill(height: int, width: int, colour: tuple[int, ...]) -> np.ndarray:
@@ -137,8 +123,8 @@ def test_an_rgb_first_frame_blended_over_comes_out_bgra() -> None:
 def test_palette_frames_with_transparency_take_the_palette_and_its_alphas() -> None:
     """An indexed file (PLTE and tRNS chunks, both carried into every frame): each index becomes
     its palette colour with its own alpha."""
-    plte = chunk(b"PLTE", bytes([255, 0, 0, 0, 255, 0, 0, 0, 255]))
-    trns = chunk(b"tRNS", bytes([255, 0, 128]))
+    plte = makefiles.png_chunk(b"PLTE", bytes([255, 0, 0, 0, 255, 0, 0, 0, 255]))
+    trns = makefiles.png_chunk(b"tRNS", bytes([255, 0, 128]))
     indices = np.array([[0, 1, 2, 0], [2, 2, 1, 0]], np.uint8)
     data = apng_file((4, 2), 3, [Part(indices), Part(indices[::-1])], extra=(plte, trns))
     palette = np.array([(255, 0, 0, 255), (0, 255, 0, 0), (0, 0, 255, 128)], np.uint8)
@@ -167,6 +153,6 @@ def test_frame_data_that_is_not_a_png_stream_is_refused() -> None:
     """Frame data that does not inflate to the frame's rows is an error, not a missing frame."""
     data = apng_file((6, 4), 6, [Part(fill(4, 6, RED))])
     start = data.index(b"IDAT") + 4
-    broken = data[: start - 8] + chunk(b"IDAT", b"not deflate data") + data[data.index(b"IEND") - 4 :]
+    broken = data[: start - 8] + makefiles.png_chunk(b"IDAT", b"not deflate data") + data[data.index(b"IEND") - 4 :]
     with pytest.raises(apng.ApngError, match="^a frame cannot be decoded$"):
         list(apng.frames(BytesIO(broken)))

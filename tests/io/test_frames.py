@@ -216,27 +216,16 @@ def write_apng_16bit(path: Path, frames: list[np.ndarray], plays: int = 0) -> No
     import struct
     import zlib
 
-    def chunk(kind: bytes, payload: bytes) -> bytes:
-        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
-
     height, width = frames[0].shape[:2]
-    out = [b"\x89PNG\r\n\x1a\n", chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)),
-           chunk(b"acTL", struct.pack(">II", len(frames), plays))]
-    sequence = 0
     compressed: dict[bytes, bytes] = {}  # frames that repeat are compressed once
-    for index, frame in enumerate(frames):
+    parts = []
+    for frame in frames:
         rows = frame.astype(">u2").reshape(height, width * 3).view(np.uint8)
         raw = np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes()
         data = compressed.get(raw) or compressed.setdefault(raw, zlib.compress(raw))
-        out.append(chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, width, height, 0, 0, 40, 1000, 0, 0)))
-        sequence += 1
-        if index == 0:
-            out.append(chunk(b"IDAT", data))
-        else:
-            out.append(chunk(b"fdAT", struct.pack(">I", sequence) + data))
-            sequence += 1
-    out.append(chunk(b"IEND", b""))
-    path.write_bytes(b"".join(out))
+        parts.append(makefiles.ApngFrame(data, width, height, delay=40))
+    ihdr = struct.pack(">IIBBBBB", width, height, 16, 2, 0, 0, 0)
+    path.write_bytes(makefiles.apng_bytes(ihdr, parts, plays))
 
 
 def test_a_16_bit_apng_stays_16_bit(tmp_path: Path) -> None:
