@@ -81,7 +81,8 @@ def apply(source: str, name: str, hunks: list[str]) -> str:
         body = [(line[:1], line[1:]) for line in hunks[start + 1:end]]
         old = [text.strip() for tag, text in body if tag != "+"]
         last = (node.end_lineno or node.lineno) + shift
-        matches = [at for at in range(first, last - len(old) + 1)
+        # from a few lines above the def: mutmut's text of a function starts at the comments above it
+        matches = [at for at in range(max(first - 10, 0), last - len(old) + 1)
                    if [line.strip() for line in lines[at:at + len(old)]] == old]
         if not matches:
             raise ValueError("the hunk does not match the function's text")
@@ -144,7 +145,8 @@ def main(argv: list[str]) -> int:
     names = choose(list(listing), args.selection)
     if args.show:
         for name in names:
-            print("===", name, listing[name].status, *listing[name].hunks, sep="\n")
+            print("===", name, listing[name].status)
+            print(*listing[name].hunks, sep="\n")
         return 0
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *argv[split + 1:]]
     if subprocess.run(command, capture_output=True, timeout=args.timeout * 3).returncode != 0:
