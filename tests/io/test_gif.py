@@ -208,3 +208,13 @@ def test_a_duration_past_the_gif_limit_is_capped_at_655350_ms() -> None:
     data = write([np.zeros((2, 2, 3), np.uint8)], [700_000])
     with Image.open(BytesIO(data)) as gif:
         assert gif.info["duration"] == 655_350
+
+
+def test_palettise_returns_a_uint8_palette_with_a_transparent_entry() -> None:
+    """Catches the transparent entry appended as float64 (the documented uint8 palette turned float)."""
+    bgra = np.zeros((2, 2, 4), np.uint8)
+    bgra[0, 0] = (3, 2, 1, 255)
+    indices, palette, transparent = palettise(bgra)
+    assert palette.dtype == np.uint8 and transparent == 1 and len(palette) == 2
+    assert indices[0, 0] == 0 and (indices.reshape(-1)[1:] == 1).all()
+    np.testing.assert_array_equal(palette[0], (1, 2, 3))
