@@ -151,3 +151,70 @@ def test_an_all_transparent_frame_reads_back_transparent() -> None:
     clear[..., :3] = 90  # a colour under alpha 0: no visible colour, the transparent index is 0
     (got,) = read_rgba(write([clear]))
     assert (got[..., 3] == 0).all()
+
+
+def gradient(height: int = 64, width: int = 64) -> np.ndarray:
+    """A BGR ramp of 4096 colours: more than a GIF frame holds, so it is quantized."""
+    y, x = np.mgrid[0:height, 0:width]
+    return np.stack([(x + y) * 2, y * 4, x * 4], axis=2).astype(np.uint8)
+
+
+def pillow_quantized(bgr: np.ndarray, dither: Image.Dither) -> np.ndarray:
+    """Pillow's median cut to 256 colours, mapped with ``dither``, as RGB."""
+    picture = Image.fromarray(np.ascontiguousarray(bgr[..., ::-1]))
+    reduced = picture.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    if dither != Image.Dither.NONE:
+        reduced = picture.quantize(palette=reduced, dither=dither)
+    return np.asarray(reduced.convert("RGB"))
+
+
+def test_a_default_gif_loops_forever_and_is_not_dithered() -> None:
+    """Catches a default of one loop (the NETSCAPE count 1) or dithering nobody asked for."""
+    bgr = gradient()
+    data = write([bgr])
+    with Image.open(BytesIO(data)) as gif:
+        assert gif.info["loop"] == 0
+    (got,) = read_rgba(data)
+    np.testing.assert_array_equal(got[..., :3], pillow_quantized(bgr, Image.Dither.NONE))
+
+
+def test_dither_true_reaches_every_frame() -> None:
+    """Catches the writer's ``dither`` not passed to the palette step (frames left undithered)."""
+    bgr = gradient()
+    (got,) = read_rgba(write([bgr], dither=True))
+    dithered = pillow_quantized(bgr, Image.Dither.FLOYDSTEINBERG)
+    assert not np.array_equal(dithered, pillow_quantized(bgr, Image.Dither.NONE))  # the frame tells them apart
+    np.testing.assert_array_equal(got[..., :3], dithered)
+
+
+def test_the_screen_descriptor_declares_no_global_table_background_or_aspect() -> None:
+    """Catches a non-zero packed byte, background index or pixel aspect ratio in the logical screen
+    descriptor (GIF89a: bytes 10-12; an aspect byte N makes readers stretch pixels to (N+15)/64)."""
+    data = write([np.zeros((2, 3, 3), np.uint8)])
+    assert data[10:13] == b"\x00\x00\x00"
+    with Image.open(BytesIO(data)) as gif:
+        assert "aspect" not in gif.info
+
+
+def test_a_gif_40000_pixels_wide_is_written() -> None:
+    """Catches the screen size packed as signed 16-bit (struct error above 32767; GIF allows 65535)."""
+    row = np.full((1, 40000, 3), (30, 20, 10), np.uint8)
+    (got,) = read_rgba(write([row]))
+    assert got.shape == (1, 40000, 4) and (got[..., :3] == (10, 20, 30)).all()
+
+
+def test_a_duration_past_the_gif_limit_is_capped_at_655350_ms() -> None:
+    """Catches the cap on centiseconds set one past 65535 (struct error for a long still)."""
+    data = write([np.zeros((2, 2, 3), np.uint8)], [700_000])
+    with Image.open(BytesIO(data)) as gif:
+        assert gif.info["duration"] == 655_350
+
+
+def test_palettise_returns_a_uint8_palette_with_a_transparent_entry() -> None:
+    """Catches the transparent entry appended as float64 (the documented uint8 palette turned float)."""
+    bgra = np.zeros((2, 2, 4), np.uint8)
+    bgra[0, 0] = (3, 2, 1, 255)
+    indices, palette, transparent = palettise(bgra)
+    assert palette.dtype == np.uint8 and transparent == 1 and len(palette) == 2
+    assert indices[0, 0] == 0 and (indices.reshape(-1)[1:] == 1).all()
+    np.testing.assert_array_equal(palette[0], (1, 2, 3))
