@@ -11,7 +11,7 @@ from scipy import ndimage
 
 import cvfilters as cvf
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.engine.tiles import process
+from cvfilters.engine.tiles import plan, process
 from cvfilters.filters.blur import median_filter, tilt_shift_mask
 from tests.conftest import PARITY_TOLERANCE, photo, photo16, visible
 
@@ -471,6 +471,8 @@ def test_tilt_shift_with_wrap_border_in_small_tiles_equals_the_whole_image() -> 
                                                        "border": "wrap"})])
     whole = cvf.apply(image, "tilt_shift", center=0.5, band=0.2, falloff=0.25, sigma=2.0, border="wrap", backend="cpu")
     np.testing.assert_array_equal(process(image, pipe, tile_size=7), whole)
+    explained = "\n".join(plan(pipe, image.shape, np.dtype(np.float32)).explain())  # what --explain prints
+    assert "border=wrap: whole image: border=wrap reads the opposite edge of the image" in explained
 
 
 def distinct_values_image(count: int, shape: tuple[int, int], seed: int) -> np.ndarray:
