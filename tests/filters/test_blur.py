@@ -11,6 +11,7 @@ from scipy import ndimage
 
 import cvfilters as cvf
 from cvfilters.engine.pipeline import Pipeline
+from cvfilters.engine.tiles import plan, process
 from cvfilters.filters.blur import median_filter, tilt_shift_mask
 from tests.conftest import PARITY_TOLERANCE, photo, photo16, visible
 
@@ -445,3 +446,50 @@ def test_gaussian_and_median_on_a_genuine_16_bit_photo() -> None:
     assert np.abs(out - np.rint(expected)).max() <= 1  # OpenCV's fixed-point 16-bit Gaussian
     median = cvf.apply(image, "median_blur", size=7, backend="cpu")  # > 256 values: the uint16 ranks path
     np.testing.assert_array_equal(median, ndimage.median_filter(image, 7, mode="nearest"))
+
+
+def test_gaussian_automatic_size_of_uint8_is_cv2s() -> None:
+    """uint8 with ksize=0 takes OpenCV's 6-sigma kernel, bit for bit (not the 8-sigma one of other depths)."""
+    image = (noise((40, 48, 3), np.float32, seed=2) * 255).astype(np.uint8)  # tails of a few levels count
+    out = cvf.apply(image, "gaussian_blur", sigma=3.0, border="reflect101", backend="cpu")
+    np.testing.assert_array_equal(out, cv2.GaussianBlur(image, (0, 0), 3.0, borderType=cv2.BORDER_REFLECT_101))
+
+
+@pytest.mark.parametrize(("d", "sigma_space"), [(0, 2.0), (0, 5.0), (25, 1.0), (25, 8.0)])
+def test_bilateral_in_small_tiles_equals_the_whole_image(d: int, sigma_space: float) -> None:
+    """The tiles' halo covers OpenCV's radius (d // 2, or round(1.5 sigma_space) for d = 0): no seams."""
+    image = np.random.default_rng(5).random((37, 29, 3)).astype(np.float32)
+    pipe = Pipeline([(cvf.get_filter("bilateral"), {"d": d, "sigma_color": 0.3, "sigma_space": sigma_space,
+                                                      "border": "reflect101"})])
+    np.testing.assert_array_equal(process(image, pipe, tile_size=7), pipe(image, backend="cpu"))
+
+
+def test_tilt_shift_with_wrap_border_in_small_tiles_equals_the_whole_image() -> None:
+    """border=wrap reads the opposite edge of the image: tiles must not wrap their own edges instead."""
+    image = photo(37, 29, 3, np.float32)
+    pipe = Pipeline([(cvf.get_filter("tilt_shift"), {"center": 0.5, "band": 0.2, "falloff": 0.25, "sigma": 2.0,
+                                                       "border": "wrap"})])
+    whole = cvf.apply(image, "tilt_shift", center=0.5, band=0.2, falloff=0.25, sigma=2.0, border="wrap", backend="cpu")
+    np.testing.assert_array_equal(process(image, pipe, tile_size=7), whole)
+    explained = "\n".join(plan(pipe, image.shape, np.dtype(np.float32)).explain())  # what --explain prints
+    assert "border=wrap: whole image: border=wrap reads the opposite edge of the image" in explained
+
+
+def distinct_values_image(count: int, shape: tuple[int, int], seed: int) -> np.ndarray:
+    """A float32 image holding exactly ``count`` distinct values, shuffled."""
+    values = np.arange(shape[0] * shape[1]) % count
+    return np.random.default_rng(seed).permutation(values).reshape(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("count", [256, 257])
+def test_median_filter_of_257_values_is_exact(count: int) -> None:
+    """256 distinct values fit uint8 ranks; the 257th must not wrap to rank 0."""
+    image = distinct_values_image(count, (30, 34), seed=4)
+    np.testing.assert_array_equal(median_filter(image, 7), ndimage.median_filter(image, size=7, mode="nearest"))
+
+
+def test_median_filter_of_65537_values_in_strips_is_exact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More values than uint16 ranks take the strip-by-strip selection: exact at every strip's edge."""
+    monkeypatch.setattr("cvfilters.filters.blur.SELECT_CHUNK_BYTES", 2000)  # a few rows a strip
+    image = distinct_values_image(65537, (257, 256), seed=6)
+    np.testing.assert_array_equal(median_filter(image, 3), ndimage.median_filter(image, size=3, mode="nearest"))
