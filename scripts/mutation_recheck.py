@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import os
 import re
 import subprocess
 import sys
@@ -121,10 +122,18 @@ def choose(names: list[str], selection: str) -> list[str]:
     return picked
 
 
+def _forget_bytecode(source: Path) -> None:
+    """Remove the source's cached bytecode: a mutant of the same size written in the same second as the
+    last version would pass Python's (mtime, size) check and run the old code."""
+    for cached in source.parent.glob(f"__pycache__/{source.stem}.*.pyc"):
+        cached.unlink(missing_ok=True)
+
+
 def _run(command: list[str], timeout: float) -> str:
     """KILLED (with the first failing test), SURVIVED or TIMEOUT."""
     try:
-        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        run = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                             env=os.environ | {"PYTHONDONTWRITEBYTECODE": "1"})
     except subprocess.TimeoutExpired:
         return "TIMEOUT"
     if run.returncode == 0:
@@ -158,12 +167,14 @@ def main(argv: list[str]) -> int:
         try:
             try:
                 listed.source.write_text(apply(original, name, listed.hunks))
+                _forget_bytecode(listed.source)
             except (LookupError, ValueError) as error:
                 print(name, "NOAPPLY", listed.status, error, flush=True)
                 continue
             print(name, _run(command, args.timeout), f"(mutmut: {listed.status})", flush=True)
         finally:
             listed.source.write_text(original)
+            _forget_bytecode(listed.source)
     return 0
 
 
