@@ -163,7 +163,8 @@ def _video_frame(target: Path, image: np.ndarray, alpha: bool) -> np.ndarray:
         warnings.warn(f"{target}: {target.suffix} holds no alpha channel; it is dropped (.webm keeps it)",
                       writing.DepthConversionWarning, stacklevel=2)
         image = image[..., :3]
-    return np.ascontiguousarray(writing.storable(target, ".bmp", image))  # BMP's record: 8-bit, 1, 3 or 4 channels
+    # BMP's record (8-bit, 1, 3 or 4 channels) is a video frame's; the warning names the container
+    return np.ascontiguousarray(writing.storable(target, ".bmp", image, shown=target.suffix))
 
 
 class _FfmpegSink:

@@ -284,14 +284,17 @@ def _stored_dtype(path: StrPath, ext: str, dtype: np.dtype) -> np.dtype:
     return U16 if dtype in (F32, I16) and U16 in allowed else allowed[0]
 
 
-def storable(path: StrPath, ext: str, image: np.ndarray, *, stacklevel: int = 3) -> np.ndarray:
+def storable(path: StrPath, ext: str, image: np.ndarray, *, stacklevel: int = 3,
+             shown: str | None = None) -> np.ndarray:
     """Convert the channels and depth the format of extension ``ext`` cannot hold, warning about each.
 
     Raises :class:`ImageWriteError` for an array that is not an image and
     :class:`UnsupportedDepthError` for a dtype that cannot be written; warns
-    :class:`DepthConversionWarning` naming ``path`` for every conversion, ``stacklevel`` frames up
-    (the default: the caller's caller).
+    :class:`DepthConversionWarning` naming ``path`` and the format (``shown``, else ``ext``: a
+    container that borrows another format's limits names itself) for every conversion,
+    ``stacklevel`` frames up (the default: the caller's caller).
     """
+    shown = shown or ext
     channels = 1 if image.ndim == 2 else image.shape[-1]
     if image.ndim not in (2, 3) or channels not in (1, 3, 4) or 0 in image.shape:
         raise ImageWriteError(path, f"cannot be written: an array of shape {image.shape} is not an image")
@@ -299,14 +302,14 @@ def storable(path: StrPath, ext: str, image: np.ndarray, *, stacklevel: int = 3)
     allowed = _record(ext).channels
     if channels not in allowed:
         code, change = _CHANNEL_CHANGES[channels, min(allowed, key=lambda n: abs(n - channels))]
-        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {channels} channels; {change}",
+        warnings.warn(f"{os.fspath(path)}: {shown} cannot hold {channels} channels; {change}",
                       DepthConversionWarning, stacklevel=stacklevel)
         image = cv2.cvtColor(image, code)
     if image.dtype == np.float64:
         image = image.astype(np.float32)
     if image.dtype != dtype:
         (src_low, src), (dst_low, dst) = SAMPLE_RANGES[image.dtype], SAMPLE_RANGES[dtype]
-        warnings.warn(f"{os.fspath(path)}: {ext} cannot hold {image.dtype}; stored as {dtype} ({src_low:g}..{src:g} "
+        warnings.warn(f"{os.fspath(path)}: {shown} cannot hold {image.dtype}; stored as {dtype} ({src_low:g}..{src:g} "
                       f"scaled to {dst_low:g}..{dst:g})", DepthConversionWarning, stacklevel=stacklevel)
         scaled = (image.astype(np.float32) - np.float32(src_low)) * np.float32((dst - dst_low) / (src - src_low))
         scaled += np.float32(dst_low)

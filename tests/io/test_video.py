@@ -413,7 +413,7 @@ def test_sixteen_bit_frames_are_scaled_to_eight_with_one_warning(tmp_path: Path)
     with pytest.warns(UserWarning) as caught:
         assert video.write_video(tmp_path / "out.avi", frames, 10.0) == 3
     assert [str(w.message) for w in caught] == [
-        f"{tmp_path / 'out.avi'}: .bmp cannot hold uint16; stored as uint8 (0..65535 scaled to 0..255)"]
+        f"{tmp_path / 'out.avi'}: .avi cannot hold uint16; stored as uint8 (0..65535 scaled to 0..255)"]
     assert levels_of(tmp_path / "out.avi") == pytest.approx(LEVELS[:3], abs=2)
 
 
