@@ -136,3 +136,40 @@ def test_two_cubes_of_the_same_size_and_time_are_two_luts(tmp_path: Path) -> Non
         os.utime(tmp_path / name, ns=(10**18, 10**18))
         out = cvf.apply(image, "lut", file=str(tmp_path / name))
         np.testing.assert_array_equal(out, 255 - image if inverted else image)  # trilinear on a linear cube: exact
+
+
+CORNERS = "".join(f"{r} {g} {b}\n" for b in (0, 1) for g in (0, 1) for r in (0, 1))  # identity, red fastest
+
+
+def test_cube_header_comments_title_shaper_and_3d_range(tmp_path: Path) -> None:
+    """Comments (two # on a line), blank lines and a quoted TITLE in a .cube header; a shaper's own columns
+    and the cube after it; LUT_3D_INPUT_RANGE. Catches comments cut at the last #, a lost title, shaper
+    columns left R G B, the cube read from row 0 and the 3-D range ignored."""
+    text = ('# made by hand # twice\n\nTITLE "Xmas look"  # name\n\nLUT_1D_SIZE 2 # a # b\nLUT_3D_SIZE 2\n'
+            "LUT_3D_INPUT_RANGE -1 2\n0 0.25 0.5\n1 0.75 0.5\n" + CORNERS)
+    lut = load_lut(_write(tmp_path, "s.cube", text))
+    assert lut.title == "Xmas look"
+    assert lut.table is not None and lut.cube is not None
+    np.testing.assert_array_equal(lut.table.values, [[0.5, 0.25, 0.0], [0.5, 0.75, 1.0]])  # B G R
+    np.testing.assert_array_equal(lut.table.low, [0, 0, 0])
+    np.testing.assert_array_equal(lut.table.high, [1, 1, 1])
+    node = np.indices((2, 2, 2)).transpose(1, 2, 3, 0)  # values[b, g, r] == (b, g, r) for the identity
+    np.testing.assert_array_equal(lut.cube.values, node)
+    np.testing.assert_array_equal(lut.cube.low, [-1, -1, -1])
+    np.testing.assert_array_equal(lut.cube.high, [2, 2, 2])
+
+
+def test_cube_header_refusals(tmp_path: Path) -> None:
+    """Each .cube header refusal's whole message (the known keywords written out here)."""
+    known = "TITLE, LUT_1D_SIZE, LUT_3D_SIZE, DOMAIN_MIN, DOMAIN_MAX, LUT_1D_INPUT_RANGE, LUT_3D_INPUT_RANGE"
+    unknown = _write(tmp_path, "k.cube", "LUT_3D_SIZE 2\nLUT_SHAPE 3\n" + CORNERS)
+    assert _refusal(unknown) == f"line 2: unknown keyword 'LUT_SHAPE' (known: {known})"
+    twice = _write(tmp_path, "t.cube", "LUT_3D_SIZE 2\nTITLE a\nLUT_3D_SIZE 2\n" + CORNERS)
+    assert _refusal(twice) == "line 3: LUT_3D_SIZE is given twice"
+    assert _refusal(_write(tmp_path, "e.cube", "# nothing\n\n")) == "is empty (no data rows)"
+    assert _refusal(_write(tmp_path, "h.cube", "LUT_3D_SIZE 2\n")) == "has no data rows"
+    assert _refusal(_write(tmp_path, "d.cube", CORNERS)) == "has no LUT_1D_SIZE or LUT_3D_SIZE line"
+    count = _write(tmp_path, "c.cube", "LUT_1D_SIZE 2\nLUT_3D_SIZE 2\n" + "0 0 0\n" * 9)
+    assert _refusal(count) == "has 9 data rows; LUT_1D_SIZE 2 + LUT_3D_SIZE 2^3 needs 10"
+    one = _write(tmp_path, "o.cube", "LUT_1D_SIZE 3\n" + "0 0 0\n" * 2)
+    assert _refusal(one) == "has 2 data rows; LUT_1D_SIZE 3 needs 3"
