@@ -154,6 +154,7 @@ def test_cube_header_comments_title_shaper_and_3d_range(tmp_path: Path) -> None:
     np.testing.assert_array_equal(lut.table.low, [0, 0, 0])
     np.testing.assert_array_equal(lut.table.high, [1, 1, 1])
     node = np.indices((2, 2, 2)).transpose(1, 2, 3, 0)  # values[b, g, r] == (b, g, r) for the identity
+    assert lut.cube.values.dtype == np.float32  # the documented type of a cube's nodes (half a float64's memory)
     np.testing.assert_array_equal(lut.cube.values, node)
     np.testing.assert_array_equal(lut.cube.low, [-1, -1, -1])
     np.testing.assert_array_equal(lut.cube.high, [2, 2, 2])
@@ -173,3 +174,28 @@ def test_cube_header_refusals(tmp_path: Path) -> None:
     assert _refusal(count) == "has 9 data rows; LUT_1D_SIZE 2 + LUT_3D_SIZE 2^3 needs 10"
     one = _write(tmp_path, "o.cube", "LUT_1D_SIZE 3\n" + "0 0 0\n" * 2)
     assert _refusal(one) == "has 2 data rows; LUT_1D_SIZE 3 needs 3"
+
+
+def test_cube_sizes_one_integer_up_to_the_largest(tmp_path: Path) -> None:
+    """LUT_1D_SIZE 65536 (the largest) is read; a size line with two numbers is refused, quoting both.
+    Catches the top size refused and a second token ignored."""
+    most = load_lut(_write(tmp_path, "m.cube", "LUT_1D_SIZE 65536\n" + "0.5 0.5 0.5\n" * 65536)).table
+    assert most is not None and most.values.shape == (65536, 3)
+    two = _write(tmp_path, "two.cube", "LUT_3D_SIZE 2 3\n" + CORNERS)
+    assert _refusal(two) == "line 1: LUT_3D_SIZE must be an integer from 2 to 256, not '2 3'"
+
+
+def test_cube_domain_per_channel_and_its_refusals(tmp_path: Path) -> None:
+    """DOMAIN_MIN / DOMAIN_MAX are R G B (stored B G R); three numbers each, named by line; max above min.
+    Catches the domain left R G B, a short domain accepted and a message without its line."""
+    lut = load_lut(_write(tmp_path, "d.cube", "LUT_1D_SIZE 2\nDOMAIN_MIN 0 0.1 0.2\nDOMAIN_MAX 1 2 3\n0 0 0\n1 1 1\n"))
+    assert lut.table is not None
+    np.testing.assert_allclose(lut.table.low, [0.2, 0.1, 0.0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(lut.table.high, [3.0, 2.0, 1.0], rtol=0, atol=1e-12)
+    ramp = "0 0 0\n1 1 1\n"
+    short = _write(tmp_path, "s.cube", f"LUT_1D_SIZE 2\nDOMAIN_MIN 0 0\n{ramp}")
+    assert _refusal(short) == "line 2: expected 3 numbers, got 2"
+    bad = _write(tmp_path, "x.cube", f"LUT_1D_SIZE 2\nDOMAIN_MAX 1 x 1\n{ramp}")
+    assert _refusal(bad) == "line 2: expected numbers, got '1 x 1'"
+    flat = _write(tmp_path, "f.cube", f"LUT_1D_SIZE 2\nDOMAIN_MIN 0 1 0\n{ramp}")
+    assert _refusal(flat) == "DOMAIN_MAX must be above DOMAIN_MIN in every channel"
