@@ -199,3 +199,10 @@ def test_cube_domain_per_channel_and_its_refusals(tmp_path: Path) -> None:
     assert _refusal(bad) == "line 2: expected numbers, got '1 x 1'"
     flat = _write(tmp_path, "f.cube", f"LUT_1D_SIZE 2\nDOMAIN_MIN 0 1 0\n{ramp}")
     assert _refusal(flat) == "DOMAIN_MAX must be above DOMAIN_MIN in every channel"
+
+
+def test_a_file_of_another_kind_is_refused_naming_the_kinds(tmp_path: Path) -> None:
+    """A .png given as a LUT: the message lists the four suffixes read (catches a garbled list)."""
+    kinds = ".cube, .csv, .txt, .npy"
+    png = _write(tmp_path, "l.png", "0\n1\n")
+    assert _refusal(png) == f"must end in one of {kinds} (a .cube colour cube or a 1-D table)"
