@@ -1,4 +1,5 @@
-"""Histogram filters, ``histogram()`` and the histogram plot, each against an independent oracle.
+"""Histogram filters and the histogram plot, each against an independent oracle
+(``histogram()`` itself is tested in test_histograms.py).
 
 Oracles: numpy CDF equalisation and one-tile CLAHE (clip, redistribute, CDF) written
 here, ``cv2.adaptiveThreshold``, ``cv2.normalize``, ``np.bincount``/``np.histogram``,
@@ -19,7 +20,6 @@ Tolerances (levels of the image's dtype unless said otherwise):
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
@@ -36,12 +36,10 @@ from skimage.filters import threshold_otsu as sk_threshold_otsu
 import cvfilters as cvf
 from cvfilters.core.errors import OutputExistsError, ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
-from cvfilters.filters._shared.histograms import histogram
 from cvfilters.filters.histogram import load_histogram, otsu_threshold, save_histogram
 from tests import cli_runner
 from tests.conftest import FIXTURES, photo, photo16
 
-hist_module = importlib.import_module("cvfilters.filters.histogram")
 ROOT = Path(__file__).resolve().parents[2]
 CAMERA16 = FIXTURES / "camera-16bit.png"
 ROUNDING = 0.5 + 1e-9
@@ -145,59 +143,6 @@ def ks_to_uniform(plane: np.ndarray) -> float:
 
 def largest_level_share(plane: np.ndarray) -> float:
     return float(np.bincount(plane.ravel()).max() / plane.size)
-
-
-# ---------------------------------------------------------------- histogram()
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
-def test_histogram_counts_every_level_like_bincount(dtype: type) -> None:
-    image = photo(40, 56, 4, np.uint8).astype(dtype) * (257 if dtype == np.uint16 else 1)
-    levels = 256 if dtype == np.uint8 else 65536
-    counts = histogram(image, levels)
-    assert counts.shape == (3, levels) and counts.dtype == np.int64  # alpha left out
-    for c in range(3):
-        np.testing.assert_array_equal(counts[c], np.bincount(image[..., c].ravel(), minlength=levels))
-    np.testing.assert_array_equal(histogram(image, levels, channels="a"),
-                                  np.bincount(image[..., 3].ravel(), minlength=levels))
-
-
-def test_histogram_coarse_bins_luminance_and_mask() -> None:
-    image = photo(40, 56, 3, np.uint16)
-    np.testing.assert_array_equal(histogram(image, 256, channels="r"),
-                                  np.bincount((image[..., 2] // 256).ravel(), minlength=256))
-    luma = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-    np.testing.assert_array_equal(histogram(image, 64, channels="luminance"),
-                                  np.bincount((luma // 1024).ravel(), minlength=64))
-    mask = np.zeros(image.shape[:2], np.uint8)
-    mask[5:20, 10:30] = 7
-    both = histogram(image, 16, channels=[0, "g"], mask=mask)
-    assert both.shape == (2, 16)
-    np.testing.assert_array_equal(both[1], np.bincount((image[5:20, 10:30, 1] // 4096).ravel(), minlength=16))
-
-
-def test_histogram_float32_equal_width_bins_with_ends_included() -> None:
-    image = photo(40, 56, 1, np.float32)
-    image[0, :4] = [-0.5, 1.0, 2.0, np.nan]  # below range, top edge, above range, not counted
-    counts = histogram(image, 100, channels=0)
-    expected, _ = np.histogram(np.clip(image[~np.isnan(image)], 0, 1), bins=100, range=(0, 1))
-    np.testing.assert_array_equal(counts, expected)
-    assert counts.sum() == image.size - 1
-
-
-def test_histogram_handles_both_calchist_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OpenCV 5 returns (bins,), 4.x returned (bins, 1): the same counts either way."""
-    image = photo(24, 32, 3, np.uint8)
-    expected = histogram(image)
-    real = cv2.calcHist
-    monkeypatch.setattr(hist_module.cv2, "calcHist", lambda *a: real(*a).reshape(-1, 1))
-    np.testing.assert_array_equal(histogram(image), expected)
-
-
-def test_histogram_takes_device_images_and_rejects_bad_arguments() -> None:
-    image = photo(24, 32, 3, np.uint8)
-    np.testing.assert_array_equal(histogram(cv2.UMat(image)), histogram(image))
-    for bad in ({"bins": 1}, {"bins": 70000}, {"channels": "x"}, {"channels": 3}, {"mask": np.ones((2, 2))}):
-        with pytest.raises(ValueError, match="^histogram: "):
-            histogram(image, **bad)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- equalize

@@ -13,6 +13,7 @@ import pytest
 from skimage.exposure import match_histograms
 
 from cvfilters.core.errors import InvalidImageError
+from cvfilters.filters._shared import histograms as hist_module
 from cvfilters.filters._shared.histograms import (
     equalize_table,
     histogram,
@@ -22,6 +23,7 @@ from cvfilters.filters._shared.histograms import (
     otsu_level,
     percentile_level,
 )
+from tests.conftest import photo
 
 
 def counts_of(pairs: dict[int, int], levels: int = 256) -> np.ndarray:
@@ -303,3 +305,55 @@ def test_match_table_reaches_level_0_like_skimage() -> None:
     table = assert_matches_skimage(source, reference)
     assert table.dtype == np.int64 and table[10] == 0 and table[180] == 255
 
+
+# ---------------------------------------------------------------- histogram() on images (moved from test_histogram.py)
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_histogram_counts_every_level_like_bincount(dtype: type) -> None:
+    image = photo(40, 56, 4, np.uint8).astype(dtype) * (257 if dtype == np.uint16 else 1)
+    levels = 256 if dtype == np.uint8 else 65536
+    counts = histogram(image, levels)
+    assert counts.shape == (3, levels) and counts.dtype == np.int64  # alpha left out
+    for c in range(3):
+        np.testing.assert_array_equal(counts[c], np.bincount(image[..., c].ravel(), minlength=levels))
+    np.testing.assert_array_equal(histogram(image, levels, channels="a"),
+                                  np.bincount(image[..., 3].ravel(), minlength=levels))
+
+
+def test_histogram_coarse_bins_luminance_and_mask() -> None:
+    image = photo(40, 56, 3, np.uint16)
+    np.testing.assert_array_equal(histogram(image, 256, channels="r"),
+                                  np.bincount((image[..., 2] // 256).ravel(), minlength=256))
+    luma = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    np.testing.assert_array_equal(histogram(image, 64, channels="luminance"),
+                                  np.bincount((luma // 1024).ravel(), minlength=64))
+    mask = np.zeros(image.shape[:2], np.uint8)
+    mask[5:20, 10:30] = 7
+    both = histogram(image, 16, channels=[0, "g"], mask=mask)
+    assert both.shape == (2, 16)
+    np.testing.assert_array_equal(both[1], np.bincount((image[5:20, 10:30, 1] // 4096).ravel(), minlength=16))
+
+
+def test_histogram_float32_equal_width_bins_with_ends_included() -> None:
+    image = photo(40, 56, 1, np.float32)
+    image[0, :4] = [-0.5, 1.0, 2.0, np.nan]  # below range, top edge, above range, not counted
+    counts = histogram(image, 100, channels=0)
+    expected, _ = np.histogram(np.clip(image[~np.isnan(image)], 0, 1), bins=100, range=(0, 1))
+    np.testing.assert_array_equal(counts, expected)
+    assert counts.sum() == image.size - 1
+
+
+def test_histogram_handles_both_calchist_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenCV 5 returns (bins,), 4.x returned (bins, 1): the same counts either way."""
+    image = photo(24, 32, 3, np.uint8)
+    expected = histogram(image)
+    real = cv2.calcHist
+    monkeypatch.setattr(hist_module.cv2, "calcHist", lambda *a: real(*a).reshape(-1, 1))
+    np.testing.assert_array_equal(histogram(image), expected)
+
+
+def test_histogram_takes_device_images_and_rejects_bad_arguments() -> None:
+    image = photo(24, 32, 3, np.uint8)
+    np.testing.assert_array_equal(histogram(cv2.UMat(image)), histogram(image))
+    for bad in ({"bins": 1}, {"bins": 70000}, {"channels": "x"}, {"channels": 3}, {"mask": np.ones((2, 2))}):
+        with pytest.raises(ValueError, match="^histogram: "):
+            histogram(image, **bad)  # type: ignore[arg-type]
