@@ -197,10 +197,15 @@ def needs_pillow(header: Header, data: bytes) -> str | None:
     return None
 
 
+def _tag_values(tags: dict[int, Any], code: int, default: int) -> tuple[Any, ...]:
+    """A TIFF tag's values as a tuple (Pillow gives one value a sample, or a bare value), ``default`` if absent."""
+    values = tags.get(code, (default,))
+    return values if isinstance(values, tuple) else (values,)
+
+
 def _tiff_reason(header: Header) -> str | None:
     tags = header.tags
-    bits = tags.get(258, (1,))
-    bits = bits if isinstance(bits, tuple) else (bits,)
+    bits = _tag_values(tags, 258, 1)
     if tags.get(262) == _TIFF_PALETTE and max(tags.get(320, (0,)), default=0) > 255:
         return "palette TIFF"  # an 8-bit-valued colour map (non-standard) is scaled right by libtiff only
     if tags.get(259, 1) in _TIFF_CODECS_OPENCV_LACKS:
@@ -227,8 +232,7 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
         opened.load()
         image: Image.Image = opened
         ImageOps.exif_transpose(image, in_place=True)  # a no-op where Pillow's loader applied it
-        sample_format = header.tags.get(339, 1)  # Pillow gives a tuple, a value a sample
-        signed = (sample_format if isinstance(sample_format, tuple) else (sample_format,))[:1] == (2,)
+        signed = _tag_values(header.tags, 339, 1)[0] == 2  # SampleFormat 2: signed integers
         key = image.info.get("transparency") if image.mode in _GREY_KEYED else None
         if key is not None and image.mode == "L" and header.format == "PNG" and 0 < data[24] < 8:
             key *= 255 // (2 ** data[24] - 1)  # Pillow scales 1-, 2- and 4-bit grey to 0..255, not the key
@@ -243,7 +247,7 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
         elif image.mode not in _PILLOW_MODES and image.mode != "I":
             image = image.convert("RGBA" if "A" in image.mode else "RGB")
         array = np.asarray(image)
-    if image.mode == "I" and header.tags.get(258, (16,)) == (16,):  # signed 16-bit TIFF or 16-bit PNG grey
+    if image.mode == "I" and _tag_values(header.tags, 258, 16) == (16,):  # signed 16-bit TIFF or 16-bit PNG grey
         array = array.astype(np.int16 if signed else np.uint16)  # 32-bit samples stay int32: refused
     if array.dtype == np.bool_:
         array = array.astype(np.uint8) * np.uint8(255)
