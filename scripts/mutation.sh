@@ -7,7 +7,9 @@
 #        (MUTATION_TIMEOUT_MULTIPLIER: mutmut's per-mutant timeout_multiplier, default 3;
 #         MUTATION_BACKENDS: the tests' --backend, default cpu: cpu,opencl for a device backend's module;
 #         MUTATION_TESTS: test files used instead of the plan's selection, e.g. a new mirror alone where
-#         the selection's stats pass outlasts the bound; the result's header names the files used)
+#         the selection's stats pass outlasts the bound; the result's header names the files used;
+#         MUTATION_MUTANTS: mutmut names or globs to check, the others left "not checked", e.g. the
+#         functions a fix changed, "cvfilters.io.apng.x_write_frames*"; use its own MUTATION_OUT)
 #
 # scripts/mutation_plan.py names each module's source file and the test files that cover it
 # (its mirror, every test file importing it, and listed extras) and mutmut's process isolation
@@ -39,6 +41,7 @@ else
 fi
 
 mkdir -p "$OUT"
+read -r -a mutants <<<"${MUTATION_MUTANTS:-}"  # an array: a glob is mutmut's to match, not the shell's
 scratch=""
 trap '[[ -n "$scratch" ]] && rm -rf "$scratch"' EXIT
 for requested in "${names[@]}"; do
@@ -97,11 +100,12 @@ PY
   # </dev/null: a mutant that reads standard input stopped the whole background run (SIGTTIN)
   # past its bound; -k: a run that ignores the bound's SIGTERM is killed a minute later.
   (cd "$scratch" && PYTHONPATH="$scratch/mutants" nice -n 19 timeout -k 60 "$LIMIT" \
-     "$PYTHON" -m mutmut run --max-children 1 </dev/null >"$OUT/$stem.log" 2>&1) \
+     "$PYTHON" -m mutmut run --max-children 1 "${mutants[@]}" </dev/null >"$OUT/$stem.log" 2>&1) \
     || status=$?
   seconds=$(( $(date +%s) - start ))
   (cd "$scratch" && nice -n 19 "$PYTHON" -m mutmut export-cicd-stats >/dev/null 2>&1 || true
-   { echo "module: $module; source: $source; tests: $tests; exit: $status; seconds: $seconds; limit: $LIMIT;" \
+   { echo "module: $module; source: $source; tests: $tests;${MUTATION_MUTANTS:+ mutants: $MUTATION_MUTANTS;}" \
+          "exit: $status; seconds: $seconds; limit: $LIMIT;" \
           "date: $(date -u +%Y-%m-%d)"
      [[ -f mutants/mutmut-cicd-stats.json ]] && cat mutants/mutmut-cicd-stats.json; echo; } >"$OUT/$stem.txt"
    # the survivors' diffs from one process: a `mutmut show` per mutant took minutes for a few
