@@ -316,7 +316,8 @@ def test_fused_point_groups_tile_as_points() -> None:
 @pytest.fixture
 def plugins() -> Iterator[None]:
     """Plugin filters: a warp with maps but no footprint, clamping float input to 0..1; a table filter
-    whose table is missing; a table filter inverting all four channels (alpha "all")."""
+    whose table is missing; table filters inverting all four channels (alpha "all") and premultiplied colour
+    (alpha "premultiply")."""
     from cvfilters.registry.catalog import register, unregister
 
     def mirror_maps(_: Mapping[str, Any], spec: ImageInfo) -> tuple[np.ndarray, np.ndarray]:
@@ -331,8 +332,10 @@ def plugins() -> Iterator[None]:
     inverted = (255 - np.arange(256)).astype(np.uint8)
     register("plugin_invert_all", category="tone", summary="Invert, alpha too.", alpha="all",
              table=lambda params, spec: inverted)(lambda ctx, img: ctx.backend.lut(img, inverted))
+    register("plugin_invert_premultiplied", category="tone", summary="Invert premultiplied.", alpha="premultiply",
+             table=lambda params, spec: inverted)(lambda ctx, img: 1.0 - img)  # float32 under "premultiply"
     yield
-    for name in ("plugin_mirror", "plugin_no_table", "plugin_invert_all"):
+    for name in ("plugin_mirror", "plugin_no_table", "plugin_invert_all", "plugin_invert_premultiplied"):
         unregister(name)
 
 
@@ -373,6 +376,18 @@ def test_table_steps_with_other_alpha_policies_give_what_the_steps_give(spec: st
     image = np.dstack([photo(6, 7, 3, np.uint8), np.full((6, 7), 200, np.uint8)])
     fused, plain = both(spec, image)
     assert (plain[..., 3] == 55).all()
+    np.testing.assert_array_equal(fused, plain)
+
+
+@pytest.mark.usefixtures("plugins")
+def test_table_steps_under_all_and_premultiply_are_not_fused() -> None:
+    """Two table steps, alpha "all" then "premultiply": each runs under its own policy.
+
+    Only warps share those two policies; tables fused under "premultiply" inverted premultiplied colour
+    where the first step inverts straight colour and alpha.
+    """
+    image = np.dstack([photo(6, 7, 3, np.uint8), np.full((6, 7), 200, np.uint8)])
+    fused, plain = both("plugin_invert_all | plugin_invert_premultiplied", image)
     np.testing.assert_array_equal(fused, plain)
 
 
