@@ -146,13 +146,18 @@ class FrameReader:
             yield Frame(swap_rb(image) if self._rgb else image)
             return
         decode = {"PNG": _apng_frames, "TIFF": self._tiff_pages}.get(self._header.format, _pillow_frames)
+        given = 0
         try:
-            for index, frame in enumerate(decode(self._file, self._header, start, stop)):
-                if index >= stop - start:
+            for frame in decode(self._file, self._header, start, stop):
+                if given >= stop - start:
                     break
+                given += 1
                 yield replace(frame, image=swap_rb(frame.image)) if self._rgb else frame
         except (OSError, ValueError, SyntaxError, EOFError, KeyError, IndexError, cv2.error) as exc:
             raise TruncatedImageError(self.name, f"{TruncatedImageError.cause} ({_last_line(exc)})") from None
+        if given < stop - start:  # e.g. a TIFF whose next-page pointer runs past the file: the decoder just stops
+            raise TruncatedImageError(self.name, f"{TruncatedImageError.cause} (frame {start + given} of the "
+                                                 f"{self._header.frames} its header counts is missing)")
 
 
 def read_frames(source: StrPath | bytes, *, frames: tuple[int, int | None] | None = None,

@@ -557,3 +557,25 @@ def test_a_decoder_error_is_told_by_its_last_line_or_its_type(tmp_path: Path, mo
     with pytest.raises(TruncatedImageError) as caught, frames_io.read_frames(tmp_path / "in.png") as reader:
         list(reader)
     assert str(caught.value).endswith(f"image data is truncated or corrupt ({reason})")
+
+
+def test_a_tiff_whose_next_page_lies_past_its_end_is_refused_not_cut(tmp_path: Path) -> None:
+    """One page whose next-page pointer runs past the file: Pillow counts two pages, tifffile reads one and stops.
+
+    The reader that announced two frames fails naming the file (it gave one and said nothing). The CLI's
+    streaming reader takes the file as the one page tifffile finds, as libtiff does.
+    """
+    tifffile.imwrite(tmp_path / "in.tif", np.zeros((4, 5, 3), np.uint8), photometric="rgb")
+    data = bytearray((tmp_path / "in.tif").read_bytes())
+    ifd = int.from_bytes(data[4:8], "little")
+    pointer = ifd + 2 + 12 * int.from_bytes(data[ifd:ifd + 2], "little")  # after the IFD's entries
+    data[pointer:pointer + 4] = (len(data) + 1000).to_bytes(4, "little")
+    (tmp_path / "in.tif").write_bytes(bytes(data))
+    with pytest.raises(TruncatedImageError) as caught, frames_io.read_frames(tmp_path / "in.tif") as reader:
+        assert reader.info.count == 2
+        list(reader)
+    assert str(caught.value) == (f"{tmp_path / 'in.tif'}: image data is truncated or corrupt (frame 1 of the 2 "
+                                 "its header counts is missing)")
+    with pytest.raises(TruncatedImageError, match=r"\(frame 1 of the 2 its header counts is missing\)$"), \
+            frames_io.read_frames(tmp_path / "in.tif", frames=(1, None)) as reader:
+        list(reader)  # counted from the file's first frame, not from the range's
