@@ -87,8 +87,9 @@ def loop_count(file: BinaryIO) -> tuple[int, int]:
 def frames(file: BinaryIO) -> Iterator[tuple[np.ndarray, int]]:
     """Yield ``(frame, duration_ms)`` for every frame of an APNG, composited at full size.
 
-    Frames are grey, BGR or BGRA (as OpenCV decodes the PNG's colour type) at 8 or 16 bits; a
-    file whose frames carry alpha (or blend over earlier ones) yields BGRA throughout.
+    Frames are grey, BGR or BGRA (as OpenCV decodes the PNG's colour type, and BGRA for grey with a
+    ``tRNS`` key, as still PNGs read) at 8 or 16 bits; a file whose frames carry alpha (or blend over
+    earlier ones) yields BGRA throughout.
 
     Raises
     ------
@@ -130,6 +131,10 @@ def _emit(header: bytes, carried: list[bytes], control: Control, data: list[byte
     frame = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
     if frame is None:
         raise ApngError("a frame cannot be decoded")
+    key = _grey_key(header, carried)
+    if key is not None and frame.ndim == 2:  # OpenCV drops a grey PNG's tRNS key (it keeps an RGB one)
+        alpha = np.where(frame == key, 0, np.iinfo(frame.dtype).max).astype(frame.dtype)
+        frame = np.dstack([frame, frame, frame, alpha])
     whole = (control.x, control.y, control.width, control.height) == (0, 0, width, height)
     if canvas is None:
         if whole and control.blend == 0:
@@ -149,6 +154,17 @@ def _emit(header: bytes, carried: list[bytes], control: Control, data: list[byte
     elif before is not None:
         canvas[region] = before
     return canvas
+
+
+def _grey_key(header: bytes, carried: list[bytes]) -> int | None:
+    """The transparent value of a grey PNG's ``tRNS`` chunk at the decoded depth (OpenCV widens 1-, 2- and
+    4-bit grey to 0..255), or None where the colour type is not grey or there is no key."""
+    bits, colour = header[8], header[9]
+    for chunk in carried:
+        if colour == 0 and chunk[4:8] == b"tRNS" and len(chunk) >= 14:
+            key = int.from_bytes(chunk[8:10], "big")
+            return key * (255 // (2 ** bits - 1)) if bits < 8 else key
+    return None
 
 
 def _like(frame: np.ndarray, canvas: np.ndarray) -> np.ndarray:

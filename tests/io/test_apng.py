@@ -18,6 +18,7 @@ from PIL import Image
 from cvfilters.core.errors import TruncatedImageError
 from cvfilters.io import apng
 from cvfilters.io.frames import read_frames
+from tests import makefiles
 
 Chunks = list[tuple[bytes, bytes]]
 
@@ -311,3 +312,29 @@ def test_a_frame_control_cut_short_is_refused_as_damage() -> None:
     with pytest.raises(TruncatedImageError) as refused:
         list(read_frames(data))
     assert str(refused.value) == "-: image data is truncated or corrupt (a fcTL chunk is shorter than 26 bytes)"
+
+
+@pytest.mark.parametrize("bits", [4, 8, 16])
+def test_a_grey_animation_with_a_transparent_key_reads_with_alpha_as_a_still_does(bits: int) -> None:
+    """A grey APNG with a tRNS key: BGRA frames, alpha 0 exactly where a pixel holds the key, full elsewhere
+    (OpenCV's decoder drops a grey key; the still reader keeps it). At 4 bits the key is widened like the
+    samples (value * 17), which catches a key compared unscaled."""
+    top = 2 ** bits - 1
+    first = np.array([[0, 3, top, 3], [5, 3, 0, top]], np.uint16)
+    frames = [first, top - first]  # the key, 3, is in the first frame only
+    if bits == 4:  # two samples a byte, the first in the high nibble
+        data = [zlib.compress(b"".join(b"\0" + bytes((row[0::2] << 4 | row[1::2]).tolist()) for row in pixels))
+                for pixels in frames]
+    else:
+        data = [_idat(pixels.astype(np.uint8 if bits == 8 else np.uint16)) for pixels in frames]
+    ihdr = struct.pack(">IIBBBBB", 4, 2, bits, 0, 0, 0, 0)
+    file = makefiles.apng_bytes(ihdr, [makefiles.ApngFrame(part, 4, 2) for part in data],
+                                extra=(makefiles.png_chunk(b"tRNS", struct.pack(">H", 3)),))
+    scale, dtype = (17, np.uint8) if bits == 4 else (1, np.uint16 if bits == 16 else np.uint8)
+    full = np.iinfo(dtype).max
+    got = [image for image, _ in apng.frames(BytesIO(file))]
+    assert len(got) == 2
+    for image, pixels in zip(got, frames, strict=True):
+        grey = (pixels * scale).astype(dtype)
+        want = np.dstack([grey, grey, grey, np.where(pixels == 3, 0, full).astype(dtype)])
+        np.testing.assert_array_equal(image, want)
