@@ -128,7 +128,7 @@ def _emit(header: bytes, carried: list[bytes], control: Control, data: list[byte
         raise ApngError("a frame lies outside the canvas")
     png = SIGNATURE + _chunk(b"IHDR", struct.pack(">II", control.width, control.height) + header[8:]) + \
         b"".join(carried) + b"".join(_chunk(b"IDAT", part) for part in data) + _chunk(b"IEND", b"")
-    frame = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
+    frame: np.ndarray | None = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
     if frame is None:
         raise ApngError("a frame cannot be decoded")
     key = _grey_key(header, carried)
