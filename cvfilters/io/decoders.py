@@ -96,9 +96,12 @@ def _tiff_pages(file: Any) -> int | None:
         offset = int.from_bytes(head[8:16] if big else head[4:8], endian)
         seen: set[int] = set()
         while offset and offset not in seen:
-            seen.add(offset)
             file.seek(offset)
-            count = int.from_bytes(file.read(count_size), endian)
+            counted = file.read(count_size)
+            if len(counted) < count_size:  # a next-page pointer past the end: the chain ends, as for libtiff
+                break
+            seen.add(offset)
+            count = int.from_bytes(counted, endian)
             file.seek(offset + count_size + count * entry)
             raw = file.read(offset_size)
             if len(raw) < offset_size:
