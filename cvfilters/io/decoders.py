@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from cvfilters.core.errors import TruncatedImageError
-from cvfilters.io.quiet import quiet
+from cvfilters.io.quiet import quiet, tifffile_logger_quiet
 from cvfilters.io.sniff import quick_header
 
 if TYPE_CHECKING:  # Pillow is imported where it is used: plain JPEG and PNG never need it
@@ -78,6 +78,26 @@ class Header:
         frames = _tiff_pages(file) if image.format == "TIFF" and file is not None else None
         return cls(image.format or "", image.mode, image.size, frames or int(getattr(image, "n_frames", 1) or 1),
                    image.info.get("icc_profile"), dict(image.info), tags)
+
+
+def tiff_pages_header(file: Any) -> Header | None:
+    """A TIFF of several pages that Pillow cannot open (64-bit float samples) described by tifffile from its
+    first page (size, compression, ICC profile) and the page count; None for anything else. The file is rewound."""
+    pages = _tiff_pages(file)
+    if pages is None or pages < 2:
+        return None
+    import tifffile
+
+    try:
+        with tifffile_logger_quiet(), tifffile.TiffFile(file) as tiff:
+            page = tiff.pages.first
+            icc = page.tags.get(34675)
+            return Header("TIFF", "", (page.imagewidth, page.imagelength), pages,
+                          icc.value if icc is not None else None, {}, {259: int(page.compression)})
+    except Exception:  # noqa: BLE001  (tifffile raises many types on damaged files: the caller's "not an image")
+        return None
+    finally:
+        file.seek(0)
 
 
 def _tiff_pages(file: Any) -> int | None:

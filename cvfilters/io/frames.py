@@ -228,7 +228,8 @@ def _header_of(file: BinaryIO) -> decoders.Header | None:
         with decoders.pillow_unlimited(), Image.open(file) as image:
             return decoders.Header.of(image)
     except Exception:  # Pillow raises many types on bad headers
-        return None
+        file.seek(0)
+        return decoders.tiff_pages_header(file)
     finally:
         file.seek(0)
 

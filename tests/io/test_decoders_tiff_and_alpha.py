@@ -17,7 +17,7 @@ from PIL import Image
 
 import cvfilters as cvf
 from cvfilters.io import decoders
-from tests import makefiles
+from tests import cli_runner, makefiles
 
 
 def multipage_tiff(byteorder: Literal["<", ">"], bigtiff: bool) -> bytes:
@@ -175,3 +175,34 @@ def test_a_stray_colour_map_on_a_16_bit_rgb_tiff_keeps_its_16_bits(tmp_path: Pat
     tifffile.imwrite(tmp_path / "c.tif", rgb, photometric="rgb",
                      extratags=[(320, "H", 3 * 65536, [65535] * (3 * 65536), False)])
     np.testing.assert_array_equal(cvf.read(tmp_path / "c.tif"), rgb[..., ::-1])
+
+
+def test_a_float64_multi_page_tiff_keeps_every_page(tmp_path: Path) -> None:
+    """Pillow cannot open 64-bit float TIFFs: the pages are counted and sized by tifffile, so the file reads as
+    its two pages (the CLI wrote the first and dropped the rest without a word). The output pages, read by
+    tifffile, are 1 - input to float32's precision (float64 is stored as float32, as for a still image)."""
+    pages = np.random.default_rng(3).random((2, 4, 5))
+    with tifffile.TiffWriter(tmp_path / "in.tif") as writer:
+        for page in pages:
+            writer.write(page, photometric="minisblack")
+    with open(tmp_path / "in.tif", "rb") as file:
+        header = decoders.tiff_pages_header(file)
+        assert file.tell() == 0
+    assert header is not None and (header.format, header.size, header.frames) == ("TIFF", (5, 4), 2)
+    assert header.tags == {259: 1}
+    proc = cli_runner.run_cli("apply", tmp_path / "in.tif", "-o", tmp_path / "out.tif", "-f", "invert")
+    assert proc.returncode == 0, proc.stderr
+    out = tifffile.imread(tmp_path / "out.tif", key=slice(None))
+    np.testing.assert_allclose(out, 1.0 - pages, atol=1e-6)
+
+
+def test_only_a_tiff_of_several_pages_gets_a_header_from_tifffile(tmp_path: Path) -> None:
+    """One page (Pillow's to describe), a PNG, and a chain of pages in a file of an unknown TIFF version: none."""
+    tifffile.imwrite(tmp_path / "one.tif", np.zeros((2, 3)))
+    Image.new("L", (3, 2)).save(tmp_path / "grey.png")
+    damaged = bytearray(multipage_tiff("<", False))
+    damaged[2] = 44  # neither TIFF (42) nor BigTIFF (43): the chain still walks, tifffile refuses the file
+    (tmp_path / "damaged.tif").write_bytes(bytes(damaged))
+    for name in ("one.tif", "grey.png", "damaged.tif"):
+        with open(tmp_path / name, "rb") as file:
+            assert decoders.tiff_pages_header(file) is None, name
