@@ -68,7 +68,8 @@ def _client(scheduler: Any) -> tuple[Any, bool]:
 @lru_cache(maxsize=8)
 def _stages(frozen: str, shape: tuple[int, ...], dtype: str) -> tuple[Any, ...]:
     """The tiled stages of a pipeline (its dict as JSON) on an image of ``shape``: rebuilt on each worker."""
-    pipeline = Pipeline.from_dict(json.loads(frozen))
+    data = json.loads(frozen)
+    pipeline = Pipeline.from_dict(data) if data["steps"] else Pipeline([])  # a file needs a step; a copy does not
     plan = tiles.plan(pipeline, shape, np.dtype(dtype))
     return plan.segments[0].stages if plan.segments else ()
 

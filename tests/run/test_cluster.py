@@ -203,3 +203,17 @@ def test_an_existing_target_is_replaced_unless_told_to_keep_it(tmp_path: Path, c
         cluster.run(pipeline, source, target, stream, plan, scheduler=client, overwrite=False)
     assert caught.value.path == str(target)
     np.testing.assert_array_equal(_zarr(target), 255 - image)
+
+
+def test_an_empty_pipeline_copies_the_image_as_without_a_cluster(tmp_path: Path, client: Any) -> None:
+    """No filter: the cluster writes the image unchanged (the file's samples), as ``stream_file`` without one does.
+
+    The pipeline travels to the workers as a pipeline file's dict, which needs a step: it failed with
+    "'steps' must be a non-empty list".
+    """
+    image = _texture(300, 40, 3)
+    tifffile.imwrite(tmp_path / "in.tif", image, photometric="rgb")
+    cvfilters.stream_file(tmp_path / "in.tif", tmp_path / "out.zarr", Pipeline([]), tile_size=64, scheduler=client)
+    cvfilters.stream_file(tmp_path / "in.tif", tmp_path / "local.zarr", Pipeline([]), tile_size=64)
+    np.testing.assert_array_equal(_zarr(tmp_path / "out.zarr"), image)
+    np.testing.assert_array_equal(_zarr(tmp_path / "local.zarr"), image)
