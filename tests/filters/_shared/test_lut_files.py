@@ -206,3 +206,37 @@ def test_a_file_of_another_kind_is_refused_naming_the_kinds(tmp_path: Path) -> N
     kinds = ".cube, .csv, .txt, .npy"
     png = _write(tmp_path, "l.png", "0\n1\n")
     assert _refusal(png) == f"must end in one of {kinds} (a .cube colour cube or a 1-D table)"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_cube_data_rows_with_comments_and_blank_lines_among_them_are_read(tmp_path: Path, newline: str) -> None:
+    """Comment lines, trailing comments (with no space, with two #) and blank lines between a .cube's data rows,
+    with Unix, Windows and old Mac line endings, as editors and hand edits leave them. Catches such a valid file
+    refused ("numpy cannot read") when the fast reader does not skip comments."""
+    rows = ["0 0.25 0.5 # shaper", "# a note between the rows", "", "\t1 0.75 0.5#no space",
+            *CORNERS.splitlines()[:4], "  # half way # twice", *CORNERS.splitlines()[4:7], "1 1 1 # a # b", ""]
+    path = tmp_path / "c.cube"
+    path.write_bytes(newline.join(["LUT_1D_SIZE 2", "LUT_3D_SIZE 2", *rows]).encode())
+    lut = load_lut(path)
+    assert lut.table is not None and lut.cube is not None
+    np.testing.assert_array_equal(lut.table.values, [[0.5, 0.25, 0.0], [0.5, 0.75, 1.0]])  # B G R
+    np.testing.assert_array_equal(lut.cube.values, np.indices((2, 2, 2)).transpose(1, 2, 3, 0))  # the identity
+
+
+def test_cube_data_row_refusals_name_the_line(tmp_path: Path) -> None:
+    """Each refusal of a bad data row, whole (the line-by-line diagnosis after the fast reader fails): comment
+    lines, trailing comments and blank lines before the bad row are skipped, a size line after the rows is
+    named as a keyword, a one-value row as one number of three. Catches the diagnosis stopping at a blank
+    line or reading a comment as data, a message without its line, and an IndexError for a one-row file."""
+    head = "LUT_1D_SIZE 2\n0 0 0 # a # b\n# a note\n\n"  # lines 1 to 4
+    bad = {
+        "1 x 1": "line 5: expected numbers, got '1 x 1'",
+        "x 1 1": "line 5: expected numbers, got 'x 1 1'",
+        "LUT_3D_SIZE 2": "line 5: keyword LUT_3D_SIZE after the data rows",
+        "0.5": "line 5: expected 3 numbers (R G B), got 1",
+        "inf 1": "line 5: expected 3 numbers, got 2",
+        "1_0 1 1": "has data rows numpy cannot read",  # Python's float reads 1_0 (as 10), numpy's parser does not
+    }
+    for number, (row, message) in enumerate(bad.items()):
+        assert _refusal(_write(tmp_path, f"{number}.cube", f"{head}{row}\n")) == message
+    assert _refusal(_write(tmp_path, "one.cube", "LUT_1D_SIZE 2\n0 0 0\n")) == "has 1 data rows; LUT_1D_SIZE 2 needs 2"
