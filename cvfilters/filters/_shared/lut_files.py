@@ -197,7 +197,7 @@ def _data_rows(lines: list[str], start: int) -> np.ndarray:
         count += 1
     if count == 0:
         raise LutFileError("has no data rows")
-    raise LutFileError("has data rows numpy cannot read")  # not reached for files the checks above accept
+    raise LutFileError("has data rows numpy cannot read")  # e.g. "1_0": a float to Python, not to numpy
 
 
 def _size(header: Mapping[str, tuple[int, list[str]]], key: str, largest: int) -> int | None:
