@@ -58,6 +58,15 @@ def test_a_tiff_whose_chain_loops_counts_each_page_once() -> None:
     assert decoders._tiff_pages(BytesIO(bytes(data))) == 3
 
 
+def test_a_tiff_cut_inside_its_last_next_page_pointer_counts_its_pages() -> None:
+    """The file ends two bytes into the last directory's next-page pointer: the pages walked are counted
+    (giving up, None, handed the count back to Pillow's slow per-page parse)."""
+    data = multipage_tiff("<", False)
+    last = tifffile.TiffFile(BytesIO(data)).pages[-1].offset
+    pointer = last + 2 + 12 * int.from_bytes(data[last:last + 2], "little")
+    assert decoders._tiff_pages(BytesIO(data[:pointer + 2])) == 3
+
+
 def test_what_is_not_a_tiff_has_no_page_count() -> None:
     assert decoders._tiff_pages(BytesIO(b"GIF89a" + bytes(20))) is None
     assert decoders._tiff_pages(BytesIO(b"II*\0\0\0\0\0")) is None  # no first directory
@@ -182,14 +191,15 @@ def test_a_float64_multi_page_tiff_keeps_every_page(tmp_path: Path) -> None:
     its two pages (the CLI wrote the first and dropped the rest without a word). The output pages, read by
     tifffile, are 1 - input to float32's precision (float64 is stored as float32, as for a still image)."""
     pages = np.random.default_rng(3).random((2, 4, 5))
+    profile = b"not a real ICC profile, carried as bytes"
     with tifffile.TiffWriter(tmp_path / "in.tif") as writer:
         for page in pages:
-            writer.write(page, photometric="minisblack")
+            writer.write(page, photometric="minisblack", extratags=[(34675, 7, len(profile), profile, True)])
     with open(tmp_path / "in.tif", "rb") as file:
         header = decoders.tiff_pages_header(file)
         assert file.tell() == 0
     assert header is not None and (header.format, header.size, header.frames) == ("TIFF", (5, 4), 2)
-    assert header.tags == {259: 1}
+    assert header.tags == {259: 1} and header.icc == profile
     proc = cli_runner.run_cli("apply", tmp_path / "in.tif", "-o", tmp_path / "out.tif", "-f", "invert")
     assert proc.returncode == 0, proc.stderr
     out = tifffile.imread(tmp_path / "out.tif", key=slice(None))
