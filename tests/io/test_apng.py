@@ -314,27 +314,56 @@ def test_a_frame_control_cut_short_is_refused_as_damage() -> None:
     assert str(refused.value) == "-: image data is truncated or corrupt (a fcTL chunk is shorter than 26 bytes)"
 
 
-@pytest.mark.parametrize("bits", [4, 8, 16])
-def test_a_grey_animation_with_a_transparent_key_reads_with_alpha_as_a_still_does(bits: int) -> None:
-    """A grey APNG with a tRNS key: BGRA frames, alpha 0 exactly where a pixel holds the key, full elsewhere
-    (OpenCV's decoder drops a grey key; the still reader keeps it). At 4 bits the key is widened like the
-    samples (value * 17), which catches a key compared unscaled."""
+def _grey_rows(pixels: np.ndarray, bits: int) -> bytes:
+    """Grey PNG image data at 1 to 16 bits: each row filter type 0, samples under 8 bits packed from the high bit."""
+    if bits >= 8:
+        return _idat(pixels.astype(np.uint8 if bits == 8 else np.uint16))
+    per = 8 // bits
+    rows = []
+    for row in pixels:
+        groups = np.pad(row, (0, -len(row) % per)).reshape(-1, per)
+        rows.append(b"\0" + bytes((groups << bits * np.arange(per - 1, -1, -1)).sum(axis=1).tolist()))
+    return zlib.compress(b"".join(rows))
+
+
+def _grey_animation(frames: list[np.ndarray], bits: int, extra: tuple[bytes, ...]) -> bytes:
+    ihdr = struct.pack(">IIBBBBB", frames[0].shape[1], frames[0].shape[0], bits, 0, 0, 0, 0)
+    return makefiles.apng_bytes(ihdr, [makefiles.ApngFrame(_grey_rows(pixels, bits), pixels.shape[1], pixels.shape[0])
+                                       for pixels in frames], extra=extra)
+
+
+@pytest.mark.parametrize(("bits", "key"), [(1, 1), (4, 3), (8, 3), (16, 1003)])
+def test_a_grey_animation_with_a_transparent_key_reads_with_alpha_as_a_still_does(bits: int, key: int) -> None:
+    """A grey APNG with a tRNS key: BGRA frames at the file's depth, alpha 0 exactly where a pixel holds the key,
+    full elsewhere (OpenCV's decoder drops a grey key; the still reader keeps it). Under 8 bits the key is widened
+    like the samples (times 255 at 1 bit, 17 at 4), which catches a key compared unscaled; 1003 needs both bytes."""
     top = 2 ** bits - 1
-    first = np.array([[0, 3, top, 3], [5, 3, 0, top]], np.uint16)
-    frames = [first, top - first]  # the key, 3, is in the first frame only
-    if bits == 4:  # two samples a byte, the first in the high nibble
-        data = [zlib.compress(b"".join(b"\0" + bytes((row[0::2] << 4 | row[1::2]).tolist()) for row in pixels))
-                for pixels in frames]
-    else:
-        data = [_idat(pixels.astype(np.uint8 if bits == 8 else np.uint16)) for pixels in frames]
-    ihdr = struct.pack(">IIBBBBB", 4, 2, bits, 0, 0, 0, 0)
-    file = makefiles.apng_bytes(ihdr, [makefiles.ApngFrame(part, 4, 2) for part in data],
-                                extra=(makefiles.png_chunk(b"tRNS", struct.pack(">H", 3)),))
-    scale, dtype = (17, np.uint8) if bits == 4 else (1, np.uint16 if bits == 16 else np.uint8)
+    first = np.array([[0, key, top, key], [top // 2, key, 0, top]], np.uint16)
+    frames = [first, top - first]
+    file = _grey_animation(frames, bits, (makefiles.png_chunk(b"tRNS", struct.pack(">H", key)),))
+    dtype = np.uint16 if bits == 16 else np.uint8
     full = np.iinfo(dtype).max
     got = [image for image, _ in apng.frames(BytesIO(file))]
     assert len(got) == 2
     for image, pixels in zip(got, frames, strict=True):
-        grey = (pixels * scale).astype(dtype)
-        want = np.dstack([grey, grey, grey, np.where(pixels == 3, 0, full).astype(dtype)])
+        grey = (pixels * (255 // top if bits < 8 else 1)).astype(dtype)
+        want = np.dstack([grey, grey, grey, np.where(pixels == key, 0, full).astype(dtype)])
+        assert image.dtype == want.dtype
         np.testing.assert_array_equal(image, want)
+
+
+def test_a_grey_animation_without_a_key_stays_grey_and_a_frame_may_span_chunks() -> None:
+    """Grey frames with a gAMA chunk and no tRNS: grey, no invented alpha (a key read from another chunk's
+    bytes made one). The second frame's data is split over two fdAT chunks, as encoders split long data."""
+    frames = [np.arange(12, dtype=np.uint16).reshape(3, 4) * 20, np.full((3, 4), 77, np.uint16)]
+    file = bytearray(_grey_animation(frames, 8, (makefiles.png_chunk(b"gAMA", struct.pack(">I", 45455)),)))
+    at = file.index(b"fdAT") - 4
+    length = int.from_bytes(file[at:at + 4], "big")
+    sequence, data = file[at + 8:at + 12], bytes(file[at + 12:at + 8 + length])
+    halves = [makefiles.png_chunk(b"fdAT", sequence + data[:5]),
+              makefiles.png_chunk(b"fdAT", (int.from_bytes(sequence, "big") + 1).to_bytes(4, "big") + data[5:])]
+    file[at:at + 12 + length] = b"".join(halves)
+    got = [image for image, _ in apng.frames(BytesIO(bytes(file)))]
+    assert len(got) == 2
+    for image, pixels in zip(got, frames, strict=True):
+        np.testing.assert_array_equal(image, pixels.astype(np.uint8))
