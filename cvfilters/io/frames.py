@@ -106,7 +106,9 @@ class FrameReader:
             self._range = (start, count)
             self._limit = reading.max_pixels_limit(max_pixels)
             self._rgb = resolve_channel_order(channel_order) == "rgb"
-            self.info = FramesInfo(header.format, header.frames, header.size, _loop(header, self._file), header.icc,
+            # a still image has no loop (walking a damaged still PNG's chunks failed without naming it)
+            loop = _loop(header, self._file) if is_multiframe(header) else None
+            self.info = FramesInfo(header.format, header.frames, header.size, loop, header.icc,
                                    header.tags.get(259) if header.format == "TIFF" else None, count - start)
         except BaseException:
             self._file.close()
