@@ -460,3 +460,26 @@ def test_vignette_of_an_integer_image_keeps_its_dtype_and_rounds_each_pixel(back
                        for y in range(height)])
     assert out.dtype == dtype and out.shape == image.shape
     assert np.abs(out - image * factor[:, :, None]).max() <= 0.5 + 1e-3  # one rounding; float32 factor
+
+
+def edge_weights(width: int, height: int, radius: float, shape: str) -> np.ndarray:
+    """``clip(d / radius, 0, 1)`` at every pixel, ``d`` from :func:`edge_distance` (linear falloff)."""
+    d = np.array([[edge_distance(width, height, x, y, shape) for x in range(width)] for y in range(height)])
+    return np.clip(d / radius, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16], ids=["uint8", "uint16"])
+def test_fade_toward_a_colour_on_integer_images_is_rounded_once(dtype: type) -> None:
+    """``w * in + (1 - w) * colour * full_scale``, rounded once, at every pixel of an integer BGR image.
+
+    Catches the colour scaled down instead of up to full scale, and ``in * w`` rounded to the integer
+    dtype before the colour is added (errors up to one level).
+    """
+    width, height, radius, full = 40, 30, 9.0, np.iinfo(dtype).max
+    image = photo(height, width, 3, dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = cvf.apply(image, "feather", radius=radius, color=[0.1, 0.8, 0.3], backend="cpu")
+    w = edge_weights(width, height, radius, "rect")[:, :, None]
+    expected = w * image + (1 - w) * np.array([0.3, 0.8, 0.1]) * full  # BGR of the RGB colour
+    assert out.dtype == dtype and np.abs(out - expected).max() <= 0.5 + 1e-3
