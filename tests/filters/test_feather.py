@@ -20,7 +20,7 @@ import cvfilters as cvf
 from cvfilters.core.errors import ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import masks
-from cvfilters.filters.feather import radial_weight, smoothstep
+from cvfilters.filters.feather import edge_weight, radial_weight, smoothstep
 from tests.conftest import FIXTURES, PARITY_TOLERANCE, photo, visible
 from tests.filters.test_filters_oracles import vignette_reference
 
@@ -483,3 +483,27 @@ def test_fade_toward_a_colour_on_integer_images_is_rounded_once(dtype: type) -> 
     w = edge_weights(width, height, radius, "rect")[:, :, None]
     expected = w * image + (1 - w) * np.array([0.3, 0.8, 0.1]) * full  # BGR of the RGB colour
     assert out.dtype == dtype and np.abs(out - expected).max() <= 0.5 + 1e-3
+
+
+def test_edge_weight_defaults_to_the_linear_rect_fade() -> None:
+    """``edge_weight(W, H, radius)`` without shape and falloff: ``clip(min(x, W - x, y, H - y) / radius, 0, 1)``."""
+    np.testing.assert_allclose(edge_weight(9, 7, 2.5), edge_weights(9, 7, 2.5, "rect"), atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", ["rect", "ellipse"])
+def test_edges_radius_zero_is_no_fade_and_one_pixel_fades_the_border(shape: str) -> None:
+    """Odd sides (a pixel centre on the ellipse's centre): radius 0 leaves the image, no division by zero;
+    radius 1 fades the border pixels (centres 0.5 px in) halfway and keeps the centre pixel, without warnings.
+    """
+    width, height = 31, 21
+    image = photo(height, width, 3, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0/0 at the centre, no d / 0
+        np.testing.assert_array_equal(cvf.apply(image, "feather", radius=0.0, shape=shape, backend="cpu"), image)
+        faded = cvf.apply(image, "feather", radius=0.0, shape=shape, fill="transparent", backend="cpu")
+        out = cvf.apply(image, "feather", radius=1.0, shape=shape, color=[1.0], backend="cpu")
+    np.testing.assert_array_equal(faded[..., :3], image)
+    np.testing.assert_array_equal(faded[..., 3], 1.0)
+    w = edge_weights(width, height, 1.0, shape)[:, :, None]
+    np.testing.assert_allclose(out, w * image + (1 - w), atol=1e-5)
+    assert w[height // 2, width // 2, 0] == 1 and w[0, width // 2, 0] == pytest.approx(0.5)
