@@ -20,7 +20,7 @@ import cvfilters as cvf
 from cvfilters.core.errors import ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import masks
-from cvfilters.filters.feather import edge_weight, radial_weight, smoothstep
+from cvfilters.filters.feather import edge_weight, radial_weight, smoothstep, vignette_factor
 from tests.conftest import FIXTURES, PARITY_TOLERANCE, photo, visible
 from tests.filters.test_filters_oracles import vignette_reference
 
@@ -507,3 +507,18 @@ def test_edges_radius_zero_is_no_fade_and_one_pixel_fades_the_border(shape: str)
     w = edge_weights(width, height, 1.0, shape)[:, :, None]
     np.testing.assert_allclose(out, w * image + (1 - w), atol=1e-5)
     assert w[height // 2, width // 2, 0] == 1 and w[0, width // 2, 0] == pytest.approx(0.5)
+
+
+def test_vignette_factor_is_the_documented_float32_plane() -> None:
+    """``vignette_factor``: the (H, W) float32 factor ``clip(1 - intensity (r / R)^2, 0, 1)``; a window is its slice.
+
+    Catches a float64 plane (twice the device memory, and a mixed-type multiply for every image).
+    """
+    width, height, center, radius, intensity = 23, 17, (0.3, 0.6), 0.7, 1.5
+    factor = vignette_factor(width, height, center, radius, intensity)
+    expected = [[vignette_reference(width, height, x, y, center, radius, intensity) for x in range(width)]
+                for y in range(height)]
+    assert factor.dtype == np.float32 and factor.shape == (height, width)
+    np.testing.assert_allclose(factor, expected, atol=1e-6)
+    window = vignette_factor(width, height, center, radius, intensity, (4, 11, 2, 19))
+    np.testing.assert_array_equal(window, factor[4:11, 2:19])
