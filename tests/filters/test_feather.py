@@ -522,3 +522,19 @@ def test_vignette_factor_is_the_documented_float32_plane() -> None:
     np.testing.assert_allclose(factor, expected, atol=1e-6)
     window = vignette_factor(width, height, center, radius, intensity, (4, 11, 2, 19))
     np.testing.assert_array_equal(window, factor[4:11, 2:19])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16], ids=["uint8", "uint16"])
+def test_fade_to_transparent_on_integer_bgra_rounds_alpha_times_weight(backend: str, dtype: type) -> None:
+    """Integer BGRA on every backend: colour kept, ``alpha * w`` rounded in the image's dtype.
+
+    Catches the alpha multiply left without its output depth, which OpenCL refuses for an integer alpha times
+    the float32 weight.
+    """
+    width, height, radius = 40, 30, 9.0
+    image = photo(height, width, 4, dtype)
+    out = cvf.apply(image, "feather", fill="transparent", radius=radius, backend=backend)
+    assert out.dtype == dtype and out.shape == image.shape
+    np.testing.assert_array_equal(out[..., :3], image[..., :3])
+    expected = image[..., 3] * edge_weights(width, height, radius, "rect")
+    assert np.abs(out[..., 3] - expected).max() <= 0.5 + 1e-3
