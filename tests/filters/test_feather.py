@@ -20,7 +20,7 @@ import cvfilters as cvf
 from cvfilters.core.errors import ParameterError, UsageError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.filters import masks
-from cvfilters.filters.feather import radial_weight, smoothstep
+from cvfilters.filters.feather import edge_weight, radial_weight, smoothstep, vignette_factor
 from tests.conftest import FIXTURES, PARITY_TOLERANCE, photo, visible
 from tests.filters.test_filters_oracles import vignette_reference
 
@@ -460,3 +460,81 @@ def test_vignette_of_an_integer_image_keeps_its_dtype_and_rounds_each_pixel(back
                        for y in range(height)])
     assert out.dtype == dtype and out.shape == image.shape
     assert np.abs(out - image * factor[:, :, None]).max() <= 0.5 + 1e-3  # one rounding; float32 factor
+
+
+def edge_weights(width: int, height: int, radius: float, shape: str) -> np.ndarray:
+    """``clip(d / radius, 0, 1)`` at every pixel, ``d`` from :func:`edge_distance` (linear falloff)."""
+    d = np.array([[edge_distance(width, height, x, y, shape) for x in range(width)] for y in range(height)])
+    return np.clip(d / radius, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16], ids=["uint8", "uint16"])
+def test_fade_toward_a_colour_on_integer_images_is_rounded_once(dtype: type) -> None:
+    """``w * in + (1 - w) * colour * full_scale``, rounded once, at every pixel of an integer BGR image.
+
+    Catches the colour scaled down instead of up to full scale, and ``in * w`` rounded to the integer
+    dtype before the colour is added (errors up to one level).
+    """
+    width, height, radius, full = 40, 30, 9.0, np.iinfo(dtype).max
+    image = photo(height, width, 3, dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = cvf.apply(image, "feather", radius=radius, color=[0.1, 0.8, 0.3], backend="cpu")
+    w = edge_weights(width, height, radius, "rect")[:, :, None]
+    expected = w * image + (1 - w) * np.array([0.3, 0.8, 0.1]) * full  # BGR of the RGB colour
+    assert out.dtype == dtype and np.abs(out - expected).max() <= 0.5 + 1e-3
+
+
+def test_edge_weight_defaults_to_the_linear_rect_fade() -> None:
+    """``edge_weight(W, H, radius)`` without shape and falloff: ``clip(min(x, W - x, y, H - y) / radius, 0, 1)``."""
+    np.testing.assert_allclose(edge_weight(9, 7, 2.5), edge_weights(9, 7, 2.5, "rect"), atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", ["rect", "ellipse"])
+def test_edges_radius_zero_is_no_fade_and_one_pixel_fades_the_border(shape: str) -> None:
+    """Odd sides (a pixel centre on the ellipse's centre): radius 0 leaves the image, no division by zero;
+    radius 1 fades the border pixels (centres 0.5 px in) halfway and keeps the centre pixel, without warnings.
+    """
+    width, height = 31, 21
+    image = photo(height, width, 3, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no 0/0 at the centre, no d / 0
+        np.testing.assert_array_equal(cvf.apply(image, "feather", radius=0.0, shape=shape, backend="cpu"), image)
+        faded = cvf.apply(image, "feather", radius=0.0, shape=shape, fill="transparent", backend="cpu")
+        out = cvf.apply(image, "feather", radius=1.0, shape=shape, color=[1.0], backend="cpu")
+    np.testing.assert_array_equal(faded[..., :3], image)
+    np.testing.assert_array_equal(faded[..., 3], 1.0)
+    w = edge_weights(width, height, 1.0, shape)[:, :, None]
+    np.testing.assert_allclose(out, w * image + (1 - w), atol=1e-5)
+    assert w[height // 2, width // 2, 0] == 1 and w[0, width // 2, 0] == pytest.approx(0.5)
+
+
+def test_vignette_factor_is_the_documented_float32_plane() -> None:
+    """``vignette_factor``: the (H, W) float32 factor ``clip(1 - intensity (r / R)^2, 0, 1)``; a window is its slice.
+
+    Catches a float64 plane (twice the device memory, and a mixed-type multiply for every image).
+    """
+    width, height, center, radius, intensity = 23, 17, (0.3, 0.6), 0.7, 1.5
+    factor = vignette_factor(width, height, center, radius, intensity)
+    expected = [[vignette_reference(width, height, x, y, center, radius, intensity) for x in range(width)]
+                for y in range(height)]
+    assert factor.dtype == np.float32 and factor.shape == (height, width)
+    np.testing.assert_allclose(factor, expected, atol=1e-6)
+    window = vignette_factor(width, height, center, radius, intensity, (4, 11, 2, 19))
+    np.testing.assert_array_equal(window, factor[4:11, 2:19])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16], ids=["uint8", "uint16"])
+def test_fade_to_transparent_on_integer_bgra_rounds_alpha_times_weight(backend: str, dtype: type) -> None:
+    """Integer BGRA on every backend: colour kept, ``alpha * w`` rounded in the image's dtype.
+
+    Catches the alpha multiply left without its output depth, which OpenCL refuses for an integer alpha times
+    the float32 weight.
+    """
+    width, height, radius = 40, 30, 9.0
+    image = photo(height, width, 4, dtype)
+    out = cvf.apply(image, "feather", fill="transparent", radius=radius, backend=backend)
+    assert out.dtype == dtype and out.shape == image.shape
+    np.testing.assert_array_equal(out[..., :3], image[..., :3])
+    expected = image[..., 3] * edge_weights(width, height, radius, "rect")
+    assert np.abs(out[..., 3] - expected).max() <= 0.5 + 1e-3
