@@ -267,8 +267,8 @@ def decode_with_pillow(data: bytes, header: Header) -> np.ndarray:
             image = image.convert("I;16") if header.format == "PNG" else image
         elif image.mode == "La":  # grey with associated alpha: Pillow converts it to LA only (un-premultiplied)
             image = image.convert("LA")
-        elif image.mode not in _PILLOW_MODES and image.mode != "I":
-            image = image.convert("RGBA" if "A" in image.mode else "RGB")
+        elif image.mode not in _PILLOW_MODES and image.mode != "I":  # CMYK, YCbCr, LAB (whose A is no alpha)
+            image = image.convert("RGB")
         array = np.asarray(image)
     if image.mode == "I" and _tag_values(header.tags, 258, 16) == (16,):  # signed 16-bit TIFF or 16-bit PNG grey
         array = array.astype(np.int16 if signed else np.uint16)  # 32-bit samples stay int32: refused

@@ -216,8 +216,8 @@ def test_frames_longer_than_65_5_s_keep_their_duration() -> None:
 
 def test_closing_a_writer_with_no_frame_is_an_error_and_writes_nothing() -> None:
     """An APNG needs a frame: closing without one says so, rather than leaving a file that is not
-    a PNG (an ``acTL`` chunk with no signature)."""
+    a PNG (an ``acTL`` chunk with no signature), with the whole reason."""
     buffer = BytesIO()
-    with pytest.raises(apng.ApngError, match="no frame"):
+    with pytest.raises(apng.ApngError, match="^no frame was added; an APNG needs at least one$"):
         apng.ApngWriter(buffer).close()
     assert buffer.getvalue() == b""

@@ -381,11 +381,16 @@ def test_a_grey_tiff_with_associated_alpha_comes_back_bgra_with_straight_alpha(t
     np.testing.assert_allclose(got.astype(np.float64), np.dstack([straight] * 3 + [alpha]).astype(np.float64), atol=1)
 
 
-def test_a_cielab_tiff_pillow_decodes_comes_back_in_colour(tmp_path: Path) -> None:
-    """CIELab (Pillow's LAB) is converted to colour as Pillow converts it, not refused (its extra opaque
-    channel, from the A of LAB, is not checked: docs/mutation.md)."""
+def test_a_cielab_tiff_pillow_decodes_comes_back_in_colour_with_three_channels(tmp_path: Path) -> None:
+    """CIELab (Pillow's LAB) is converted to colour as Pillow converts it, not refused, and with the
+    file's three channels: LAB's A is a colour axis, not alpha (it came back BGRA with an invented
+    opaque alpha, where the same picture uncompressed, which OpenCV reads, has three channels)."""
     lab = np.random.default_rng(19).integers(0, 256, (6, 8, 3), dtype=np.uint8)
     path = _lzma_tiff(tmp_path / "lab.tif", lab, photometric="cielab")
+    with tifffile.TiffFile(path) as tif:
+        assert (tif.pages[0].samplesperpixel, tif.pages[0].extrasamples) == (3, ())
     with Image.open(path) as direct:
         want = np.asarray(direct.convert("RGB"))[..., ::-1]
-    np.testing.assert_array_equal(cvf.read(path)[..., :3], want)
+    np.testing.assert_array_equal(cvf.read(path), want)
+    tifffile.imwrite(tmp_path / "plain.tif", lab, photometric="cielab")
+    assert cvf.read(tmp_path / "plain.tif").shape == want.shape  # OpenCV's path: three channels too
