@@ -8,7 +8,9 @@ a lower quality: a smaller file further from the source; dithering: block means 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from cvfilters.engine.pipeline import Pipeline
 from cvfilters.run import processing
 from cvfilters.run.tasks import Options, Task
 from tests.io.test_colour_spaces import ADOBE, SRGB, reference
+from tests.run.test_processing import gif, gif_values
 
 imagecodecs = pytest.importorskip("imagecodecs", reason="the profiles here are built with imagecodecs")
 
@@ -125,3 +128,16 @@ def test_an_animation_whose_profile_cannot_be_read_is_filtered_where_nothing_is_
         assert outcome.status == "done", outcome
         for frame, written in zip(frames, frames_of(tmp_path / "out.png")[0], strict=True):
             np.testing.assert_array_equal(written[..., 0], 255 - np.atleast_3d(frame)[..., 0])
+
+
+def test_an_animation_from_standard_input_to_standard_output_keeps_its_frames(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``cvfilters apply - -o - --format gif`` on an animation: the frames, filtered, on standard output
+    (the format was not passed on: no encoder for a name without extension)."""
+    data = gif(tmp_path / "g.gif")
+    monkeypatch.setattr("sys.stdin", SimpleNamespace(buffer=io.BytesIO(data)))
+    monkeypatch.chdir(tmp_path)
+    outcome = processing.process(Task(Path("-"), Path("-"), True, ".gif"), Options(INVERT))
+    assert outcome.status == "done" and outcome.report[-1] == "frames: 3 of 3", outcome
+    assert gif_values(capfdbinary.readouterr().out) == [255, 155, 55]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.gif"]
