@@ -497,6 +497,7 @@ DEVICE_CASES = [
     ("cartoon", {}),
     ("cartoon", {"edges": "laplacian", "quantize": "posterize", "thickness": 3, "sensitivity": 0.8}),
     ("cartoon", {"scale": 1.0, "passes": 2, "colors": 12, "seed": 9}),
+    ("cartoon", {"quantize": "none"}),  # uint8: the classic recipe's 8-bit colour path
     ("toon", {"threshold": 0.3, "levels": 6}),
     ("smooth_toon", {"blur": 3.0, "source": "red"}),
     ("kuwahara", {"radius": 2}),
@@ -522,6 +523,7 @@ def test_device_matches_cpu(device_backend: str, name: str, params: dict, dtype:
 @pytest.mark.parametrize(("name", "params", "extra"), [
     ("toon", {}, 0), ("smooth_toon", {}, 0), ("kuwahara", {}, 0), ("sketch", {}, 0), ("halftone", {}, 0),
     ("crosshatch", {}, 0), ("cartoon", {"quantize": "posterize"}, 0), ("sketch", {"mode": "color"}, 0),
+    ("cartoon", {"quantize": "none"}, 0),
     ("cartoon", {}, 1), ("quantize", {}, 1), ("oil_paint", {}, 1),
     ("stylization", {}, 1), ("detail_enhance", {}, 1), ("edge_preserving", {}, 1), ("mean_shift", {}, 1),
 ])

@@ -151,15 +151,16 @@ def test_cartoon_k_means_is_one_seeding_in_bgr() -> None:
             assert sum_of_squares(out, image) > sum_of_squares(best, image)
 
 
-def test_cartoon_float32_outlines_are_black_over_the_posterized_colour() -> None:
+@pytest.mark.parametrize("edges", ["adaptive", "laplacian"])
+def test_cartoon_float32_outlines_are_black_over_the_posterized_colour(edges: str) -> None:
     """float32: each pixel is ``round(c (levels - 1)) / (levels - 1)`` (within 1e-6) or black (an outline).
 
-    ``colour * (1 - outline)``: an outline is 0, never the colour negated.
+    ``colour * (1 - outline)``: an outline is 0, never the colour negated (a mask of 0 / 2), for either detector.
     """
     pixels = photo(24, 32, 3, np.uint8).astype(np.float64)
     posterized = np.rint(pixels * 3 / 255) / 3
     image = (pixels / 255).astype(np.float32)
-    out = cvf.apply(image, "cartoon", passes=0, quantize="posterize", levels=4, backend="cpu")
+    out = cvf.apply(image, "cartoon", edges=edges, passes=0, quantize="posterize", levels=4, backend="cpu")
     outline = np.all(out == 0, axis=-1)
     assert 0.02 < outline.mean() < 0.5 and (posterized[outline] > 0).any()
     np.testing.assert_allclose(out[~outline], posterized[~outline], rtol=0, atol=1e-6)

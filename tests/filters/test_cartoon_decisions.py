@@ -79,3 +79,31 @@ def test_cartoon_uint8_without_edges_is_the_bilateral_alone() -> None:
     out = cvf.apply(image, "cartoon", edges="none", quantize="none", passes=1, scale=1.0, diameter=5,
                     sigma_color=40.0, sigma_space=3.0, backend="cpu")
     np.testing.assert_array_equal(out, cv2.bilateralFilter(image, 5, 40.0, 3.0, borderType=cv2.BORDER_REPLICATE))
+
+
+def test_cartoon_with_nothing_to_do_says_so_in_full() -> None:
+    """edges=none, quantize=none and passes=0 are refused with the whole documented sentence, unaltered."""
+    with pytest.raises(ParameterError) as refused:
+        cvf.get_filter("cartoon").resolve({"edges": "none", "quantize": "none", "passes": 0})
+    assert str(refused.value).endswith(": edges=none, quantize=none and passes=0 leave nothing to do")
+
+
+def test_cartoon_float32_colour_is_the_bilateral_at_sigma_color_over_255() -> None:
+    """float32 0..1: ``sigma_color`` is in 8-bit levels, so cv2.bilateralFilter gets ``sigma_color / 255`` exactly."""
+    image = photo(30, 36, 3, np.float32)
+    out = cvf.apply(image, "cartoon", edges="none", quantize="none", passes=1, scale=1.0, diameter=5,
+                    sigma_color=40.0, sigma_space=3.0, backend="cpu")
+    expected = cv2.bilateralFilter(image, 5, 40.0 / 255, 3.0, borderType=cv2.BORDER_REPLICATE)
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-6)
+
+
+def test_cartoon_scale_down_to_one_pixel_smooths_to_the_mean_colour() -> None:
+    """A scale that rounds the image to 1 x 1 px: the area resize is the mean colour, spread back everywhere.
+
+    20 x 24 px at scale 0.05 is round(1.2) x round(1.0) = 1 x 1 (never less): every pixel is the image's
+    mean colour (numpy, float64), within float32 rounding (1e-5).
+    """
+    image = photo(20, 24, 3, np.float32)
+    out = cvf.apply(image, "cartoon", edges="none", quantize="none", passes=1, scale=0.05, backend="cpu")
+    mean = image.astype(np.float64).mean(axis=(0, 1))
+    np.testing.assert_allclose(out, np.broadcast_to(mean, image.shape), rtol=0, atol=1e-5)
