@@ -43,8 +43,9 @@ EXTRA: dict[str, list[str]] = {
     "filters/warp": ["tests/filters/test_warp_kernel.py"],
     "filters/cartoon": ["tests/filters/test_cartoon_decisions.py"],
     "filters/_shared/histograms": ["tests/filters/test_histogram.py", "tests/filters/test_histogram_overlay.py"],
-    # the mirror's tests split by job: the two-pass footprint factory, the overlay's placement
-    "filters/histogram": ["tests/filters/test_histogram_passes.py", "tests/filters/test_histogram_overlay.py"],
+    # the mirror's tests split by job: the two-pass footprint factory, the overlay's placement, the reference
+    "filters/histogram": ["tests/filters/test_histogram_passes.py", "tests/filters/test_histogram_overlay.py",
+                          "tests/filters/test_match_histogram_references.py"],
     "registry/params": ["tests/properties/test_registry_contract.py", "tests/engine/test_pipeline.py",
                         "tests/cli/test_front_door.py::test_colours_are_rgb_as_people_write_them",
                         "tests/cli/test_front_door.py::test_colour_forms_and_errors"],

@@ -296,9 +296,11 @@ def test_match_histogram_reference_errors_name_the_parameter(tmp_path: Path) -> 
     with pytest.raises(ParameterError, match=r"^match_histogram: reference=.*junk\.png"):
         flt.resolve({"reference": str(tmp_path / "junk.png")})
     np.save(tmp_path / "bgr.npy", np.ones((3, 256)))
-    with pytest.raises(ParameterError, match="holds 3 channels; space=lab matches one"):
+    with pytest.raises(ParameterError, match=r"bgr\.npy holds 3 channels; space=lab matches one "
+                                             r"\(save it with space=lab\)$"):
         flt.resolve({"reference": str(tmp_path / "bgr.npy"), "space": "lab"})
-    with pytest.raises(ParameterError, match="holds 3 channels; this image needs 1"):
+    with pytest.raises(ParameterError, match=r"^match_histogram: reference=\S*bgr\.npy holds 3 channels; "
+                                             r"this image needs 1$"):
         run(photo(8, 8, 1), "match_histogram", reference=tmp_path / "bgr.npy")
 
 

@@ -130,3 +130,45 @@ def test_equalize_gives_a_constant_image_back_unchanged(dtype: type, channels: i
     out = cvf.apply(image, "equalize", backend="cpu", space=space)
     assert isinstance(out, np.ndarray)
     np.testing.assert_array_equal(out, image)
+
+
+# ---------------------------------------------------------------- float32 percentiles on 16-bit levels
+@pytest.mark.parametrize("linked", [False, True])
+def test_auto_levels_of_a_float_image_reads_16_bit_levels_as_level_over_65535(linked: bool) -> None:
+    """float32 percentiles are found on levels round(x * 65535) and read back as level / 65535.
+
+    Read over 65536 (or 65533) the percentiles move by 1.5e-5 (3e-5) of themselves, the result by 1.7e-5
+    (3.4e-5) of full scale; cv2's float32 arithmetic is 7.5e-8 off here.
+    """
+    levels = np.random.default_rng(5).integers(6000, 60000, (40, 50, 3))
+    image = (levels / 65535).astype(np.float32)  # exactly on 16-bit levels: the quantisation is exact
+    expected = np.empty(image.shape)
+    for c in ([slice(None)] if linked else range(3)):
+        lo, hi = np.percentile(levels[..., c], [1, 98]) / 65535
+        expected[..., c] = np.clip((image[..., c].astype(np.float64) - lo) / (hi - lo), 0.0, 1.0)
+    out = cvf.apply(image, "auto_levels", backend="cpu", low=0.01, high=0.02, linked=linked)
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-6)
+
+
+# ---------------------------------------------------------------- clahe in tiles
+@pytest.mark.parametrize(("channels", "space", "dtype", "tiles"), [(1, "ycrcb", np.uint8, 4),
+                                                                  (3, "per_channel", np.uint8, 4),
+                                                                  (1, "ycrcb", np.uint16, 16)])
+def test_clahe_in_tiles_is_opencvs_clahe_of_each_plane(channels: int, space: str, dtype: type, tiles: int) -> None:
+    """Tiled CLAHE (each tile's histograms summed, then each tile blended) must equal cv2.createCLAHE on every plane.
+
+    Per channel, the planes of a colour image were lost in the tiled path; 16 x 16 tiles (256 of them) on 16-bit
+    levels got 8-bit tables. The whole-image path has its own tests.
+    """
+    image = photo(41, 53, channels, dtype)
+    operator = cv2.createCLAHE(3.0, (tiles, tiles))
+    expected = operator.apply(image) if channels == 1 else cv2.merge([operator.apply(p) for p in cv2.split(image)])
+    tiled = process(image, Pipeline([("clahe", {"clip_limit": 3.0, "tiles": tiles, "space": space})]), tile_size=29)
+    np.testing.assert_array_equal(tiled, expected)
+
+
+def test_clahe_describes_what_it_measures_as_info_shows() -> None:
+    """`cvfilters info clahe` and `--explain` name the statistics pass: the histograms of the CLAHE tiles."""
+    flt = cvf.get_filter("clahe")
+    assert flt.footprint_for(flt.resolve({}), SPEC).describe() == (
+        "global: the histograms of the CLAHE tiles of the whole image (a statistics pass), then per tile")
