@@ -14,7 +14,7 @@ import pytest
 import tifffile
 from PIL import Image, ImageCms
 
-from cvfilters.core.errors import ImageReadError, TruncatedImageError
+from cvfilters.core.errors import ImageReadError, ImageTooLargeError, TruncatedImageError
 from cvfilters.io import frames as frames_io
 from tests import makefiles
 
@@ -93,3 +93,14 @@ def test_frames_info_gives_the_size_profile_and_frames_selected(tmp_path: Path) 
             info = reader.info
         assert (info.format, info.count, info.size, info.selected) == ("PNG", 5, (16, 12), selected)
         assert info.icc == profile and info.compression is None
+
+
+def test_probe_refuses_a_file_over_the_pixel_limit_naming_it(tmp_path: Path) -> None:
+    """``probe`` of a 16x12 GIF under a limit of 100 pixels: ImageTooLargeError naming the file and its
+    size; at 192 pixels its header (4 frames, as Pillow wrote them)."""
+    makefiles.animation(tmp_path / "in.gif", count=4)
+    with pytest.raises(ImageTooLargeError) as caught:
+        frames_io.probe(tmp_path / "in.gif", 100)
+    assert str(caught.value).startswith(f"{tmp_path / 'in.gif'}: 16x12 = 192 pixels exceeds the limit of 100 ")
+    header = frames_io.probe(tmp_path / "in.gif", 192)
+    assert header is not None and (header.format, header.size, header.frames) == ("GIF", (16, 12), 4)
