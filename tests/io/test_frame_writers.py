@@ -431,6 +431,24 @@ def test_standard_output_taking_a_few_bytes_a_call_gets_all_or_an_error(
     assert bytes(out.got) == b"0123456789"[:capacity]
 
 
+
+class ClosedStdout(TrickleStdout):
+    """A standard output that takes nothing and whose descriptor is gone (``fileno`` raises ValueError)."""
+
+    def fileno(self) -> int:
+        raise ValueError("I/O operation on closed file")
+
+
+@pytest.mark.parametrize("out", [ClosedStdout(4, 0, 0), TrickleStdout(4, 0, -1)], ids=["closed", "bad-descriptor"])
+def test_a_failed_standard_output_without_a_usable_descriptor_is_still_one_write_error(
+        monkeypatch: pytest.MonkeyPatch, out: TrickleStdout) -> None:
+    """After a failed write, standard output is pointed at /dev/null; where that fails too (its descriptor
+    closed: ValueError; not one: OSError) the error is still the one ImageWriteError, not that failure."""
+    monkeypatch.setattr(sys, "stdout", out)
+    with pytest.raises(ImageWriteError) as caught:
+        frames_io.write_stdout(b"abc")
+    assert str(caught.value) == "standard output: cannot be written: short write: 0 of 3 bytes"
+
 # ---------------------------------------------------------------- still outputs, warnings, refusals
 @contextlib.contextmanager
 def warned() -> Iterator[list[tuple[type[Warning], str, str]]]:
