@@ -57,7 +57,7 @@ EXTRA: dict[str, list[str]] = {
                    "tests/io/test_decoders.py", "tests/core/test_depths.py"],
     "io/decoders": ["tests/io/test_io.py", "tests/io/test_orientation.py", "tests/properties/test_corpus.py"],
     "io/encoders": ["tests/io/test_io.py", "tests/io/test_formats_outside.py"],
-    "io/frames": ["tests/io/test_frame_writers.py"],  # newer than the coverage map
+    "io/frames": ["tests/io/test_frame_writers.py", "tests/io/test_frame_reading.py"],  # newer than the coverage map
     "io/orientation": ["tests/io/test_io.py"],
     "filters/_shared/correlation": ["tests/filters/test_convolve.py", "tests/filters/test_filters_oracles.py",
                                     "tests/filters/test_blur.py", "tests/properties/test_modes.py"],

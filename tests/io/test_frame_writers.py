@@ -11,9 +11,11 @@ The writers are called in-process (mutation testing counts only those calls).
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import sys
 import warnings
+from collections.abc import Iterator
 from io import BytesIO
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from PIL import Image, ImageCms, ImageSequence, features
 from cvfilters.core.errors import ImageWriteError, OutputExistsError, ParameterError
 from cvfilters.io import frames as frames_io
 from cvfilters.io.frames import Frame, FramesInfo
+from cvfilters.io.writing import DepthConversionWarning
 
 RNG = np.random.default_rng(26)
 
@@ -387,8 +390,8 @@ def test_a_bad_quality_is_refused_before_anything_is_written(tmp_path: Path) -> 
 def test_an_error_writing_frames_to_standard_output_names_it(capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     """Frames of two sizes sent to ``-`` are an error naming ``-`` (not None), and nothing is written."""
     with pytest.raises(ImageWriteError) as caught:
-        frames_io.write_frames("-", [noise((4, 4, 3)), noise((5, 4, 3))], fmt="gif")
-    assert str(caught.value) == "-: cannot be written: frame 1 is 4x5, the first 4x4"
+        frames_io.write_frames("-", [noise((4, 6, 3)), noise((5, 4, 3))], fmt="gif")
+    assert str(caught.value) == "-: cannot be written: frame 1 is 4x5, the first 6x4"
     assert capfdbinary.readouterr().out == b""
 
 
@@ -426,3 +429,118 @@ def test_standard_output_taking_a_few_bytes_a_call_gets_all_or_an_error(
                 frames_io.write_stdout(b"0123456789")
             assert str(caught.value) == f"standard output: cannot be written: {error}"
     assert bytes(out.got) == b"0123456789"[:capacity]
+
+
+
+class ClosedStdout(TrickleStdout):
+    """A standard output that takes nothing and whose descriptor is gone (``fileno`` raises ValueError)."""
+
+    def fileno(self) -> int:
+        raise ValueError("I/O operation on closed file")
+
+
+@pytest.mark.parametrize("out", [ClosedStdout(4, 0, 0), TrickleStdout(4, 0, -1)], ids=["closed", "bad-descriptor"])
+def test_a_failed_standard_output_without_a_usable_descriptor_is_still_one_write_error(
+        monkeypatch: pytest.MonkeyPatch, out: TrickleStdout) -> None:
+    """After a failed write, standard output is pointed at /dev/null; where that fails too (its descriptor
+    closed: ValueError; not one: OSError) the error is still the one ImageWriteError, not that failure."""
+    monkeypatch.setattr(sys, "stdout", out)
+    with pytest.raises(ImageWriteError) as caught:
+        frames_io.write_stdout(b"abc")
+    assert str(caught.value) == "standard output: cannot be written: short write: 0 of 3 bytes"
+
+# ---------------------------------------------------------------- still outputs, warnings, refusals
+@contextlib.contextmanager
+def warned() -> Iterator[list[tuple[type[Warning], str, str]]]:
+    """The warnings given in the block: category, message and the file they point at (called in the
+    test's own body, a warning one frame too far up points into pytest, not here)."""
+    said: list[tuple[type[Warning], str, str]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield said
+    said += [(w.category, str(w.message), w.filename) for w in caught]
+
+
+def test_frames_into_a_still_format_give_the_first_and_one_warning_counting_them(tmp_path: Path) -> None:
+    """1, 2 or 3 plain frames into a BMP: the file is the first frame (Pillow, exact), 1 is returned, and
+    2 or 3 frames give one warning naming the file and the count, at the caller's line; one frame none.
+    Catches the count (or its threshold) off, the warning's category or line changed, 2 returned."""
+    frames = [noise((6, 8, 3)) for _ in range(3)]
+    for count in (1, 2, 3):
+        target = tmp_path / f"{count}.bmp"
+        with warned() as said:
+            written = frames_io.write_frames(target, frames[:count])
+        told = f"{target}: .bmp holds one frame; only the first of {count} is written"
+        assert written == 1 and said == ([] if count == 1 else [(DepthConversionWarning, told, __file__)])
+        with Image.open(target) as bmp:
+            np.testing.assert_array_equal(np.asarray(bmp.convert("RGB")), frames[0][..., ::-1])
+
+
+def test_a_still_output_of_a_known_frame_count_decodes_only_the_first_and_keeps_the_profile(tmp_path: Path) -> None:
+    """Frames read with a range (``like.selected`` 5) into a JPEG: the count comes from ``like``, so no frame
+    after the first is decoded (the stream here fails if one is), and the source's ICC profile is in the
+    file (Pillow's icc_profile)."""
+    profile = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    first = noise((8, 8, 3))
+
+    def stream() -> Iterator[np.ndarray]:
+        yield first
+        raise AssertionError("a frame after the first was decoded for a still output")
+
+    like = FramesInfo("GIF", 9, (8, 6), icc=profile, selected=5)
+    with warned() as said:
+        frames_io.write_frames(tmp_path / "out.jpg", stream(), like=like)
+    told = f"{tmp_path / 'out.jpg'}: .jpg holds one frame; only the first of 5 is written"
+    assert said == [(DepthConversionWarning, told, __file__)]
+    with Image.open(tmp_path / "out.jpg") as jpeg:
+        assert jpeg.info.get("icc_profile") == profile
+
+
+@pytest.mark.parametrize("quality", [20, None])
+def test_a_still_jpeg_of_frames_takes_the_quality_asked_else_90(tmp_path: Path, quality: int | None) -> None:
+    """The JPEG's quantisation tables are those Pillow writes at the quality asked (libjpeg's scaling of
+    the standard tables), at 90 where none is asked: catches the quality dropped on the way."""
+    frame = noise((16, 16, 3))
+    frames_io.write_frames(tmp_path / "out.jpg", [frame], quality=quality)
+    Image.fromarray(frame[..., ::-1]).save(tmp_path / "pillow.jpg", quality=quality or 90)
+    with Image.open(tmp_path / "out.jpg") as ours, Image.open(tmp_path / "pillow.jpg") as pillows:
+        assert ours.quantization == pillows.quantization  # type: ignore[attr-defined]
+
+
+def test_no_frames_is_a_write_error_naming_the_target_and_the_old_file_stays(tmp_path: Path) -> None:
+    """An empty stream: "cannot be written: no frames" naming the target; an existing target is kept."""
+    for ext in (".gif", ".jpg"):
+        (tmp_path / f"out{ext}").write_bytes(b"old")
+        with pytest.raises(ImageWriteError) as caught:
+            frames_io.write_frames(tmp_path / f"out{ext}", [])
+        assert str(caught.value) == f"{tmp_path / f'out{ext}'}: cannot be written: no frames"
+        assert (tmp_path / f"out{ext}").read_bytes() == b"old"
+
+
+def test_a_frame_the_still_encoder_refuses_is_an_error_naming_the_target(tmp_path: Path) -> None:
+    """A frame 70000 pixels wide into a JPEG (its limit is 65535): the error names the target file."""
+    target = tmp_path / "wide.jpg"
+    with pytest.raises(ImageWriteError) as caught:
+        frames_io.write_frames(target, [np.zeros((2, 70000, 3), np.uint8)])
+    assert str(caught.value).startswith(f"{target}: cannot be encoded as .jpg")
+    assert not target.exists()
+
+
+def test_frame_conversions_warn_once_naming_the_target_at_the_callers_line(tmp_path: Path) -> None:
+    """Two 16-bit frames into a GIF warn once (not per frame) that they are stored 8-bit, naming the
+    file, as a DepthConversionWarning at the caller's line; into a still JPEG the same words; timed
+    frames into TIFF pages warn once that durations go. Catches the message, category or line lost."""
+    deep = [np.full((4, 6, 3), 65535, np.uint16), np.zeros((4, 6, 3), np.uint16)]
+    for ext in (".gif", ".jpg"):
+        target = tmp_path / f"out{ext}"
+        with warned() as said:
+            frames_io.write_frames(target, deep)
+        told = f"{target}: {ext} cannot hold uint16; stored as uint8 (0..65535 scaled to 0..255)"
+        assert told in [message for _, message, _ in said]
+        if ext == ".gif":
+            assert said == [(DepthConversionWarning, told, __file__)]
+    target = tmp_path / "out.tif"
+    with warned() as said:
+        frames_io.write_frames(target, [Frame(noise((4, 6, 3)), 40)])
+    assert said == [(DepthConversionWarning, f"{target}: TIFF pages have no durations; the frame timing is dropped",
+                     __file__)]
