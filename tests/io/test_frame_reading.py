@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 import tifffile
@@ -104,3 +105,13 @@ def test_probe_refuses_a_file_over_the_pixel_limit_naming_it(tmp_path: Path) -> 
     assert str(caught.value).startswith(f"{tmp_path / 'in.gif'}: 16x12 = 192 pixels exceeds the limit of 100 ")
     header = frames_io.probe(tmp_path / "in.gif", 192)
     assert header is not None and (header.format, header.size, header.frames) == ("GIF", (16, 12), 4)
+
+
+def test_a_damaged_still_image_is_named_in_its_error(tmp_path: Path) -> None:
+    """A still PNG cut in its pixel data: its header parses, decoding fails; the error names the file."""
+    cv2.imwrite(str(tmp_path / "still.png"), np.random.default_rng(2).integers(0, 256, (64, 64, 3), np.uint8))
+    data = (tmp_path / "still.png").read_bytes()
+    (tmp_path / "cut.png").write_bytes(data[:len(data) // 2])
+    with pytest.raises(ImageReadError) as caught, frames_io.read_frames(tmp_path / "cut.png") as reader:
+        list(reader)
+    assert str(caught.value).startswith(f"{tmp_path / 'cut.png'}: ")
