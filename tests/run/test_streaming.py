@@ -21,7 +21,7 @@ from PIL import Image
 
 import cvfilters
 from cvfilters.core import machine
-from cvfilters.core.errors import ImageTooLargeError
+from cvfilters.core.errors import ImageTooLargeError, ResourceLimitError
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.run import streaming
@@ -159,7 +159,8 @@ def test_process_array_plans_within_its_budget() -> None:
     np.testing.assert_array_equal(out, 255 - image)
 
 
-def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+def _record_tiles(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], set[str]]:
+    """The tile sides the engine cuts, and the names of the threads running its blocks."""
     sides: list[int] = []
     threads: set[str] = set()
     tile_rects, run_block = tiles.tile_rects, tiles.run_block
@@ -174,6 +175,11 @@ def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkey
 
     monkeypatch.setattr(tiles, "tile_rects", recorded_rects)
     monkeypatch.setattr(tiles, "run_block", recorded_block)
+    return sides, threads
+
+
+def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    sides, threads = _record_tiles(monkeypatch)
     monkeypatch.setattr(machine, "cores", lambda: 2)
     image = _noise(30, 300)  # two tiles of 256 columns
     out, plan = streaming.process_array(image, Pipeline.parse("invert"), budget=GIB)
@@ -181,3 +187,76 @@ def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkey
     assert sides and set(sides) == {256}  # the tiles that ran are the plan's
     assert threads and all(name.startswith("cvfilters-tile") for name in threads)  # on the pool's threads
     np.testing.assert_array_equal(out, 255 - image)
+
+
+# ---------------------------------------------------------------- run: its paths and what --explain says
+def _rgb_tiff(path: Path, bgr: np.ndarray, **options: Any) -> Path:
+    tifffile.imwrite(path, bgr[..., ::-1], photometric="rgb", **options)
+    return path
+
+
+def test_a_tiff_streams_to_a_tiff_in_planned_tiles_keeping_its_storage(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explain lines name the TIFF path, the tiles cut are the plan's (16 px forced) on two pool
+    threads, and the output keeps the input's Deflate strips of 8 rows."""
+    image = _noise(40, 30)
+    source, target = _rgb_tiff(tmp_path / "in.tif", image, compression="zlib", rowsperstrip=8), tmp_path / "out.tif"
+    sides, threads = _record_tiles(monkeypatch)
+    done = streaming.run(source, target, Pipeline.parse("invert"), budget=64 * MIB, tile_size=16, workers=2)
+    assert (done.plan.tile_size, done.plan.workers) == (16, 2)
+    assert done.lines[:2] == [f"source: {source} 40x30x3 uint8 (TIFF, read in pieces)", "memory budget: 64 MiB"]
+    assert done.lines[-1] == f"target: {target} (written in pieces)"
+    assert set(sides) == {16} and threads and all(name.startswith("cvfilters-tile") for name in threads)
+    np.testing.assert_array_equal(tifffile.imread(target), 255 - image[..., ::-1])
+    with tifffile.TiffFile(target) as tif:
+        assert (tif.pages.first.compression, tif.pages.first.rowsperstrip) == (8, 8)  # 8: Deflate
+
+
+def test_a_zarr_streams_to_a_zarr_and_a_tiff_to_a_zarr_in_tile_chunks(tmp_path: Path) -> None:
+    """A Zarr input is named as such and its chunks are kept; a TIFF's Zarr output takes the tile as chunk."""
+    zarr = pytest.importorskip("zarr")
+    image = _noise(40, 30)
+    array = zarr.create_array(store=str(tmp_path / "in.zarr"), shape=image.shape, dtype=np.uint8, chunks=(10, 20, 3))
+    array[:] = image[..., ::-1]
+    done = streaming.run(tmp_path / "in.zarr", tmp_path / "out.zarr", Pipeline.parse("invert"), budget=64 * MIB,
+                         tile_size=16, workers=1)
+    assert done.lines[0] == f"source: {tmp_path / 'in.zarr'} 40x30x3 uint8 (Zarr, read in pieces)"
+    assert done.lines[-1] == f"target: {tmp_path / 'out.zarr'} (written in pieces)"
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert out.chunks == (10, 20, 3)
+    np.testing.assert_array_equal(out[:], 255 - image[..., ::-1])
+    streaming.run(_rgb_tiff(tmp_path / "in.tif", image), tmp_path / "tiff.zarr", Pipeline.parse("invert"),
+                  budget=64 * MIB, tile_size=16, workers=1)
+    assert zarr.open_array(str(tmp_path / "tiff.zarr"), mode="r").chunks == (16, 16, 3)
+
+
+@pytest.mark.parametrize("suffix", [".png", ".tif"])
+def test_a_decoded_image_runs_in_planned_tiles_and_is_encoded_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    suffix: str) -> None:
+    """A PNG is decoded whole and its result encoded whole (a TIFF target too), cut in the plan's tiles."""
+    image = _noise(40, 30)
+    source, target = tmp_path / "in.png", tmp_path / f"out{suffix}"
+    cv2.imwrite(str(source), image)
+    sides, threads = _record_tiles(monkeypatch)
+    done = streaming.run(source, target, Pipeline.parse("invert"), budget=64 * MIB, tile_size=16, workers=2)
+    assert done.lines[0] == f"source: {source} 40x30x3 uint8 (decoded whole, processed by tiles)"
+    assert done.lines[-1] == f"target: {target} (encoded whole)"
+    assert set(sides) == {16} and threads and all(name.startswith("cvfilters-tile") for name in threads)
+    np.testing.assert_array_equal(cv2.imread(str(target), cv2.IMREAD_UNCHANGED), 255 - image)
+
+
+def test_a_decoded_image_and_its_result_must_fit_the_budget(tmp_path: Path) -> None:
+    """A 1024 x 512 gray PNG (512 KiB) and its result take 1 MiB: taken at exactly 1 MiB, refused one byte
+    under it with both sizes and the file's name; the pixel limit applies to the decode."""
+    source = tmp_path / "in.png"
+    cv2.imwrite(str(source), np.full((512, 1024), 7, np.uint8))
+    streaming.run(source, tmp_path / "out.png", Pipeline.parse("invert"), budget=MIB, workers=1)
+    np.testing.assert_array_equal(cv2.imread(str(tmp_path / "out.png"), cv2.IMREAD_UNCHANGED), 248)
+    with pytest.raises(ResourceLimitError) as caught:
+        streaming.run(source, tmp_path / "no.png", Pipeline.parse("invert"), budget=MIB - 1, workers=1)
+    assert caught.value.path == str(source)
+    assert caught.value.detail == ("the decoded image and its result take 1 MiB, over the memory budget of 1 MiB "
+                                   "(--memory)")
+    with pytest.raises(ImageTooLargeError):
+        streaming.run(source, tmp_path / "no.png", Pipeline.parse("invert"), budget=MIB, max_pixels=1000)
+    assert not (tmp_path / "no.png").exists()
