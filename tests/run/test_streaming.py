@@ -202,6 +202,7 @@ def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkey
     assert (plan.workers, plan.tile_size) == (2, 256)  # two workers: 37.7 MB at 512 px, halved
     assert sides and set(sides) == {256}  # the tiles that ran are the plan's
     assert threads and all(name.startswith("cvfilters-tile") for name in threads)  # on the pool's threads
+    assert out.dtype == np.uint8  # the halved plan's output stays the input's type
     np.testing.assert_array_equal(out, 255 - image)
 
 
