@@ -22,7 +22,7 @@ from cvfilters.core.errors import OutputExistsError, UsageError
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import regions
-from cvfilters.run import cluster
+from cvfilters.run import cluster, streaming
 
 zarr = pytest.importorskip("zarr")
 distributed = pytest.importorskip("distributed")
@@ -217,3 +217,17 @@ def test_an_empty_pipeline_copies_the_image_as_without_a_cluster(tmp_path: Path,
     cvfilters.stream_file(tmp_path / "in.tif", tmp_path / "local.zarr", Pipeline([]), tile_size=64)
     np.testing.assert_array_equal(_zarr(tmp_path / "out.zarr"), image)
     np.testing.assert_array_equal(_zarr(tmp_path / "local.zarr"), image)
+
+
+def test_a_streamed_run_on_a_cluster_replaces_an_older_target_and_says_where_it_ran(
+        tmp_path: Path, local_cluster: Any, client: Any) -> None:
+    """``streaming.run`` with a scheduler: an existing Zarr target is replaced by default, the plan that ran
+    comes back, and the explain lines end naming the scheduler."""
+    image, source = _tall_gray(tmp_path, 300)
+    target = tmp_path / "out.zarr"
+    cvfilters.stream_file(source, target, "box_blur:size=7", tile_size=64)  # an older result
+    done = streaming.run(source, target, Pipeline.parse("invert"), budget=2**28, tile_size=64, workers=1,
+                         scheduler=client)
+    assert done.plan.tile_size == 64
+    assert done.lines[-1] == f"cluster: Dask scheduler {local_cluster.scheduler_address}; written chunk by chunk"
+    np.testing.assert_array_equal(_zarr(target), 255 - image)

@@ -9,6 +9,7 @@ and read back with tifffile, OpenCV and Pillow.
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,10 @@ from PIL import Image
 
 import cvfilters
 from cvfilters.core import machine
-from cvfilters.core.errors import ImageTooLargeError
+from cvfilters.core.errors import ImageTooLargeError, OutputExistsError, OverwriteInputError, ResourceLimitError
 from cvfilters.engine import tiles
 from cvfilters.engine.pipeline import Pipeline
+from cvfilters.io import tiff_regions
 from cvfilters.run import streaming
 
 MIB = 2**20
@@ -57,6 +59,17 @@ def test_the_bomb_message_gives_the_claim_and_the_ratio(tmp_path: Path) -> None:
     assert caught.value.detail == ("1500x3 = 4500 pixels exceeds the limit of 1000, and 9000 decoded bytes from 4 on "
                                    "disk (2250:1) look like a decompression bomb (set --max-pixels to accept it)")
     streaming.check_claimed(four, (2, 1500), np.dtype(np.uint8), 1000)  # 3000 bytes from 4: 750:1, plausible
+
+
+def test_the_bomb_guard_counts_a_colour_claims_samples_and_spares_one_at_the_limit(tmp_path: Path) -> None:
+    """Width x height against the limit (a colour image's channels are not pixels), its bytes counted
+    with every channel, and a claim of exactly ``limit`` pixels never refused, whatever its ratio."""
+    one = _bytes_file(tmp_path / "one.tif", 1)
+    streaming.check_claimed(one, (1, 1101), np.dtype(np.uint8), 1101)  # 1101:1 but not over the limit
+    streaming.check_claimed(one, (1, 1000, 3), np.dtype(np.uint8), 1000)  # 3000:1, 1000 pixels: taken
+    with pytest.raises(ImageTooLargeError) as caught:
+        streaming.check_claimed(one, (1, 1001, 3), np.dtype(np.uint8), 1000)
+    assert "3003 decoded bytes from 1 on disk (3003:1)" in caught.value.detail
 
 
 # ---------------------------------------------------------------- the default tile side
@@ -156,10 +169,14 @@ def test_process_array_plans_within_its_budget() -> None:
     out, plan = streaming.process_array(image, Pipeline.parse("invert"), budget=MIB, workers=1)
     # 6 * side^2 * 3 * 4 bytes within 1 MiB: 128 needs 1.18 MB, 64 takes 0.29 MB
     assert plan.tile_size == 64
+    assert out.dtype == np.uint8
     np.testing.assert_array_equal(out, 255 - image)
+    _, forced = streaming.process_array(image, Pipeline.parse("invert"), budget=MIB, tile_size=32, workers=1)
+    assert forced.tile_size == 32
 
 
-def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+def _record_tiles(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], set[str]]:
+    """The tile sides the engine cuts, and the names of the threads running its blocks."""
     sides: list[int] = []
     threads: set[str] = set()
     tile_rects, run_block = tiles.tile_rects, tiles.run_block
@@ -174,10 +191,155 @@ def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkey
 
     monkeypatch.setattr(tiles, "tile_rects", recorded_rects)
     monkeypatch.setattr(tiles, "run_block", recorded_block)
+    return sides, threads
+
+
+def test_process_array_runs_the_tiles_it_planned_on_every_core_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    sides, threads = _record_tiles(monkeypatch)
     monkeypatch.setattr(machine, "cores", lambda: 2)
     image = _noise(30, 300)  # two tiles of 256 columns
     out, plan = streaming.process_array(image, Pipeline.parse("invert"), budget=GIB)
     assert (plan.workers, plan.tile_size) == (2, 256)  # two workers: 37.7 MB at 512 px, halved
     assert sides and set(sides) == {256}  # the tiles that ran are the plan's
     assert threads and all(name.startswith("cvfilters-tile") for name in threads)  # on the pool's threads
+    assert out.dtype == np.uint8  # the halved plan's output stays the input's type
     np.testing.assert_array_equal(out, 255 - image)
+
+
+# ---------------------------------------------------------------- run: its paths and what --explain says
+def _rgb_tiff(path: Path, bgr: np.ndarray, **options: Any) -> Path:
+    tifffile.imwrite(path, bgr[..., ::-1], photometric="rgb", **options)
+    return path
+
+
+def test_a_tiff_streams_to_a_tiff_in_planned_tiles_keeping_its_storage(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The explain lines name the TIFF path, the tiles cut are the plan's (16 px forced) on two pool
+    threads, and the output keeps the input's Deflate strips of 8 rows."""
+    image = _noise(40, 30)
+    source, target = _rgb_tiff(tmp_path / "in.tif", image, compression="zlib", rowsperstrip=8), tmp_path / "out.tif"
+    sides, threads = _record_tiles(monkeypatch)
+    done = streaming.run(source, target, Pipeline.parse("invert"), budget=64 * MIB, tile_size=16, workers=2)
+    assert (done.plan.tile_size, done.plan.workers) == (16, 2)
+    assert done.lines[:2] == [f"source: {source} 40x30x3 uint8 (TIFF, read in pieces)", "memory budget: 64 MiB"]
+    assert done.lines[-1] == f"target: {target} (written in pieces)"
+    assert set(sides) == {16} and threads and all(name.startswith("cvfilters-tile") for name in threads)
+    out = tifffile.imread(target)
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(out, 255 - image[..., ::-1])
+    with tifffile.TiffFile(target) as tif:
+        assert (tif.pages.first.compression, tif.pages.first.rowsperstrip) == (8, 8)  # 8: Deflate
+
+
+def test_a_zarr_streams_to_a_zarr_and_a_tiff_to_a_zarr_in_tile_chunks(tmp_path: Path) -> None:
+    """A Zarr input is named as such and its chunks are kept; a TIFF's Zarr output takes the tile as chunk."""
+    zarr = pytest.importorskip("zarr")
+    image = _noise(40, 30)
+    array = zarr.create_array(store=str(tmp_path / "in.zarr"), shape=image.shape, dtype=np.uint8, chunks=(10, 20, 3))
+    array[:] = image[..., ::-1]
+    done = streaming.run(tmp_path / "in.zarr", tmp_path / "out.zarr", Pipeline.parse("invert"), budget=64 * MIB,
+                         tile_size=16, workers=1)
+    assert done.lines[0] == f"source: {tmp_path / 'in.zarr'} 40x30x3 uint8 (Zarr, read in pieces)"
+    assert done.lines[-1] == f"target: {tmp_path / 'out.zarr'} (written in pieces)"
+    out = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert (out.chunks, out.dtype) == ((10, 20, 3), np.uint8)
+    np.testing.assert_array_equal(out[:], 255 - image[..., ::-1])
+    streaming.run(_rgb_tiff(tmp_path / "in.tif", image), tmp_path / "tiff.zarr", Pipeline.parse("invert"),
+                  budget=64 * MIB, tile_size=16, workers=1)
+    assert zarr.open_array(str(tmp_path / "tiff.zarr"), mode="r").chunks == (16, 16, 3)
+    cv2.imwrite(str(tmp_path / "in.png"), image)  # decoded whole, written to Zarr whole
+    done = streaming.run(tmp_path / "in.png", tmp_path / "png.zarr", Pipeline.parse("invert"), budget=64 * MIB,
+                         workers=1)
+    assert done.lines[-1] == f"target: {tmp_path / 'png.zarr'} (encoded whole)"
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "png.zarr"), mode="r")[:], 255 - image[..., ::-1])
+
+
+@pytest.mark.parametrize("suffix", [".png", ".tif"])
+def test_a_decoded_image_runs_in_planned_tiles_and_is_encoded_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                    suffix: str) -> None:
+    """A PNG is decoded whole and its result encoded whole (a TIFF target too), cut in the plan's tiles."""
+    image = _noise(40, 30)
+    source, target = tmp_path / "in.png", tmp_path / f"out{suffix}"
+    cv2.imwrite(str(source), image)
+    sides, threads = _record_tiles(monkeypatch)
+    done = streaming.run(source, target, Pipeline.parse("invert"), budget=64 * MIB, tile_size=16, workers=2)
+    assert done.lines[0] == f"source: {source} 40x30x3 uint8 (decoded whole, processed by tiles)"
+    assert done.lines[-1] == f"target: {target} (encoded whole)"
+    assert set(sides) == {16} and threads and all(name.startswith("cvfilters-tile") for name in threads)
+    np.testing.assert_array_equal(cv2.imread(str(target), cv2.IMREAD_UNCHANGED), 255 - image)
+
+
+def test_a_decoded_image_and_its_result_must_fit_the_budget(tmp_path: Path) -> None:
+    """A 1024 x 512 gray PNG (512 KiB) and its result take 1 MiB: taken at exactly 1 MiB, refused one byte
+    under it with both sizes and the file's name; the pixel limit applies to the decode."""
+    source = tmp_path / "in.png"
+    cv2.imwrite(str(source), np.full((512, 1024), 7, np.uint8))
+    streaming.run(source, tmp_path / "out.png", Pipeline.parse("invert"), budget=MIB, workers=1)
+    np.testing.assert_array_equal(cv2.imread(str(tmp_path / "out.png"), cv2.IMREAD_UNCHANGED), 248)
+    with pytest.raises(ResourceLimitError) as caught:
+        streaming.run(source, tmp_path / "no.png", Pipeline.parse("invert"), budget=MIB - 1, workers=1)
+    assert caught.value.path == str(source)
+    assert caught.value.detail == ("the decoded image and its result take 1 MiB, over the memory budget of 1 MiB "
+                                   "(--memory)")
+    with pytest.raises(ImageTooLargeError):
+        streaming.run(source, tmp_path / "no.png", Pipeline.parse("invert"), budget=MIB, max_pixels=1000)
+    assert not (tmp_path / "no.png").exists()
+
+
+def test_a_tiff_the_reader_cannot_stream_or_a_tiff_named_png_is_decoded_whole(tmp_path: Path) -> None:
+    """Planar (separate) samples are not streamed: the whole-image reader takes them; a file is a TIFF
+    to the streaming reader by its extension only."""
+    image = _noise(40, 30)
+    planar = tmp_path / "planar.tif"
+    tifffile.imwrite(planar, np.moveaxis(image[..., ::-1], 2, 0), photometric="rgb", planarconfig="separate")
+    assert streaming.wanted(planar) is False
+    done = streaming.run(planar, tmp_path / "out.png", Pipeline.parse("invert"), budget=64 * MIB, workers=1)
+    assert done.lines[0].endswith("(decoded whole, processed by tiles)")
+    np.testing.assert_array_equal(cv2.imread(str(tmp_path / "out.png")), 255 - image)
+    assert streaming.wanted(_rgb_tiff(tmp_path / "named.png", image)) is False
+
+
+def test_run_refuses_an_existing_target_or_its_own_input_naming_the_target(tmp_path: Path) -> None:
+    """Without overwrite an existing target is an error naming it; the input is never the output."""
+    source = _rgb_tiff(tmp_path / "in.tif", _noise(20, 20))
+    target = _bytes_file(tmp_path / "out.tif", 3)
+    with pytest.raises(OutputExistsError) as exists:
+        streaming.run(source, target, Pipeline.parse("invert"), budget=64 * MIB, workers=1, overwrite=False)
+    with pytest.raises(OverwriteInputError) as itself:
+        streaming.run(source, source, Pipeline.parse("invert"), budget=64 * MIB, workers=1)
+    assert (exists.value.path, itself.value.path) == (str(target), str(source))
+    assert target.read_bytes() == b"xxx"
+
+
+def test_a_decoded_image_keeps_its_icc_profile_in_a_file_and_on_standard_output(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """The source's ICC profile reaches the encoded output; standard output gets the chosen format at the
+    quality asked (libjpeg's DC quantiser 16 -> 32 at quality 25), and the explain line says so."""
+    from PIL import ImageCms
+
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    image = _noise(32, 32)
+    source = tmp_path / "in.png"
+    Image.fromarray(image[..., ::-1]).save(source, icc_profile=icc)
+    streaming.run(source, tmp_path / "out.png", Pipeline.parse("invert"), budget=64 * MIB, workers=1)
+    with Image.open(tmp_path / "out.png") as out:
+        assert out.info.get("icc_profile") == icc
+    capsysbinary.readouterr()
+    done = streaming.run(source, "-", Pipeline.parse("invert"), budget=64 * MIB, workers=1, quality=25,
+                         stdout_format=".jpg")
+    assert done.lines[-1] == "target: standard output (encoded whole)"
+    with Image.open(io.BytesIO(capsysbinary.readouterr().out)) as jpeg:
+        assert (jpeg.format, jpeg.size, jpeg.quantization[0][0]) == ("JPEG", (32, 32), 32)
+        assert jpeg.info.get("icc_profile") == icc
+
+
+def test_a_streamed_tiff_keeps_two_bands_of_tile_rows_decoded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader's cache holds two bands of tiles grown by the halo: a 4 px box reads 2 rows above and 1
+    below, so 16 px tiles need 19 rows of 30 x 3 uint16 samples, twice over (too small a cache decodes
+    strips again)."""
+    asked: list[int] = []
+    monkeypatch.setattr(tiff_regions.TiffSource, "set_cache_bytes", lambda self, capacity: asked.append(capacity))
+    source = _rgb_tiff(tmp_path / "in.tif", _noise(40, 30).astype(np.uint16) * 257)
+    streaming.run(source, tmp_path / "out.tif", Pipeline.parse("box_blur:size=4"), budget=64 * MIB, tile_size=16,
+                  workers=1)
+    assert asked == [2 * 19 * 30 * 3 * 2]
