@@ -426,3 +426,17 @@ def test_standard_output_taking_a_few_bytes_a_call_gets_all_or_an_error(
                 frames_io.write_stdout(b"0123456789")
             assert str(caught.value) == f"standard output: cannot be written: {error}"
     assert bytes(out.got) == b"0123456789"[:capacity]
+
+
+def test_conversion_warnings_of_write_frames_point_at_the_callers_line(tmp_path: Path) -> None:
+    """A still target's conversion warning pointed inside cvfilters/io/frames.py, not at the line calling write_frames
+    (storable 1 of io/writing: the default stacklevel reached only write_frames itself)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frames_io.write_frames(tmp_path / "still.jpg", [noise((8, 8, 4))])  # one frame: the still path
+        frames_io.write_frames(tmp_path / "moving.gif", [noise((8, 8, 3), np.uint16)] * 2)  # the animated path
+    assert [(str(w.message).split(": ", 1)[1], w.filename) for w in caught] == [
+        (".jpg cannot hold 4 channels; the alpha channel is dropped", __file__),
+        (".gif cannot hold uint16; stored as uint8 (0..65535 scaled to 0..255)", __file__)]
+    with Image.open(tmp_path / "still.jpg") as still:
+        assert still.mode == "RGB"
