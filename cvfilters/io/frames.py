@@ -400,7 +400,7 @@ def _encode_frames(file: IO[bytes], name: StrPath, ext: str, record: formats.Ima
     if first is None:
         raise ImageWriteError(name, "cannot be written: no frames")
     if record.frames is None:
-        image = writing.storable(name, ext, first.image)
+        image = writing.storable(name, ext, first.image, stacklevel=4)  # at the line that called write_frames()
         total = options.frames if options.frames is not None else 1 + sum(1 for _ in frames)  # not decoded if known
         if total > 1:
             warnings.warn(f"{os.fspath(name)}: {ext} holds one frame; only the first of {total} is written",
