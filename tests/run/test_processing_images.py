@@ -22,12 +22,14 @@ import pytest
 from PIL import Image, ImageCms
 
 from cvfilters.core import machine
+from cvfilters.core.errors import CvfError, ImageReadError
 from cvfilters.engine.pipeline import Pipeline
 from cvfilters.io import reading
 from cvfilters.run import processing
 from cvfilters.run.tasks import Options, Outcome, Task
 from tests.io.test_colour import exif_block
 from tests.io.test_colour_spaces import ADOBE, cicp, png_parts
+from tests.properties.test_nonfinite import hostile
 from tests.run.test_processing import tiled_tiff
 
 imagecodecs = pytest.importorskip("imagecodecs", reason="the profiles here are built with imagecodecs")
@@ -52,6 +54,30 @@ def test_a_skipped_outcome_names_its_task(tmp_path: Path) -> None:
     task = Task(tmp_path / "a.png", tmp_path / "o.png")
     for run in (processing.process, processing.dry_run):
         assert run(task, Options(INVERT)) == Outcome(task, "skipped", skipped(tmp_path / "o.png"))
+
+
+@pytest.mark.parametrize("raised, message", [
+    (None, "{target}"),
+    (ImageReadError("x.png", "broken"), "x.png: broken"),
+    (CvfError("no colours"), "{source}: no colours"),
+    (cv2.error("bad size"), "{source}: OpenCV error: bad size"),
+    (MemoryError(), "{source}: out of memory"),
+    (OSError(28, "No space left on device"), "{source}: cannot write {target}: No space left on device"),
+    (KeyError("k"), "{source}: internal error: KeyError: 'k'"),
+], ids=["done", "image", "cvf", "opencv", "memory", "os", "bug"])
+def test_every_outcome_names_its_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      raised: Exception | None, message: str) -> None:
+    """A written file's outcome and each kind of failure's carry the task (they carried None: a caller
+    could not tell which file failed)."""
+    def run(*_: Any) -> list[str]:
+        if raised is not None:
+            raise raised
+        return []
+
+    monkeypatch.setattr(processing, "_process_image", run)
+    task = Task(tmp_path / "a.png", tmp_path / "o.png")
+    outcome = processing.process(task, Options(INVERT))
+    assert outcome.task == task and outcome.message == message.format(source=task.source, target=task.target)
 
 
 def test_an_input_only_opencv_parses_is_validated_by_decoding_whatever_its_output(tmp_path: Path) -> None:
@@ -245,3 +271,14 @@ def test_the_tiles_of_a_decoded_image_keep_within_the_memory_budget(tmp_path: Pa
     peak = re.search(r"peak working memory ~(\d+) MiB", tiles_line(outcome))
     assert peak is not None and int(peak.group(1)) <= 64, outcome.report
     assert (cv2.imread(str(tmp_path / "o.png")) == 255).all()
+
+
+def test_non_finite_values_are_filtered_without_numpy_warnings(tmp_path: Path) -> None:
+    """NaN and infinity pass through a filter quietly (with numpy's error state left as it was, sepia's
+    "invalid value encountered in cast" became a warning naming the file)."""
+    tifffile = pytest.importorskip("tifffile")
+    tifffile.imwrite(tmp_path / "a.tif", hostile(3), photometric="rgb")
+    sepia = Pipeline.parse("sepia").to_dict()
+    outcome = processing.process(Task(tmp_path / "a.tif", tmp_path / "o.tif"), Options(sepia))
+    assert outcome.status == "done" and outcome.warnings == [], outcome
+    assert tifffile.imread(tmp_path / "o.tif").shape == (24, 20, 3)
