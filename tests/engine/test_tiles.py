@@ -3,6 +3,7 @@ tests/properties/test_tiling.py."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -256,10 +257,55 @@ def test_a_one_channel_image_through_a_whole_step_between_tiled_ones() -> None:
     image = np.random.default_rng(8).integers(0, 256, (26, 19), dtype=np.uint8)
     pipe = Pipeline.parse("invert | box_blur:size=3,border=wrap | invert")
     assert plan(pipe, image.shape, image.dtype).whole_image_steps == ("box_blur:size=3,border=wrap",)
-    padded = np.pad(255 - image, 1, mode="wrap").astype(np.float64)
-    mean = sum(padded[dy : dy + 26, dx : dx + 19] for dy in range(3) for dx in range(3)) / 9
     out = cvf.process_tiled(image, pipe, tile_size=8)
-    np.testing.assert_allclose(out, 255 - np.round(mean), atol=1)
+    np.testing.assert_allclose(out, 255 - np.round(_wrap_mean_3x3(255 - image)), atol=1)
+
+
+def _wrap_mean_3x3(image: np.ndarray) -> np.ndarray:
+    """The 3 x 3 mean of a gray image with wrapped edges, in float64 (numpy)."""
+    height, width = image.shape
+    padded = np.pad(image, 1, mode="wrap").astype(np.float64)
+    return sum(padded[dy : dy + height, dx : dx + width] for dy in range(3) for dx in range(3)) / 9
+
+
+class _Blocks:
+    """A sink that is not an array (as a file writer is not): it keeps each block written, at its corner."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[int, int, np.ndarray]] = []
+
+    def write(self, y0: int, x0: int, block: np.ndarray) -> None:
+        self.blocks.append((y0, x0, block.copy()))
+
+    def image(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+        out = np.zeros(shape, dtype)
+        for y0, x0, block in self.blocks:
+            out[y0 : y0 + block.shape[0], x0 : x0 + block.shape[1]] = block
+        return out
+
+
+def test_segments_before_the_last_go_to_memory_not_to_the_callers_sink() -> None:
+    """Tiled, whole-image, tiled segments into a sink that is not an array: only the last segment writes there (an
+    intermediate written into a file sink, then read back from it, broke the run), and the result is the numpy one."""
+    image = np.random.default_rng(8).integers(0, 256, (26, 19), dtype=np.uint8)
+    sink = _Blocks()
+    run_tiled(Pipeline.parse("invert | box_blur:size=3,border=wrap | invert"), ArraySource(image), sink, tile_size=8)
+    np.testing.assert_allclose(sink.image(image.shape, image.dtype), 255 - np.round(_wrap_mean_3x3(255 - image)),
+                               atol=1)
+
+
+def test_a_shape_that_is_not_hw_or_hwc_is_refused_with_it() -> None:
+    """A 4-D or 1-D shape is refused before any work, the message quoting the shape."""
+    for shape in ((10, 10, 3, 1), (10,)):
+        with pytest.raises(UsageError, match=rf"^image shape {re.escape(str(shape))} is not H x W or H x W x C$"):
+            plan(Pipeline.parse("invert"), shape, np.dtype(np.uint8))
+
+
+def test_a_one_channel_hwc_image_plans_a_one_channel_hwc_output() -> None:
+    """The plan's output shape (a caller's sink is sized from it) keeps an H x W x 1 input's third axis, and a 2-D
+    input's output stays 2-D."""
+    assert plan(Pipeline.parse("invert"), (20, 30, 1), np.dtype(np.uint8)).out_shape == (20, 30, 1)
+    assert plan(Pipeline.parse("invert"), (20, 30), np.dtype(np.uint8)).out_shape == (20, 30)
 
 
 def test_process_tiled_refuses_a_device_image_by_name() -> None:
