@@ -3,6 +3,7 @@ tests/properties/test_tiling.py."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -60,8 +61,49 @@ def test_output_shape_and_dtype_follow_the_steps() -> None:
 
 
 def test_a_whole_image_step_over_the_budget_is_refused_before_any_work() -> None:
-    with pytest.raises(ResourceLimitError, match=r"white_balance.*over the memory budget of 1 MiB"):
+    """The refusal names the image as ``<image>``, every whole step, and both sizes in MiB: by hand, float32 copies
+    of the segment's input and output, twice each, 4 x 2000 * 2000 * 3 * 4 = 192,000,000 B = 183.1 MiB."""
+    with pytest.raises(ResourceLimitError) as refused:
         plan(Pipeline.parse("sepia | white_balance"), (2000, 2000, 3), np.dtype(np.uint8), budget=1 << 20)
+    assert refused.value.path == "<image>"
+    assert refused.value.detail == ("whole-image step(s) sepia, white_balance need about 183 MiB, "
+                                    "over the memory budget of 1 MiB")
+
+
+def test_a_budget_of_exactly_the_whole_image_need_is_enough() -> None:
+    """A budget equal to the whole steps' 192,000,000 B (worked out above) is not over it: the plan is made, with the
+    smallest tile (64 px) since nothing is left for tiles."""
+    tiles = plan(Pipeline.parse("sepia | white_balance"), (2000, 2000, 3), np.dtype(np.uint8), budget=192_000_000)
+    assert tiles.tile_size == 64
+
+
+def test_peak_memory_counts_the_halo_on_every_side() -> None:
+    """Halo (8, 7, 8, 7) (Gaussian reach 6 plus a 4 x 4 box's 2 before, 1 after) around a 32 px tile of 3 channels,
+    6 float32 working copies: 6 * 47 * 47 * 3 * 4 = 159,048 B, by hand; no whole step adds nothing."""
+    tiles = plan(Pipeline.parse("gaussian_blur:sigma=2 | box_blur:size=4"), (100, 80, 3), np.dtype(np.uint8),
+                 tile_size=32)
+    assert tiles.halo == (8, 7, 8, 7)
+    assert tiles.peak_bytes == 6 * 47 * 47 * 3 * 4
+
+
+@pytest.mark.parametrize(("budget", "side"), [(6 * 512 * 512 * 3 * 4, 512), (6 * 256 * 256 * 3 * 4, 256), (1, 64)])
+def test_the_budget_picks_the_largest_halved_tile_that_fits(budget: int, side: int) -> None:
+    """A point step on 3 channels holds 6 float32 copies of a tile (6 * side * side * 3 * 4 B): a budget of exactly
+    that keeps the side, halving from 512 stops at the first that fits, and at 64 px whatever the budget."""
+    assert plan(Pipeline.parse("invert"), (4000, 4000, 3), np.dtype(np.uint8), budget=budget).tile_size == side
+
+
+def test_a_one_pixel_tile_is_allowed() -> None:
+    """``tile_size=1`` is a positive integer: each pixel is its own tile (numpy reference)."""
+    image = np.random.default_rng(9).integers(0, 256, (5, 4, 3), dtype=np.uint8)
+    np.testing.assert_array_equal(cvf.process_tiled(image, "invert", tile_size=1), 255 - image)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True])
+def test_bad_workers_is_a_usage_error(bad: object) -> None:
+    """``workers`` that is not a positive integer is refused by name before any work."""
+    with pytest.raises(UsageError, match=rf"^workers={bad!r} must be a positive integer$"):
+        plan(Pipeline.parse("sepia"), (10, 10, 3), np.dtype(np.uint8), workers=bad)  # type: ignore[arg-type]
 
 
 def test_the_budget_shrinks_the_tile() -> None:
@@ -215,10 +257,55 @@ def test_a_one_channel_image_through_a_whole_step_between_tiled_ones() -> None:
     image = np.random.default_rng(8).integers(0, 256, (26, 19), dtype=np.uint8)
     pipe = Pipeline.parse("invert | box_blur:size=3,border=wrap | invert")
     assert plan(pipe, image.shape, image.dtype).whole_image_steps == ("box_blur:size=3,border=wrap",)
-    padded = np.pad(255 - image, 1, mode="wrap").astype(np.float64)
-    mean = sum(padded[dy : dy + 26, dx : dx + 19] for dy in range(3) for dx in range(3)) / 9
     out = cvf.process_tiled(image, pipe, tile_size=8)
-    np.testing.assert_allclose(out, 255 - np.round(mean), atol=1)
+    np.testing.assert_allclose(out, 255 - np.round(_wrap_mean_3x3(255 - image)), atol=1)
+
+
+def _wrap_mean_3x3(image: np.ndarray) -> np.ndarray:
+    """The 3 x 3 mean of a gray image with wrapped edges, in float64 (numpy)."""
+    height, width = image.shape
+    padded = np.pad(image, 1, mode="wrap").astype(np.float64)
+    return sum(padded[dy : dy + height, dx : dx + width] for dy in range(3) for dx in range(3)) / 9
+
+
+class _Blocks:
+    """A sink that is not an array (as a file writer is not): it keeps each block written, at its corner."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[int, int, np.ndarray]] = []
+
+    def write(self, y0: int, x0: int, block: np.ndarray) -> None:
+        self.blocks.append((y0, x0, block.copy()))
+
+    def image(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+        out = np.zeros(shape, dtype)
+        for y0, x0, block in self.blocks:
+            out[y0 : y0 + block.shape[0], x0 : x0 + block.shape[1]] = block
+        return out
+
+
+def test_segments_before_the_last_go_to_memory_not_to_the_callers_sink() -> None:
+    """Tiled, whole-image, tiled segments into a sink that is not an array: only the last segment writes there (an
+    intermediate written into a file sink, then read back from it, broke the run), and the result is the numpy one."""
+    image = np.random.default_rng(8).integers(0, 256, (26, 19), dtype=np.uint8)
+    sink = _Blocks()
+    run_tiled(Pipeline.parse("invert | box_blur:size=3,border=wrap | invert"), ArraySource(image), sink, tile_size=8)
+    np.testing.assert_allclose(sink.image(image.shape, image.dtype), 255 - np.round(_wrap_mean_3x3(255 - image)),
+                               atol=1)
+
+
+def test_a_shape_that_is_not_hw_or_hwc_is_refused_with_it() -> None:
+    """A 4-D or 1-D shape is refused before any work, the message quoting the shape."""
+    for shape in ((10, 10, 3, 1), (10,)):
+        with pytest.raises(UsageError, match=rf"^image shape {re.escape(str(shape))} is not H x W or H x W x C$"):
+            plan(Pipeline.parse("invert"), shape, np.dtype(np.uint8))
+
+
+def test_a_one_channel_hwc_image_plans_a_one_channel_hwc_output() -> None:
+    """The plan's output shape (a caller's sink is sized from it) keeps an H x W x 1 input's third axis, and a 2-D
+    input's output stays 2-D."""
+    assert plan(Pipeline.parse("invert"), (20, 30, 1), np.dtype(np.uint8)).out_shape == (20, 30, 1)
+    assert plan(Pipeline.parse("invert"), (20, 30), np.dtype(np.uint8)).out_shape == (20, 30)
 
 
 def test_process_tiled_refuses_a_device_image_by_name() -> None:
