@@ -97,6 +97,8 @@ def test_filter2d_keeps_delta_and_border(border: int) -> None:
     kx, ky = KERNEL[0].reshape(1, 3), KERNEL[:, 0].reshape(3, 1)
     sep = cv2.sepFilter2D(GREY.astype(np.float32), cv2.CV_32F, kx, ky, delta=0.0, borderType=border)
     np.testing.assert_array_equal(CPU.sep_filter2d(GREY.astype(np.float32), kx, ky, border), sep)
+    sep3 = cv2.sepFilter2D(GREY.astype(np.float32), cv2.CV_32F, kx, ky, delta=3.0, borderType=border)
+    np.testing.assert_array_equal(CPU.sep_filter2d(GREY.astype(np.float32), kx, ky, border, 3.0), sep3)
 
 
 def test_sobel_keeps_ksize_and_border() -> None:
@@ -195,3 +197,112 @@ def test_min_max_per_channel_and_pooled(channels: int) -> None:
 def test_flip_by_code(code: int, numpy_flip: Callable[[np.ndarray], np.ndarray]) -> None:
     """Code 0 flips rows, 1 columns, -1 both."""
     np.testing.assert_array_equal(CPU.flip(GREY, code), numpy_flip(GREY))
+
+
+def test_convert_scales_shifts_and_casts() -> None:
+    """saturate(rint(x * alpha + beta)) in the dtype asked for; alpha 1 and beta 0 unless given."""
+    x = np.array([[-3.3, 0.2, 10.4, 300.7]], np.float32)
+    same = CPU.convert(x, np.float32)
+    assert same.dtype == np.float32
+    np.testing.assert_array_equal(same, x)
+    bytes_ = CPU.convert(x, np.uint8, 2.0, 3.0)
+    assert bytes_.dtype == np.uint8
+    np.testing.assert_array_equal(bytes_, [[0, 3, 24, 255]])  # -3.6, 3.4, 23.8, 604.4 rounded and saturated
+    np.testing.assert_allclose(CPU.convert(x, np.float64, 0.5, -1.0), x.astype(np.float64) * 0.5 - 1, rtol=1e-7)
+
+
+def test_clip_to_the_range_as_float32(backend: str) -> None:
+    """Values below low become low, above high become high; the result is float32."""
+    x = (A - 0.5) * 4  # -2 .. 2
+    clipped = run(backend, lambda be, a: be.clip(a, -0.75, 1.25), x)
+    assert clipped.dtype == np.float32
+    np.testing.assert_array_equal(clipped, np.clip(x, np.float32(-0.75), np.float32(1.25)))
+    grey = CPU.clip(GREY, 40, 200)  # an 8-bit image comes back as float32 too
+    assert grey.dtype == np.float32
+    np.testing.assert_array_equal(grey, np.clip(GREY, 40, 200).astype(np.float32))
+
+
+def test_multiply_divide_and_add_weighted_keep_scale_weights_and_dtype() -> None:
+    """The source depth unless a dtype is given; scale 1 unless given; gamma added."""
+    a = RNG.integers(1, 16, (5, 6), dtype=np.uint8)
+    b = RNG.integers(1, 16, (5, 6), dtype=np.uint8)
+    wide, fa, fb = np.int64, a.astype(np.float64), b.astype(np.float64)
+    product = CPU.multiply(a, b)
+    assert product.dtype == np.uint8
+    np.testing.assert_array_equal(product, a.astype(wide) * b)  # at most 225: no saturation
+    halves = CPU.multiply(a, b, 0.5, np.float32)
+    assert halves.dtype == np.float32
+    np.testing.assert_array_equal(halves, fa * fb * 0.5)
+    quotient = CPU.divide(a, b)
+    assert quotient.dtype == np.uint8
+    np.testing.assert_array_equal(quotient, np.rint(fa / fb))  # halves rounded to even, as cv2 does
+    scaled = CPU.divide(a, b, 3.0, np.float64)
+    assert scaled.dtype == np.float64
+    np.testing.assert_allclose(scaled, 3 * fa / fb, rtol=1e-7)  # cv2 divides 8-bit inputs in float32
+    mix = CPU.add_weighted(a, 0.25, b, 0.5)
+    assert mix.dtype == np.uint8
+    blend = CPU.add_weighted(a, 0.25, b, 0.5, 10.0, np.float32)
+    assert blend.dtype == np.float32
+    np.testing.assert_array_equal(blend, 0.25 * fa + 0.5 * fb + 10)
+    np.testing.assert_array_equal(mix, np.rint(0.25 * fa + 0.5 * fb))
+
+
+def test_threshold_box_and_resize_keep_their_arguments() -> None:
+    """An inverted threshold at 100 giving 200; a 3x3 mean with zeros outside; a 3x area reduction."""
+    np.testing.assert_array_equal(CPU.threshold(GREY, 100, 200, cv2.THRESH_BINARY_INV), np.where(GREY > 100, 0, 200))
+    image = RNG.random((6, 9), np.float32)
+    padded = np.pad(image.astype(np.float64), 1)
+    mean = sum(padded[i:i + 6, j:j + 9] for i in range(3) for j in range(3)) / 9
+    np.testing.assert_allclose(CPU.box(image, (3, 3), cv2.BORDER_CONSTANT), mean, rtol=0, atol=1e-6)
+    area = CPU.resize(image, (3, 2), cv2.INTER_AREA)
+    np.testing.assert_allclose(area, image.reshape(2, 3, 3, 3).mean(axis=(1, 3)), rtol=0, atol=1e-6)
+
+
+def test_split_merge_and_cvt_color() -> None:
+    """Planes in channel order, merged back; BGR to RGB reverses the channels."""
+    rgb = RNG.integers(0, 256, (4, 5, 3), dtype=np.uint8)
+    planes = CPU.split(rgb)
+    assert len(planes) == 3
+    for c, plane in enumerate(planes):
+        np.testing.assert_array_equal(plane, rgb[..., c])
+    np.testing.assert_array_equal(CPU.merge(planes), rgb)
+    np.testing.assert_array_equal(CPU.cvt_color(rgb, cv2.COLOR_BGR2RGB), rgb[..., ::-1])
+
+
+def test_remap_keeps_interpolation_border_and_value() -> None:
+    """Half a pixel to the right, bilinear: the mean of neighbours, the border replicated or the value;
+    two pixels to the right, nearest, constant border: zeros unless a value is given."""
+    image = RNG.random((5, 6), np.float32)
+    ys, xs = np.mgrid[0:5, 0:6].astype(np.float32)
+
+    def shifted(dx: float, interpolation: int, border: int, *value: float) -> np.ndarray:
+        return CPU.remap(image, xs + np.float32(dx), ys, interpolation, border, *value)
+
+    def halfway(pad_mode: str, **kw: Any) -> np.ndarray:
+        p = np.pad(image.astype(np.float64), ((0, 0), (0, 1)), pad_mode, **kw)
+        return (p[:, :-1] + p[:, 1:]) / 2
+
+    np.testing.assert_allclose(shifted(0.5, cv2.INTER_LINEAR, cv2.BORDER_REPLICATE), halfway("edge"), atol=1e-6)
+    np.testing.assert_allclose(shifted(0.5, cv2.INTER_LINEAR, cv2.BORDER_CONSTANT, 7.0),
+                               halfway("constant", constant_values=7.0), atol=1e-6)
+    np.testing.assert_array_equal(shifted(2, cv2.INTER_NEAREST, cv2.BORDER_CONSTANT),
+                                  np.pad(image, ((0, 0), (0, 2)))[:, 2:])
+
+
+def test_morphology_bilateral_and_clahe_keep_their_arguments() -> None:
+    """Each argument reaches cv2 (called here with every argument spelled out): a dilation by an
+    asymmetric kernel twice with a reflected border, a 3-pixel bilateral with a constant border, CLAHE on 2x2 tiles."""
+    kernel = np.array([[1, 1, 0]], np.uint8)  # the pixel and its left neighbour
+    dilated = CPU.morphology(GREY, cv2.MORPH_DILATE, kernel, 2, cv2.BORDER_REFLECT_101)
+    np.testing.assert_array_equal(dilated, cv2.morphologyEx(GREY, cv2.MORPH_DILATE, kernel, anchor=(-1, -1),
+                                                            iterations=2, borderType=cv2.BORDER_REFLECT_101))
+    g = GREY.astype(np.int64)  # by hand: column 0 sees g[1] through the reflected border, later ones g[x-2 .. x]
+    np.testing.assert_array_equal(dilated[:, 0], np.maximum(g[:, 0], g[:, 1]))
+    np.testing.assert_array_equal(dilated[:, 2:], np.maximum(np.maximum(g[:, :-2], g[:, 1:-1]), g[:, 2:]))
+    image = RNG.integers(0, 256, (16, 16), dtype=np.uint8)
+    np.testing.assert_array_equal(CPU.bilateral(image, 3, 40.0, 9.0, cv2.BORDER_CONSTANT),
+                                  cv2.bilateralFilter(image, d=3, sigmaColor=40.0, sigmaSpace=9.0,
+                                                      borderType=cv2.BORDER_CONSTANT))
+    low = (image // 4 + 96).astype(np.uint8)
+    np.testing.assert_array_equal(CPU.clahe(low, 3.0, (2, 2)),
+                                  cv2.createCLAHE(clipLimit=3.0, tileGridSize=(2, 2)).apply(low))
