@@ -12,6 +12,7 @@ import cvfilters as cvf
 import cvfilters.backends as backends
 from cvfilters.core.context import ImageInfo
 from cvfilters.core.errors import ParameterError, UsageError
+from cvfilters.engine.pipeline import Pipeline
 from cvfilters.registry import catalog as registry
 from cvfilters.registry.footprints import Point
 from cvfilters.registry.params import Param
@@ -220,3 +221,34 @@ def test_auto_keeps_a_point_filter_on_cpu_without_probing_gpus(monkeypatch) -> N
     monkeypatch.setattr(backends, "availability", probed)
     image = np.full((512, 512, 3), 10, np.uint8)
     np.testing.assert_array_equal(cvf.get_filter("invert")(image), np.full((512, 512, 3), 245, np.uint8))
+
+
+def test_an_unregistered_name_is_free_again(scratch) -> None:
+    """``unregister`` leaving the filter listed, so its name stays taken."""
+    scratch.append("probe_gone")
+    cvf.register("probe_gone", category="color", summary="x")(_keep)
+    registry.unregister("probe_gone")
+    assert "probe_gone" not in {f.name for f in registry.loaded()}
+    cvf.register("probe_gone", category="color", summary="again")(_keep)
+
+
+def test_float_input_is_clamped_to_0_1_unless_the_filter_is_unbounded(scratch) -> None:
+    """Float values outside 0..1 clamped for an unbounded filter, or kept (or clamped to 0..2) for a bounded one."""
+    scratch.extend(["probe_bounded", "probe_unbounded"])
+    image = np.array([[[-0.5, 0.25, 1.5]]], np.float32)
+    bounded = cvf.register("probe_bounded", category="color", summary="x")(_keep)
+    unbounded = cvf.register("probe_unbounded", category="color", summary="x", unbounded=True)(_keep)
+    np.testing.assert_array_equal(bounded(image, backend="cpu"), [[[0.0, 0.25, 1.0]]])
+    np.testing.assert_array_equal(unbounded(image, backend="cpu"), image)
+
+
+def test_a_missing_bar_before_a_registered_filter_is_pointed_out_and_only_then(scratch) -> None:
+    """A filter registered in this process not taken for a filter name, or any word taken for one."""
+    scratch.append("probe_step")
+    cvf.register("probe_step", category="color", summary="x")(_keep)
+    with pytest.raises(UsageError) as caught:
+        Pipeline.parse("invert probe_step")
+    assert str(caught.value).endswith("; steps are separated by '|': did you mean 'invert | probe_step'?")
+    with pytest.raises(UsageError) as caught:
+        Pipeline.parse("gamma:gamma=2 bogus_word")
+    assert "separated by" not in str(caught.value)
