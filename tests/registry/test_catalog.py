@@ -252,3 +252,22 @@ def test_a_missing_bar_before_a_registered_filter_is_pointed_out_and_only_then(s
     with pytest.raises(UsageError) as caught:
         Pipeline.parse("gamma:gamma=2 bogus_word")
     assert "separated by" not in str(caught.value)
+
+
+def test_the_catalogue_of_one_category_lists_that_category_only() -> None:
+    """``cvfilters list CATEGORY`` showing every category, or refusing a category named in another case."""
+    entries = registry.catalog("Color")
+    assert {e["category"] for e in entries} == {"color"}
+    assert {"invert", "sepia", "grayscale"} <= {e["name"] for e in entries}
+    assert len(registry.catalog()) > len(entries)
+
+
+def test_a_required_parameter_left_out_is_refused_naming_the_filter(scratch) -> None:
+    """A required parameter left out passed on as ``None``, or its error naming no filter."""
+    scratch.append("probe_required_k")
+    flt = cvf.register("probe_required_k", category="color", summary="x",
+                       params=[Param("k", "int", None, min=1, max=9, required=True, example=3)])(_keep)
+    with pytest.raises(ParameterError) as caught:
+        flt.resolve({})
+    assert str(caught.value) == "probe_required_k: k is required"
+    assert flt.resolve({"k": "4"}) == {"k": 4}
