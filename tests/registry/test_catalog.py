@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 
 import cv2
 import numpy as np
@@ -271,3 +273,16 @@ def test_a_required_parameter_left_out_is_refused_naming_the_filter(scratch) -> 
         flt.resolve({})
     assert str(caught.value) == "probe_required_k: k is required"
     assert flt.resolve({"k": "4"}) == {"k": 4}
+
+
+def test_a_missing_bar_before_a_built_in_of_a_family_not_loaded_yet_is_pointed_out() -> None:
+    """The hint missing in a fresh process, where ``pixellate``'s family is not imported yet (the manifest's names)."""
+    code = """
+from cvfilters.engine.pipeline import Pipeline
+try:
+    Pipeline.parse("gaussian_blur:sigma=3 pixellate")
+except Exception as exc:
+    print(exc)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip().endswith("did you mean 'gaussian_blur:sigma=3 | pixellate'?")
