@@ -182,13 +182,6 @@ def test_registration_errors_say_what_is_wrong(scratch) -> None:
         cvf.register("probe_kw", category="color", summary="x", params=[Param("layout", "int", 0)])(_keep)
 
 
-def test_a_built_in_name_cannot_be_taken_unless_replaced(scratch) -> None:
-    """Registering a built-in's name before its family loads overwritten silently by the family."""
-    scratch.append("sepia")
-    with pytest.raises(ValueError, match="'sepia' is registered already"):
-        cvf.register("sepia", category="color", summary="x")(_keep)
-
-
 def test_calling_a_filter_object_blurs_in_linear_light_when_asked() -> None:
     """A filter object ignoring ``linear=True`` (or applying it to filters that work on codes).
 
@@ -285,3 +278,13 @@ except Exception as exc:
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip().endswith("did you mean 'gaussian_blur:sigma=3 | pixellate'?")
+
+
+def test_a_misspelt_filter_name_suggests_filters_registered_here_too(scratch) -> None:
+    """Suggestions drawn only from the built-ins, or the error naming no filter."""
+    scratch.append("probe_lookup")
+    cvf.register("probe_lookup", category="color", summary="x")(_keep)
+    with pytest.raises(cvf.UsageError) as caught:
+        cvf.get_filter("Probe_Lookp")
+    assert str(caught.value) == ("unknown filter 'Probe_Lookp' (did you mean probe_lookup?); "
+                                 "`cvfilters list` shows them all")
