@@ -281,10 +281,17 @@ except Exception as exc:
 
 
 def test_a_misspelt_filter_name_suggests_filters_registered_here_too(scratch) -> None:
-    """Suggestions drawn only from the built-ins, or the error naming no filter."""
+    """Suggestions drawn only from the built-ins, more than three, or the error naming no filter."""
     scratch.append("probe_lookup")
     cvf.register("probe_lookup", category="color", summary="x")(_keep)
+    assert cvf.get_filter("Probe-Lookup").name == "probe_lookup"  # any case, '-' for '_'
     with pytest.raises(cvf.UsageError) as caught:
         cvf.get_filter("Probe_Lookp")
     assert str(caught.value) == ("unknown filter 'Probe_Lookp' (did you mean probe_lookup?); "
                                  "`cvfilters list` shows them all")
+    scratch.extend(["probe_look_a", "probe_look_b", "probe_look_c"])
+    for name in scratch[1:]:
+        cvf.register(name, category="color", summary="x")(_keep)
+    with pytest.raises(cvf.UsageError) as caught:
+        cvf.get_filter("probe_look_x")
+    assert str(caught.value).count("probe_look") == 1 + 3  # the name given and three suggestions
