@@ -93,3 +93,16 @@ def test_remap_limits_are_inclusive(device_backend: str, tmp_path: Path, monkeyp
 
     assert fallbacks("cube.cube", 33, 9) == 0 and fallbacks("cube.cube", 32, 9) == 1
     assert fallbacks("shaper.cube", 33, 9) == 0 and fallbacks("shaper.cube", 33, 8) == 1
+
+
+def test_shaper_outputs_outside_0_1_are_clamped_before_the_cube(backend: str, tmp_path: Path) -> None:
+    """A shaper whose rows run from -0.3 to 1.3, on uint8: its outputs index the cube clamped to its edges."""
+    cube = wide_cube(5)
+    grid = np.linspace(0, 1, 9)
+    shaper = np.stack([grid ** 0.5, grid, grid ** 2], axis=-1) * 1.6 - 0.3  # columns R G B
+    write_cube(tmp_path / "shaper.cube", cube, shaper=shaper)
+    image = sample(np.uint8)
+    out = cvf.apply(image, "lut", file=str(tmp_path / "shaper.cube"), backend=backend)
+    shaped = np.stack([np.interp(image[..., c] / 255, grid, shaper[:, 2 - c]) for c in range(3)], axis=-1)
+    assert (shaped < 0).any() and (shaped > 1).any()
+    assert_close(out, stored(trilinear_reference(cube, shaped), np.uint8))  # the reference clamps to 0..1
