@@ -84,3 +84,34 @@ def test_plot_curve_of_a_gray_image_is_one_black_gray_curve(shape: tuple[int, ..
     [(name, colour, fractions)] = plots._curves(image, 16)
     assert (name, colour) == ("gray", "black")
     np.testing.assert_allclose(fractions, _fractions(image, 16), rtol=0, atol=1e-12)
+
+
+def _bgr_image() -> np.ndarray:
+    return np.random.default_rng(5).integers(0, 256, (12, 10, 3), dtype=np.uint8)
+
+
+def test_histogram_plot_is_a_png_of_the_asked_size_with_blue_green_and_red_curves() -> None:
+    """The default format is a PNG (cv2 decodes it) of width x height, with the B, G and R curves in colour."""
+    png = plots.render_histogram_plot([_bgr_image()], size=(320, 200))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    plot = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert plot.shape == (200, 320, 3)
+    for rgb in ((31, 119, 180), (44, 160, 44), (214, 39, 40)):  # tab:blue, tab:green, tab:red
+        near = np.abs(plot.astype(int) - rgb[::-1]).max(axis=2) <= 40
+        assert near.sum() >= 20, rgb
+
+
+def test_histogram_plot_defaults_are_linear_256_bins_and_labels_as_documented() -> None:
+    """Defaults: linear, 256 bins, "image" or "before"/"after", title the labels joined by " vs "."""
+    one, two = [_bgr_image()], [_bgr_image(), 255 - _bgr_image()]
+    small = {"size": (240, 160)}
+    assert plots.render_histogram_plot(one, **small) == plots.render_histogram_plot(
+        one, ["image"], log=False, bins=256, title="image", fmt="png", **small)
+    assert plots.render_histogram_plot(two, **small) == plots.render_histogram_plot(
+        two, ["before", "after"], title="before vs after", **small)
+    assert plots.render_histogram_plot(one, ["mine"], **small) != plots.render_histogram_plot(one, **small)
+
+
+def test_histogram_plot_of_three_images_is_refused() -> None:
+    with pytest.raises(UsageError, match="one or two images"):
+        plots.render_histogram_plot([_bgr_image()] * 3)
