@@ -115,3 +115,13 @@ def test_histogram_plot_defaults_are_linear_256_bins_and_labels_as_documented() 
 def test_histogram_plot_of_three_images_is_refused() -> None:
     with pytest.raises(UsageError, match="one or two images"):
         plots.render_histogram_plot([_bgr_image()] * 3)
+
+
+def test_histogram_plot_does_not_depend_on_the_users_matplotlib_figure_dpi() -> None:
+    """A figure left at matplotlib's figure.dpi would lay out (tight_layout) differently for another setting."""
+    import matplotlib
+
+    small = {"size": (240, 160)}
+    with matplotlib.rc_context({"figure.dpi": 37}):
+        odd = plots.render_histogram_plot([_bgr_image()], **small)
+    assert odd == plots.render_histogram_plot([_bgr_image()], **small)
