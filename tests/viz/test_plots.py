@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import cv2
+import numpy as np
 import pytest
 
 from cvfilters.core.errors import UsageError
@@ -31,3 +33,95 @@ def test_require_matplotlib_says_how_to_install_it(monkeypatch: pytest.MonkeyPat
     with pytest.raises(UsageError) as caught:
         plots.require_matplotlib()
     assert str(caught.value) == 'the histogram plot needs matplotlib: pip install "cvfilters[plot]"'
+
+
+def _numpy_centres(bins: int, low: float, high: float) -> np.ndarray:
+    edges = np.histogram_bin_edges([], bins=bins, range=(low, high))
+    return (edges[:-1] + edges[1:]) / 2
+
+
+@pytest.mark.parametrize(("dtype", "bins", "full"), [(np.uint8, 256, 255), (np.uint8, 16, 255), (np.uint16, 64, 65535)])
+def test_plot_x_axis_puts_each_bin_at_its_centre_in_image_units(dtype: type, bins: int, full: int) -> None:
+    """A shifted or scaled x axis (bin k's curve point away from the middle of its values) is caught."""
+    centres, label = plots._bin_centres(np.dtype(dtype), bins, True)
+    # bin k holds integer values from k * w up to (k + 1) * w - 1: its centre as np.histogram's over [-0.5, full + 0.5)
+    np.testing.assert_allclose(centres, _numpy_centres(bins, -0.5, full + 0.5), rtol=0, atol=1e-9)
+    assert label == f"value ({np.dtype(dtype).name}, 0 to {full})"
+    fractions, label = plots._bin_centres(np.dtype(dtype), bins, False)
+    np.testing.assert_allclose(fractions, _numpy_centres(bins, -0.5, full + 0.5) / full, rtol=0, atol=1e-12)
+    assert label == "value (fraction of full scale)"
+
+
+def test_plot_x_axis_of_a_float_image_runs_from_0_to_1() -> None:
+    """float32 bins split [0, 1]: their centres (not shifted by a bin, not integer-scaled) and the label."""
+    for native in (True, False):
+        centres, label = plots._bin_centres(np.dtype(np.float32), 10, native)
+        np.testing.assert_allclose(centres, _numpy_centres(10, 0.0, 1.0), rtol=0, atol=1e-12)
+        assert label == "value (float32, 0 to 1)"
+
+
+def _fractions(values: np.ndarray, bins: int) -> np.ndarray:
+    counts, _ = np.histogram(values, bins=bins, range=(0, 256))
+    return counts / values.size
+
+
+def test_plot_curves_are_the_fraction_of_pixels_per_bin_of_b_g_r_and_luminance() -> None:
+    """Curves named and coloured B, G, R, luminance, each numpy's counts over H * W pixels (not H * H, not x)."""
+    image = np.random.default_rng(3).integers(0, 256, (5, 7, 4), dtype=np.uint8)  # BGRA: alpha left out
+    curves = plots._curves(image, 16)
+    assert [(name, colour) for name, colour, _ in curves] == [
+        ("B", "tab:blue"), ("G", "tab:green"), ("R", "tab:red"), ("luminance", "black")]
+    luma = cv2.cvtColor(image, cv2.COLOR_BGRA2GRAY)
+    expected = [_fractions(image[..., c], 16) for c in range(3)] + [_fractions(luma, 16)]
+    for (_, _, got), want in zip(curves, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (5, 7, 1)])
+def test_plot_curve_of_a_gray_image_is_one_black_gray_curve(shape: tuple[int, ...]) -> None:
+    """A gray image (2-D or one channel) gives one curve, "gray" in black, numpy's fractions per bin."""
+    image = np.random.default_rng(4).integers(0, 256, shape, dtype=np.uint8)
+    [(name, colour, fractions)] = plots._curves(image, 16)
+    assert (name, colour) == ("gray", "black")
+    np.testing.assert_allclose(fractions, _fractions(image, 16), rtol=0, atol=1e-12)
+
+
+def _bgr_image() -> np.ndarray:
+    return np.random.default_rng(5).integers(0, 256, (12, 10, 3), dtype=np.uint8)
+
+
+def test_histogram_plot_is_a_png_of_the_asked_size_with_blue_green_and_red_curves() -> None:
+    """The default format is a PNG (cv2 decodes it) of width x height, with the B, G and R curves in colour."""
+    png = plots.render_histogram_plot([_bgr_image()], size=(320, 200))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    plot = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert plot.shape == (200, 320, 3)
+    for rgb in ((31, 119, 180), (44, 160, 44), (214, 39, 40)):  # tab:blue, tab:green, tab:red
+        near = np.abs(plot.astype(int) - rgb[::-1]).max(axis=2) <= 40
+        assert near.sum() >= 20, rgb
+
+
+def test_histogram_plot_defaults_are_linear_256_bins_and_labels_as_documented() -> None:
+    """Defaults: linear, 256 bins, "image" or "before"/"after", title the labels joined by " vs "."""
+    one, two = [_bgr_image()], [_bgr_image(), 255 - _bgr_image()]
+    small = {"size": (240, 160)}
+    assert plots.render_histogram_plot(one, **small) == plots.render_histogram_plot(
+        one, ["image"], log=False, bins=256, title="image", fmt="png", **small)
+    assert plots.render_histogram_plot(two, **small) == plots.render_histogram_plot(
+        two, ["before", "after"], title="before vs after", **small)
+    assert plots.render_histogram_plot(one, ["mine"], **small) != plots.render_histogram_plot(one, **small)
+
+
+def test_histogram_plot_of_three_images_is_refused() -> None:
+    with pytest.raises(UsageError, match="one or two images"):
+        plots.render_histogram_plot([_bgr_image()] * 3)
+
+
+def test_histogram_plot_does_not_depend_on_the_users_matplotlib_figure_dpi() -> None:
+    """A figure left at matplotlib's figure.dpi would lay out (tight_layout) differently for another setting."""
+    import matplotlib
+
+    small = {"size": (240, 160)}
+    with matplotlib.rc_context({"figure.dpi": 37}):
+        odd = plots.render_histogram_plot([_bgr_image()], **small)
+    assert odd == plots.render_histogram_plot([_bgr_image()], **small)
