@@ -145,6 +145,8 @@ def _blur(image: np.ndarray, size: int) -> np.ndarray:
     ("equalize | box_blur:size=7", 600, lambda image: _blur(cv2.equalizeHist(image), 7)),
     # an overlap of 256 rows, taller than the 176-row last band of 1200 rows: the bands grow to hold it
     ("box_blur:size=255 | box_blur:size=255", 1200, lambda image: _blur(_blur(image, 255), 255)),
+    # the same overlap over two bands of 400 rows (a 144-row second band): one band then holds the image
+    ("box_blur:size=255 | box_blur:size=255", 400, lambda image: _blur(_blur(image, 255), 255)),
 ])
 def test_a_tall_gray_image_gives_opencvs_whole_image_result(tmp_path: Path, client: Any, spec: str, height: int,
                                                            opencv: Any) -> None:
