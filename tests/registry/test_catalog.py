@@ -24,15 +24,6 @@ F32 = np.dtype(np.float32)
 POINT_TEXT = "point: each output pixel from the same input pixel (no halo)"
 
 
-@pytest.fixture
-def scratch():
-    """Names registered by a test are removed after it."""
-    names: list[str] = []
-    yield names
-    for name in names:
-        registry.unregister(name)
-
-
 def _keep(ctx, img, **params):
     return img
 

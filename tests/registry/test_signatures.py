@@ -10,17 +10,7 @@ import numpy as np
 import pytest
 
 import cvfilters as cvf
-from cvfilters.registry import catalog as registry
 from cvfilters.registry.params import Param
-
-
-@pytest.fixture
-def scratch():
-    """Names registered by a test are removed after it."""
-    names: list[str] = []
-    yield names
-    for name in names:
-        registry.unregister(name)
 
 
 def test_misspelled_keyword_fails_at_registration_naming_filter_and_keyword(scratch) -> None:
