@@ -125,3 +125,57 @@ def test_histogram_plot_does_not_depend_on_the_users_matplotlib_figure_dpi() -> 
     with matplotlib.rc_context({"figure.dpi": 37}):
         odd = plots.render_histogram_plot([_bgr_image()], **small)
     assert odd == plots.render_histogram_plot([_bgr_image()], **small)
+
+
+def _figure_of(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> Any:
+    """The matplotlib figure ``render_histogram_plot`` draws, caught as it is saved."""
+    from matplotlib.figure import Figure
+
+    saved: list[Figure] = []
+    original = Figure.savefig
+
+    def keep(self: Figure, *a: Any, **k: Any) -> None:
+        saved.append(self)
+        original(self, *a, **k)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    plots.render_histogram_plot(*args, **kwargs)
+    assert len(saved) == 1
+    return saved[0]
+
+
+def test_histogram_plot_draws_what_its_docstring_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before (solid) and after (dashed): B, G, R and luminance curves in blue, green, red and black, 1 px wide,
+    legend names with the image's label, the axes' labels, a title "before vs after", a faint grid, counts from 0.
+    Log scale: empty bins are gaps (NaN), the count axis says so. Catches styling, labels or the scale lost."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.font_manager import FontProperties
+
+    image = np.zeros((4, 4, 3), np.uint8)
+    image[:2] = (10, 200, 90)
+    figure = _figure_of(monkeypatch, [image, 255 - image], bins=16)
+    axes = figure.axes[0]
+    lines = axes.get_lines()
+    assert [line.get_label() for line in lines] == [f"{name} ({label})" for label in ("before", "after")
+                                                    for name in ("B", "G", "R", "luminance")]
+    assert [line.get_linestyle() for line in lines] == ["-"] * 4 + ["--"] * 4
+    assert [line.get_color() for line in lines[:4]] == ["tab:blue", "tab:green", "tab:red", "black"]
+    assert {line.get_linewidth() for line in lines} == {1.0} and {line.get_alpha() for line in lines} == {0.9}
+    assert axes.get_xlabel() == "value (uint8, 0 to 255)"
+    assert axes.get_ylabel() == "fraction of pixels per bin"
+    assert axes.get_title() == "before vs after" and axes.get_ylim()[0] == 0.0 and axes.get_yscale() == "linear"
+    assert all(line.get_visible() and line.get_alpha() == 0.3 for line in axes.get_xgridlines())
+    legend = axes.get_legend()
+    assert [text.get_text() for text in legend.get_texts()] == [line.get_label() for line in lines]
+    assert legend._ncols == 2  # matplotlib keeps the column count only here
+    small = FontProperties(size="small").get_size_in_points()
+    assert {text.get_fontsize() for text in legend.get_texts()} == {small}
+    assert not np.isnan(lines[0].get_ydata()).any()  # linear counts: empty bins at 0, no gaps
+    assert lines[0].get_xdata()[-1] > 200  # bin centres in image units, not bin numbers
+    assert plots.render_histogram_plot([image], fmt="svg").lstrip().startswith(b"<?xml")
+    logged = _figure_of(monkeypatch, [image], log=True, bins=16, title="mine").axes[0]
+    assert logged.get_yscale() == "log" and logged.get_title() == "mine"
+    assert logged.get_ylabel() == "fraction of pixels per bin (log scale)"
+    first = logged.get_lines()[0]
+    assert first.get_label() == "B" and np.isnan(first.get_ydata()).sum() == 15  # B: 0 and 10 share bin 0 of 16
+    assert logged.get_legend()._ncols == 1
