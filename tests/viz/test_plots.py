@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -127,8 +128,8 @@ def test_histogram_plot_does_not_depend_on_the_users_matplotlib_figure_dpi() -> 
     assert odd == plots.render_histogram_plot([_bgr_image()], **small)
 
 
-def _figure_of(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> Any:
-    """The matplotlib figure ``render_histogram_plot`` draws, caught as it is saved."""
+def _figure_of(monkeypatch: pytest.MonkeyPatch, *args: Any, draw: Any = None, **kwargs: Any) -> Any:
+    """The matplotlib figure ``draw`` (``render_histogram_plot`` unless given) draws, caught as it is saved."""
     from matplotlib.figure import Figure
 
     saved: list[Figure] = []
@@ -139,7 +140,7 @@ def _figure_of(monkeypatch: pytest.MonkeyPatch, *args: Any, **kwargs: Any) -> An
         original(self, *a, **k)
 
     monkeypatch.setattr(Figure, "savefig", keep)
-    plots.render_histogram_plot(*args, **kwargs)
+    (draw or plots.render_histogram_plot)(*args, **kwargs)
     assert len(saved) == 1
     return saved[0]
 
@@ -179,3 +180,26 @@ def test_histogram_plot_draws_what_its_docstring_says(monkeypatch: pytest.Monkey
     first = logged.get_lines()[0]
     assert first.get_label() == "B" and np.isnan(first.get_ydata()).sum() == 15  # B: 0 and 10 share bin 0 of 16
     assert logged.get_legend()._ncols == 1
+
+
+def test_a_histogram_plot_of_files_names_its_curves_after_them_and_replaces_an_old_plot(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``write_histogram_plot`` of two files: legends with the files' names, 256 bins unless asked, an existing
+    plot replaced by default; 16 bins when asked. Catches the names, the bins or the default lost on the way."""
+    pytest.importorskip("matplotlib")
+    cv2.imwrite(str(tmp_path / "a.png"), np.zeros((4, 4, 3), np.uint8))
+    cv2.imwrite(str(tmp_path / "b.png"), np.full((4, 4, 3), 99, np.uint8))
+    (tmp_path / "plot.png").write_bytes(b"old")
+    files = [tmp_path / "a.png", tmp_path / "b.png"]
+    axes = _figure_of(monkeypatch, tmp_path / "plot.png", files, draw=plots.write_histogram_plot).axes[0]
+    assert [line.get_label() for line in axes.get_lines()][::4] == ["B (a.png)", "B (b.png)"]
+    assert len(axes.get_lines()[0].get_xdata()) == 256
+    assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+    asked = _figure_of(monkeypatch, tmp_path / "plot.png", files, bins=16, draw=plots.write_histogram_plot)
+    assert len(asked.axes[0].get_lines()[0].get_xdata()) == 16
+
+
+def test_a_plot_of_another_extension_is_refused_listing_the_ones_there_are() -> None:
+    with pytest.raises(UsageError) as caught:
+        plots.plot_format(Path("plot.bmp"))
+    assert str(caught.value) == "plot.bmp: a plot is written as .png, .svg, .pdf, .jpg, .jpeg (by its extension)"
