@@ -160,11 +160,11 @@ def _grey_key(header: bytes, carried: list[bytes]) -> int | None:
     """The transparent value of a grey PNG's ``tRNS`` chunk at the decoded depth (OpenCV widens 1-, 2- and
     4-bit grey to 0..255), or None where the colour type is not grey or there is no key."""
     bits, colour = header[8], header[9]
-    for chunk in carried:
-        if colour == 0 and chunk[4:8] == b"tRNS" and len(chunk) >= 14:
-            key = int.from_bytes(chunk[8:10], "big")
-            return key * (255 // (2 ** bits - 1)) if bits < 8 else key
-    return None
+    keys = [chunk[8:10] for chunk in carried if chunk[4:8] == b"tRNS" and len(chunk) >= 14]
+    if colour != 0 or not keys:
+        return None
+    key = int.from_bytes(keys[0], "big")
+    return key * (255 // (2 ** bits - 1)) if bits < 8 else key
 
 
 def _like(frame: np.ndarray, canvas: np.ndarray) -> np.ndarray:
