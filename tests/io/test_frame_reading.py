@@ -113,5 +113,6 @@ def test_a_damaged_still_image_is_named_in_its_error(tmp_path: Path) -> None:
     data = (tmp_path / "still.png").read_bytes()
     (tmp_path / "cut.png").write_bytes(data[:len(data) // 2])
     with pytest.raises(ImageReadError) as caught, frames_io.read_frames(tmp_path / "cut.png") as reader:
+        assert reader.info.loop is None  # a still has no loop count
         list(reader)
     assert str(caught.value).startswith(f"{tmp_path / 'cut.png'}: ")
