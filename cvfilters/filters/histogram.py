@@ -282,12 +282,6 @@ def _matched(ctx: Context, img: Image, counts: np.ndarray, *, reference: str | I
     return apply_tables(ctx, img, view, tables, counts)
 
 
-def _check_levels(params: dict[str, Any]) -> str | None:
-    if params["low"] + params["high"] >= 1.0:
-        return "low + high must be below 1"
-    return None
-
-
 def _stretch(ctx: Context, img: Image, low: float, high: float, linked: bool) -> Image:
     """Map the ``low`` and ``1 - high`` percentiles of each channel (or of all) to 0 and full scale."""
     return _stretched(ctx, img, _counts(ctx, img, "per_channel"), low=low, high=high, linked=linked)
@@ -327,7 +321,6 @@ _HIGH = Param("high", "float", 0.001, min=0.0, max=0.49, unit="fraction of pixel
             Param("linked", "bool", False,
                   help="one range from all colour channels together (keeps hues, = auto_contrast) "
                        "instead of one per channel (also neutralises colour casts)")],
-    check=_check_levels,
 )
 def auto_levels(ctx: Context, img: Image, *, low: float, high: float, linked: bool) -> Image:
     """``out = clip((in - p_lo) / (p_hi - p_lo), 0, 1) * full``, rounded for integers.
@@ -347,7 +340,6 @@ def auto_levels(ctx: Context, img: Image, *, low: float, high: float, linked: bo
     category="histogram",
     summary="Stretch all channels together between low and high percentiles (Auto Contrast).",
     params=[_LOW, _HIGH],
-    check=_check_levels,
 )
 def auto_contrast(ctx: Context, img: Image, *, low: float, high: float) -> Image:
     """``auto_levels`` with ``linked=true``: one range for B, G and R, so hues are kept.
